@@ -1,0 +1,274 @@
+package dev.ratelimit.core;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The answer of a {@link RateLimiter} for one call: allowed or not, and each limit's part in it. Immutable.
+ *
+ * <p>
+ * All limits of a call are decided together: the call is allowed only if every limit allows it. The summary
+ * accessors ({@link #remaining()}, {@link #limit()}, {@link #resetAfter()}) describe the <em>deciding</em> limit: the
+ * one that rejected (the longest wait) or, for an allowed call, the one closest to rejection.
+ */
+public final class Decision {
+
+	/**
+	 * Where a decision came from.
+	 */
+	public enum Source {
+
+		/** The configured backend decided. */
+		BACKEND,
+
+		/** The backend failed and the failure policy allowed the call. */
+		FAILED_OPEN,
+
+		/** The backend failed and the failure policy rejected the call. */
+		FAILED_CLOSED,
+
+		/** The backend failed and local in-memory limits decided instead. */
+		LOCAL_FALLBACK
+
+	}
+
+	private static final Decision UNLIMITED = new Decision(true, List.of(), -1, List.of(), Source.BACKEND, 0);
+
+	private final boolean allowed;
+
+	private final List<LimitStatus> statuses;
+
+	private final int deciding;
+
+	private final List<Lease> leases;
+
+	private final Source source;
+
+	private final long retryAfterMicros;
+
+	private Decision(boolean allowed, List<LimitStatus> statuses, int deciding, List<Lease> leases, Source source,
+			long retryAfterMicros) {
+		this.allowed = allowed;
+		this.statuses = statuses;
+		this.deciding = deciding;
+		this.leases = leases;
+		this.source = source;
+		this.retryAfterMicros = retryAfterMicros;
+	}
+
+	/**
+	 * Returns the decision for a call that no limit applies to.
+	 * @return an allowed decision without statuses
+	 */
+	public static Decision unlimited() {
+		return UNLIMITED;
+	}
+
+	/**
+	 * Returns the decision made by a backend from each limit's status.
+	 * @param statuses the statuses, one per limit, in the order the limits were given
+	 * @param leases the concurrency permits the call holds if allowed
+	 * @return the decision
+	 */
+	public static Decision of(List<LimitStatus> statuses, List<Lease> leases) {
+		return of(statuses, leases, Source.BACKEND);
+	}
+
+	/**
+	 * Returns a decision from each limit's status.
+	 * @param statuses the statuses, one per limit
+	 * @param leases the concurrency permits the call holds if allowed
+	 * @param source where the decision came from
+	 * @return the decision
+	 */
+	public static Decision of(List<LimitStatus> statuses, List<Lease> leases, Source source) {
+		if (statuses.isEmpty()) {
+			return (source == Source.BACKEND) ? UNLIMITED : new Decision(true, List.of(), -1, List.of(), source, 0);
+		}
+		boolean allowed = true;
+		long retryAfter = 0;
+		for (LimitStatus status : statuses) {
+			allowed &= status.allowed();
+			retryAfter = Math.max(retryAfter, status.retryAfterMicros());
+		}
+		int deciding = -1;
+		for (int i = 0; i < statuses.size(); i++) {
+			LimitStatus candidate = statuses.get(i);
+			if (deciding < 0) {
+				if (allowed || !candidate.allowed()) {
+					deciding = i;
+				}
+				continue;
+			}
+			LimitStatus best = statuses.get(deciding);
+			if (allowed ? closerToRejection(candidate, best) : decidesRejection(candidate, best)) {
+				deciding = i;
+			}
+		}
+		List<LimitStatus> copy = Collections.unmodifiableList(new ArrayList<>(statuses));
+		return new Decision(allowed, copy, deciding, allowed ? List.copyOf(leases) : List.of(), source,
+				allowed ? 0 : retryAfter);
+	}
+
+	/**
+	 * Returns a decision made without the backend, which failed: the call is allowed ({@link Source#FAILED_OPEN})
+	 * or rejected ({@link Source#FAILED_CLOSED}) without any limit's status.
+	 * @param allowed whether the call is allowed
+	 * @param retryAfterMicros for a rejected call, when to try again
+	 * @return the decision
+	 */
+	public static Decision unavailable(boolean allowed, long retryAfterMicros) {
+		return new Decision(allowed, List.of(), -1, List.of(), allowed ? Source.FAILED_OPEN : Source.FAILED_CLOSED,
+				allowed ? 0 : Math.max(0, retryAfterMicros));
+	}
+
+	private static boolean closerToRejection(LimitStatus candidate, LimitStatus best) {
+		if (candidate.remaining() != best.remaining()) {
+			return candidate.remaining() < best.remaining();
+		}
+		return candidate.resetAfterMicros() > best.resetAfterMicros();
+	}
+
+	private static boolean decidesRejection(LimitStatus candidate, LimitStatus best) {
+		if (candidate.allowed()) {
+			return false;
+		}
+		if (candidate.exceedsCapacity() != best.exceedsCapacity()) {
+			return candidate.exceedsCapacity();
+		}
+		return candidate.retryAfterMicros() > best.retryAfterMicros();
+	}
+
+	/**
+	 * Returns whether the call may proceed.
+	 * @return whether every limit allowed the call
+	 */
+	public boolean isAllowed() {
+		return this.allowed;
+	}
+
+	/**
+	 * Returns where this decision came from.
+	 * @return the source
+	 */
+	public Source source() {
+		return this.source;
+	}
+
+	/**
+	 * Returns each limit's status, in the order the limits were given (empty when the backend was unavailable).
+	 * @return the statuses
+	 */
+	public List<LimitStatus> statuses() {
+		return this.statuses;
+	}
+
+	/**
+	 * Returns the status of the deciding limit, or {@code null} when there is none.
+	 * @return the deciding status
+	 */
+	public @Nullable LimitStatus decidingStatus() {
+		return (this.deciding < 0) ? null : this.statuses.get(this.deciding);
+	}
+
+	/**
+	 * Returns the statuses of the limits that rejected the call.
+	 * @return the rejecting statuses, empty when allowed
+	 */
+	public List<LimitStatus> rejectedBy() {
+		if (this.allowed) {
+			return List.of();
+		}
+		return this.statuses.stream().filter((status) -> !status.allowed()).toList();
+	}
+
+	/**
+	 * Returns the permits the deciding limit has left after this call.
+	 * @return the remaining permits, or -1 without a deciding limit
+	 */
+	public long remaining() {
+		LimitStatus status = decidingStatus();
+		return (status != null) ? status.remaining() : -1;
+	}
+
+	/**
+	 * Returns the capacity of the deciding limit.
+	 * @return the capacity, or -1 without a deciding limit
+	 */
+	public long limit() {
+		LimitStatus status = decidingStatus();
+		return (status != null) ? status.limit() : -1;
+	}
+
+	/**
+	 * Returns, for a rejected call, how long to wait until the same call would pass with no other calls in between:
+	 * the longest wait of any limit. Zero for an allowed call and for a call that can never pass.
+	 * @return the wait
+	 */
+	public Duration retryAfter() {
+		return Duration.ofNanos(this.retryAfterMicros * 1000);
+	}
+
+	/**
+	 * Returns {@link #retryAfter()} in microseconds.
+	 * @return the wait in microseconds
+	 */
+	public long retryAfterMicros() {
+		return this.retryAfterMicros;
+	}
+
+	/**
+	 * Returns the wait until the deciding limit is back to full capacity.
+	 * @return the wait
+	 */
+	public Duration resetAfter() {
+		LimitStatus status = decidingStatus();
+		return (status != null) ? status.resetAfter() : Duration.ZERO;
+	}
+
+	/**
+	 * Returns how long an allowed call must wait for its turn before it proceeds (shaping leaky buckets).
+	 * @return the delay, zero for most calls
+	 */
+	public Duration delay() {
+		long delay = 0;
+		if (this.allowed) {
+			for (LimitStatus status : this.statuses) {
+				delay = Math.max(delay, status.delayMicros());
+			}
+		}
+		return Duration.ofNanos(delay * 1000);
+	}
+
+	/**
+	 * Returns whether the call costs more than some limit can ever grant, so that retrying never helps.
+	 * @return whether the call can never pass
+	 */
+	public boolean exceedsCapacity() {
+		for (LimitStatus status : this.statuses) {
+			if (status.exceedsCapacity()) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/**
+	 * Returns the concurrency permits an allowed call holds until released.
+	 * @return the leases
+	 */
+	public List<Lease> leases() {
+		return this.leases;
+	}
+
+	@Override
+	public String toString() {
+		return "Decision[" + (this.allowed ? "allowed" : "rejected") + ", source=" + this.source + ", remaining="
+				+ remaining() + ", retryAfterMicros=" + this.retryAfterMicros + ", statuses=" + this.statuses + "]";
+	}
+
+}

@@ -1,0 +1,531 @@
+package dev.ratelimit.core;
+
+import java.time.Duration;
+import java.util.Objects;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One limit: an algorithm and its parameters. Immutable, and validated on construction so that every limit that
+ * exists can be decided with exact integer arithmetic (all intermediate values stay below 2<sup>53</sup>, so the same
+ * math runs in Java longs and in Redis Lua doubles).
+ *
+ * <p>
+ * Create one with {@link #tokenBucket(String)} and the other factories, or with {@link #builder(Algorithm)}.
+ */
+public final class Limit {
+
+	/** How long a concurrency lease lives unless released, by default. */
+	public static final Duration DEFAULT_LEASE_TIME = Duration.ofMinutes(1);
+
+	/** Extra retention for a token bucket that starts below capacity; see {@link #retentionMicros()}. */
+	static final long PARTIAL_START_RETENTION_MICROS = 86_400_000_000L;
+
+	/** The longest sliding-window log a key may hold. */
+	public static final long MAX_LOG_PERMITS = 100_000;
+
+	/** The most concurrent permits a key may hold. */
+	public static final long MAX_CONCURRENCY = 100_000;
+
+	private final Algorithm algorithm;
+
+	private final @Nullable Rate rate;
+
+	private final long capacity;
+
+	private final long initial;
+
+	private final LeakMode mode;
+
+	private final long maxWaitMicros;
+
+	private final long leaseTimeMicros;
+
+	private final long unitsPerMicro;
+
+	private final long unitsPerPermit;
+
+	private Limit(Builder builder) {
+		this.algorithm = builder.algorithm;
+		String what = builder.algorithm.configName() + " limit";
+		if (builder.algorithm == Algorithm.CONCURRENCY) {
+			if (builder.rate != null) {
+				throw new IllegalArgumentException("A concurrency limit takes 'max', not 'rate' (rate was "
+						+ builder.rate + ")");
+			}
+			if (builder.capacity == null) {
+				throw new IllegalArgumentException("A concurrency limit needs 'max', the calls in flight per key");
+			}
+			this.rate = null;
+			this.capacity = checkRange("max", builder.capacity, 1, MAX_CONCURRENCY, what);
+			this.leaseTimeMicros = micros("lease-time", builder.leaseTime == null ? DEFAULT_LEASE_TIME : builder.leaseTime,
+					what);
+			this.initial = this.capacity;
+			this.unitsPerMicro = 0;
+			this.unitsPerPermit = 0;
+		}
+		else {
+			if (builder.rate == null) {
+				throw new IllegalArgumentException("A " + what + " needs 'rate', such as 5/1s");
+			}
+			if (builder.leaseTime != null) {
+				throw new IllegalArgumentException("'lease-time' applies to concurrency limits only, not to a " + what);
+			}
+			Rate r = builder.rate;
+			this.rate = r;
+			this.leaseTimeMicros = 0;
+			boolean bucket = builder.algorithm == Algorithm.TOKEN_BUCKET || builder.algorithm == Algorithm.LEAKY_BUCKET;
+			if (!bucket && builder.capacity != null && builder.capacity != r.permits()) {
+				throw new IllegalArgumentException("'capacity' applies to token and leaky buckets only; a " + what
+						+ " allows " + r.permits() + " per window (set by 'rate')");
+			}
+			long cap = builder.capacity == null ? r.permits() : builder.capacity;
+			this.capacity = checkRange("capacity", cap, 1, Rate.MAX_EXACT, what);
+			long gcd = gcd(r.permits(), r.periodMicros());
+			this.unitsPerMicro = r.permits() / gcd;
+			this.unitsPerPermit = r.periodMicros() / gcd;
+			if (bucket && this.capacity > Rate.MAX_EXACT / this.unitsPerPermit) {
+				throw new IllegalArgumentException("The " + what + " with rate " + r + " and capacity " + this.capacity
+						+ " is too fine-grained to count exactly; lower the capacity or use a rate whose period divides"
+						+ " evenly by its permits");
+			}
+			if (builder.algorithm == Algorithm.SLIDING_WINDOW_COUNTER
+					&& r.permits() > Rate.MAX_EXACT / r.periodMicros()) {
+				throw new IllegalArgumentException("The " + what + " with rate " + r
+						+ " is too large to weigh exactly (permits x window in microseconds must stay below 2^53);"
+						+ " use a shorter window or a token bucket");
+			}
+			if (builder.algorithm == Algorithm.SLIDING_WINDOW_LOG && r.permits() > MAX_LOG_PERMITS) {
+				throw new IllegalArgumentException("The " + what + " with rate " + r + " would keep up to "
+						+ r.permits() + " timestamps per key; at most " + MAX_LOG_PERMITS
+						+ " are allowed, use a sliding-window-counter instead");
+			}
+			if (builder.initial != null) {
+				if (builder.algorithm != Algorithm.TOKEN_BUCKET) {
+					throw new IllegalArgumentException("'initial' applies to token buckets only, not to a " + what);
+				}
+				this.initial = checkRange("initial", builder.initial, 0, this.capacity, what);
+			}
+			else {
+				this.initial = this.capacity;
+			}
+		}
+		if (builder.mode != null && builder.algorithm != Algorithm.LEAKY_BUCKET) {
+			throw new IllegalArgumentException("'mode' applies to leaky buckets only, not to a " + what);
+		}
+		this.mode = builder.mode == null ? LeakMode.POLICE : builder.mode;
+		if (builder.maxWait != null) {
+			if (this.mode != LeakMode.SHAPE) {
+				throw new IllegalArgumentException(
+						"'max-wait' applies to a leaky-bucket with mode 'shape' only, not to a " + what
+								+ (builder.algorithm == Algorithm.LEAKY_BUCKET ? " in mode police" : ""));
+			}
+			this.maxWaitMicros = micros("max-wait", builder.maxWait, what);
+		}
+		else {
+			this.maxWaitMicros = -1;
+		}
+	}
+
+	private static long checkRange(String name, long value, long min, long max, String what) {
+		if (value < min || value > max) {
+			throw new IllegalArgumentException("'" + name + "' of a " + what + " must be between " + min + " and "
+					+ max + " (was " + value + ")");
+		}
+		return value;
+	}
+
+	private static long micros(String name, Duration duration, String what) {
+		if (duration.isNegative() || duration.isZero()) {
+			throw new IllegalArgumentException(
+					"'" + name + "' of a " + what + " must be positive (was " + duration + ")");
+		}
+		try {
+			long micros = Math.addExact(Math.multiplyExact(duration.getSeconds(), 1_000_000L), duration.getNano() / 1000);
+			if (micros > Rate.MAX_EXACT) {
+				throw new ArithmeticException();
+			}
+			return Math.max(1, micros);
+		}
+		catch (ArithmeticException ex) {
+			throw new IllegalArgumentException("'" + name + "' of a " + what + " is too long (was " + duration + ")");
+		}
+	}
+
+	private static long gcd(long a, long b) {
+		while (b != 0) {
+			long t = a % b;
+			a = b;
+			b = t;
+		}
+		return a;
+	}
+
+	/**
+	 * Starts a limit with the given algorithm.
+	 * @param algorithm the algorithm
+	 * @return a builder
+	 */
+	public static Builder builder(Algorithm algorithm) {
+		return new Builder(Objects.requireNonNull(algorithm, "algorithm must not be null"));
+	}
+
+	/**
+	 * Returns a token bucket whose capacity is the rate's permits, starting full.
+	 * @param rate the rate, such as {@code 60/1m}
+	 * @return the limit
+	 */
+	public static Limit tokenBucket(String rate) {
+		return builder(Algorithm.TOKEN_BUCKET).rate(rate).build();
+	}
+
+	/**
+	 * Returns a token bucket with the given burst capacity, starting full.
+	 * @param rate the refill rate, such as {@code 5/1s}
+	 * @param capacity the most tokens the bucket holds
+	 * @return the limit
+	 */
+	public static Limit tokenBucket(String rate, long capacity) {
+		return builder(Algorithm.TOKEN_BUCKET).rate(rate).capacity(capacity).build();
+	}
+
+	/**
+	 * Returns a policing leaky bucket whose depth is the rate's permits.
+	 * @param rate the leak rate
+	 * @return the limit
+	 */
+	public static Limit leakyBucket(String rate) {
+		return builder(Algorithm.LEAKY_BUCKET).rate(rate).build();
+	}
+
+	/**
+	 * Returns a fixed window limit.
+	 * @param rate permits per window, such as {@code 100/1m}
+	 * @return the limit
+	 */
+	public static Limit fixedWindow(String rate) {
+		return builder(Algorithm.FIXED_WINDOW).rate(rate).build();
+	}
+
+	/**
+	 * Returns a sliding window log limit.
+	 * @param rate permits per window
+	 * @return the limit
+	 */
+	public static Limit slidingWindowLog(String rate) {
+		return builder(Algorithm.SLIDING_WINDOW_LOG).rate(rate).build();
+	}
+
+	/**
+	 * Returns a sliding window counter limit.
+	 * @param rate permits per window
+	 * @return the limit
+	 */
+	public static Limit slidingWindowCounter(String rate) {
+		return builder(Algorithm.SLIDING_WINDOW_COUNTER).rate(rate).build();
+	}
+
+	/**
+	 * Returns a concurrency limit with the default lease time.
+	 * @param max the calls in flight per key
+	 * @return the limit
+	 */
+	public static Limit concurrency(long max) {
+		return builder(Algorithm.CONCURRENCY).max(max).build();
+	}
+
+	/**
+	 * Returns the algorithm.
+	 * @return the algorithm
+	 */
+	public Algorithm algorithm() {
+		return this.algorithm;
+	}
+
+	/**
+	 * Returns the rate, or {@code null} for a concurrency limit.
+	 * @return the rate
+	 */
+	public @Nullable Rate rate() {
+		return this.rate;
+	}
+
+	/**
+	 * Returns the most permits the limit grants at once: a bucket's capacity, a window's permits, or the calls in
+	 * flight of a concurrency limit. This is the quota ({@code q}) of the {@code RateLimit-Policy} header.
+	 * @return the capacity
+	 */
+	public long capacity() {
+		return this.capacity;
+	}
+
+	/**
+	 * Returns the tokens a token bucket holds when a key is first seen.
+	 * @return the initial tokens
+	 */
+	public long initial() {
+		return this.initial;
+	}
+
+	/**
+	 * Returns the leaky-bucket mode ({@link LeakMode#POLICE} for other algorithms).
+	 * @return the mode
+	 */
+	public LeakMode mode() {
+		return this.mode;
+	}
+
+	/**
+	 * Returns the longest delay a shaping leaky bucket imposes, or {@code -1} if only its depth bounds the delay.
+	 * @return the longest delay in microseconds, or -1
+	 */
+	public long maxWaitMicros() {
+		return this.maxWaitMicros;
+	}
+
+	/**
+	 * Returns how long a concurrency permit lives if it is never released (0 for other algorithms).
+	 * @return the lease time in microseconds
+	 */
+	public long leaseTimeMicros() {
+		return this.leaseTimeMicros;
+	}
+
+	/**
+	 * Returns the refill rate in units per microsecond, where a permit is {@link #unitsPerPermit()} units. The two
+	 * are the rate's permits and period divided by their greatest common divisor, so that refill is continuous and
+	 * exact.
+	 * @return units per microsecond (0 for concurrency)
+	 */
+	public long unitsPerMicro() {
+		return this.unitsPerMicro;
+	}
+
+	/**
+	 * Returns the units one permit is worth; see {@link #unitsPerMicro()}.
+	 * @return units per permit (0 for concurrency)
+	 */
+	public long unitsPerPermit() {
+		return this.unitsPerPermit;
+	}
+
+	/**
+	 * Returns the time the limit takes to restore its whole capacity from nothing: a bucket's capacity divided by its
+	 * rate (rounded up to a microsecond), a window's length, or a concurrency lease time. This is the window
+	 * ({@code w}) of the {@code RateLimit-Policy} header.
+	 * @return the window in microseconds
+	 */
+	public long windowMicros() {
+		return switch (this.algorithm) {
+			case TOKEN_BUCKET, LEAKY_BUCKET -> ceilDiv(this.capacity * this.unitsPerPermit, this.unitsPerMicro);
+			case FIXED_WINDOW, SLIDING_WINDOW_LOG, SLIDING_WINDOW_COUNTER -> requireRate().periodMicros();
+			case CONCURRENCY -> this.leaseTimeMicros;
+		};
+	}
+
+	/**
+	 * Returns how long a key's state must be kept after its last use. After that long without a call, the state is
+	 * indistinguishable from a fresh one and may be dropped: a bucket's fill time, a fixed window or log's length, two
+	 * windows for the sliding counter, a lease time for concurrency. A token bucket that starts below capacity
+	 * ({@link #initial()} &lt; {@link #capacity()}) is distinguishable from a fresh one for ever once full, so it is
+	 * kept for one more day after its fill time; a key idle for longer starts again at {@code initial}.
+	 * @return the retention in microseconds
+	 */
+	public long retentionMicros() {
+		return switch (this.algorithm) {
+			case TOKEN_BUCKET -> windowMicros() + (this.initial < this.capacity ? PARTIAL_START_RETENTION_MICROS : 0);
+			case LEAKY_BUCKET, FIXED_WINDOW, SLIDING_WINDOW_LOG, CONCURRENCY -> windowMicros();
+			case SLIDING_WINDOW_COUNTER -> 2 * windowMicros();
+		};
+	}
+
+	/**
+	 * Returns a short text that identifies every parameter of this limit, used to keep the state of differently
+	 * configured limits apart: a changed limit starts from fresh state.
+	 * @return the fingerprint, such as {@code tb-5-1000000-10-10}
+	 */
+	public String fingerprint() {
+		return switch (this.algorithm) {
+			case TOKEN_BUCKET -> "tb-" + rateParts() + "-" + this.capacity + "-" + this.initial;
+			case LEAKY_BUCKET -> "lb-" + rateParts() + "-" + this.capacity + "-" + this.mode.name().charAt(0)
+					+ this.maxWaitMicros;
+			case FIXED_WINDOW -> "fw-" + rateParts();
+			case SLIDING_WINDOW_LOG -> "swl-" + rateParts();
+			case SLIDING_WINDOW_COUNTER -> "swc-" + rateParts();
+			case CONCURRENCY -> "cc-" + this.capacity + "-" + this.leaseTimeMicros;
+		};
+	}
+
+	private String rateParts() {
+		Rate r = requireRate();
+		return r.permits() + "-" + r.periodMicros();
+	}
+
+	private Rate requireRate() {
+		return Objects.requireNonNull(this.rate, "rate");
+	}
+
+	static long ceilDiv(long a, long b) {
+		return -Math.floorDiv(-a, b);
+	}
+
+	@Override
+	public boolean equals(Object other) {
+		if (this == other) {
+			return true;
+		}
+		return other instanceof Limit limit && limit.algorithm == this.algorithm
+				&& Objects.equals(limit.rate, this.rate) && limit.capacity == this.capacity
+				&& limit.initial == this.initial && limit.mode == this.mode && limit.maxWaitMicros == this.maxWaitMicros
+				&& limit.leaseTimeMicros == this.leaseTimeMicros;
+	}
+
+	@Override
+	public int hashCode() {
+		return Objects.hash(this.algorithm, this.rate, this.capacity, this.initial, this.mode, this.maxWaitMicros,
+				this.leaseTimeMicros);
+	}
+
+	/**
+	 * Returns the limit as it would be configured, such as {@code token-bucket 5/1s capacity=10}.
+	 */
+	@Override
+	public String toString() {
+		StringBuilder text = new StringBuilder(this.algorithm.configName());
+		if (this.algorithm == Algorithm.CONCURRENCY) {
+			return text.append(" max=").append(this.capacity)
+				.append(" lease-time=")
+				.append(Rate.formatMicros(this.leaseTimeMicros))
+				.toString();
+		}
+		text.append(' ').append(this.rate);
+		if (this.algorithm == Algorithm.TOKEN_BUCKET || this.algorithm == Algorithm.LEAKY_BUCKET) {
+			text.append(" capacity=").append(this.capacity);
+		}
+		if (this.initial != this.capacity) {
+			text.append(" initial=").append(this.initial);
+		}
+		if (this.algorithm == Algorithm.LEAKY_BUCKET) {
+			text.append(" mode=").append(this.mode);
+			if (this.maxWaitMicros >= 0) {
+				text.append(" max-wait=").append(Rate.formatMicros(this.maxWaitMicros));
+			}
+		}
+		return text.toString();
+	}
+
+	/**
+	 * Builds a {@link Limit}; every value is checked when {@link #build()} is called.
+	 */
+	public static final class Builder {
+
+		private final Algorithm algorithm;
+
+		private @Nullable Rate rate;
+
+		private @Nullable Long capacity;
+
+		private @Nullable Long initial;
+
+		private @Nullable LeakMode mode;
+
+		private @Nullable Duration maxWait;
+
+		private @Nullable Duration leaseTime;
+
+		private Builder(Algorithm algorithm) {
+			this.algorithm = algorithm;
+		}
+
+		/**
+		 * Sets the rate.
+		 * @param rate the rate, such as {@code 5/1s}
+		 * @return this builder
+		 */
+		public Builder rate(String rate) {
+			this.rate = Rate.parse(rate);
+			return this;
+		}
+
+		/**
+		 * Sets the rate.
+		 * @param rate the rate
+		 * @return this builder
+		 */
+		public Builder rate(Rate rate) {
+			this.rate = Objects.requireNonNull(rate, "rate must not be null");
+			return this;
+		}
+
+		/**
+		 * Sets a token bucket's burst size or a leaky bucket's depth.
+		 * @param capacity the capacity
+		 * @return this builder
+		 */
+		public Builder capacity(long capacity) {
+			this.capacity = capacity;
+			return this;
+		}
+
+		/**
+		 * Sets a token bucket's tokens at the first sight of a key.
+		 * @param initial the initial tokens
+		 * @return this builder
+		 */
+		public Builder initial(long initial) {
+			this.initial = initial;
+			return this;
+		}
+
+		/**
+		 * Sets a leaky bucket's mode.
+		 * @param mode the mode
+		 * @return this builder
+		 */
+		public Builder mode(LeakMode mode) {
+			this.mode = Objects.requireNonNull(mode, "mode must not be null");
+			return this;
+		}
+
+		/**
+		 * Sets the longest delay of a shaping leaky bucket.
+		 * @param maxWait the longest delay
+		 * @return this builder
+		 */
+		public Builder maxWait(Duration maxWait) {
+			this.maxWait = Objects.requireNonNull(maxWait, "maxWait must not be null");
+			return this;
+		}
+
+		/**
+		 * Sets a concurrency limit's calls in flight per key.
+		 * @param max the most calls in flight
+		 * @return this builder
+		 */
+		public Builder max(long max) {
+			this.capacity = max;
+			return this;
+		}
+
+		/**
+		 * Sets how long a concurrency permit lives if never released.
+		 * @param leaseTime the lease time
+		 * @return this builder
+		 */
+		public Builder leaseTime(Duration leaseTime) {
+			this.leaseTime = Objects.requireNonNull(leaseTime, "leaseTime must not be null");
+			return this;
+		}
+
+		/**
+		 * Checks every value and builds the limit.
+		 * @return the limit
+		 * @throws IllegalArgumentException naming the value that is wrong
+		 */
+		public Limit build() {
+			return new Limit(this);
+		}
+
+	}
+
+}

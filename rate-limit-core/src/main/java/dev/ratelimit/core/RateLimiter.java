@@ -1,0 +1,63 @@
+package dev.ratelimit.core;
+
+import java.util.List;
+
+/**
+ * Decides whether calls may proceed. Implementations are thread-safe.
+ *
+ * <p>
+ * A call names one or more {@link KeyedLimit keyed limits} and a cost. They are decided together: the call is
+ * allowed only if every limit allows it, and a rejected call consumes nothing from any limit.
+ */
+public interface RateLimiter {
+
+	/**
+	 * Decides a call and, if it is allowed, takes {@code cost} permits from every limit.
+	 * @param limits the limits that apply to the call
+	 * @param cost the permits the call takes, at least 0
+	 * @return the decision
+	 * @throws IllegalArgumentException if the cost is negative
+	 */
+	Decision acquire(List<KeyedLimit> limits, long cost);
+
+	/**
+	 * Decides a call of cost 1 against one limit.
+	 * @param limit the keyed limit
+	 * @return the decision
+	 */
+	default Decision acquire(KeyedLimit limit) {
+		return acquire(List.of(limit), 1);
+	}
+
+	/**
+	 * Decides a call against one limit.
+	 * @param limit the keyed limit
+	 * @param cost the permits the call takes
+	 * @return the decision
+	 */
+	default Decision acquire(KeyedLimit limit, long cost) {
+		return acquire(List.of(limit), cost);
+	}
+
+	/**
+	 * Returns each limit's current state without consuming anything: an allowed status of cost 0 with the permits
+	 * remaining and the wait until full.
+	 * @param limits the keyed limits
+	 * @return one status per limit, in order
+	 */
+	List<LimitStatus> inspect(List<KeyedLimit> limits);
+
+	/**
+	 * Gives back the concurrency permits of an allowed decision. Calling it twice, or for a decision without leases,
+	 * does nothing.
+	 * @param decision the decision
+	 */
+	void release(Decision decision);
+
+	/**
+	 * Forgets the state of a keyed limit, so that its next call sees fresh state.
+	 * @param limit the keyed limit
+	 */
+	void reset(KeyedLimit limit);
+
+}

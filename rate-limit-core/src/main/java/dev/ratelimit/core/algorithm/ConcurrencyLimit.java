@@ -1,0 +1,80 @@
+package dev.ratelimit.core.algorithm;
+
+import java.util.Iterator;
+
+import dev.ratelimit.core.Limit;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * At most {@code max} permits in flight per key. Each allowed call holds a lease until it is released or, as a safety
+ * net against a lost release (a crashed caller), until its lease time passes. When rejected, the retry-after is the
+ * time until enough leases expire if none is released, an upper bound.
+ */
+public final class ConcurrencyLimit implements LimitAlgorithm<LeaseState> {
+
+	static final ConcurrencyLimit INSTANCE = new ConcurrencyLimit();
+
+	private ConcurrencyLimit() {
+	}
+
+	@Override
+	public LeaseState fresh(Limit limit, long now) {
+		return new LeaseState();
+	}
+
+	@Override
+	public Outcome evaluate(Limit limit, LeaseState state, long now, long cost) {
+		long max = limit.capacity();
+		long active = 0;
+		long lastExpiry = now;
+		for (LeaseState.Entry lease : state.leases) {
+			if (lease.expiresAt() > now) {
+				active += lease.cost();
+				lastExpiry = Math.max(lastExpiry, lease.expiresAt());
+			}
+		}
+		if (cost > max) {
+			return Outcome.neverAllowed(max - active, lastExpiry - now);
+		}
+		if (active + cost <= max) {
+			long reset = (cost > 0) ? limit.leaseTimeMicros() : lastExpiry - now;
+			return Outcome.allowed(max - active - cost, reset);
+		}
+		long excess = active + cost - max;
+		long freed = 0;
+		long retry = 0;
+		for (LeaseState.Entry lease : state.leases) {
+			if (lease.expiresAt() > now) {
+				freed += lease.cost();
+				if (freed >= excess) {
+					retry = lease.expiresAt() - now;
+					break;
+				}
+			}
+		}
+		return Outcome.rejected(max - active, retry, lastExpiry - now);
+	}
+
+	@Override
+	public @Nullable String apply(Limit limit, LeaseState state, long now, long cost) {
+		state.leases.removeIf((lease) -> lease.expiresAt() <= now);
+		if (cost == 0) {
+			return null;
+		}
+		String id = Long.toString(state.nextId++);
+		state.leases.add(new LeaseState.Entry(id, now + limit.leaseTimeMicros(), cost));
+		return id;
+	}
+
+	@Override
+	public void release(Limit limit, LeaseState state, String leaseId, long now) {
+		for (Iterator<LeaseState.Entry> leases = state.leases.iterator(); leases.hasNext();) {
+			if (leases.next().id().equals(leaseId)) {
+				leases.remove();
+				return;
+			}
+		}
+	}
+
+}

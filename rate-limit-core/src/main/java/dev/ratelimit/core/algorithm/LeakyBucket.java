@@ -1,0 +1,76 @@
+package dev.ratelimit.core.algorithm;
+
+import dev.ratelimit.core.LeakMode;
+import dev.ratelimit.core.Limit;
+
+import org.jspecify.annotations.Nullable;
+
+import static dev.ratelimit.core.algorithm.LimitAlgorithm.ceilDiv;
+
+/**
+ * A leaky bucket: each call pours its cost into a bucket of depth {@code capacity} that drains continuously at the
+ * rate. Policing rejects a call that does not fit; shaping admits it with a delay equal to the time the water ahead of
+ * it takes to drain, and rejects it when it does not fit or would wait longer than {@code max-wait}. Units are those
+ * of {@link TokenBucket}.
+ */
+public final class LeakyBucket implements LimitAlgorithm<BucketState> {
+
+	static final LeakyBucket INSTANCE = new LeakyBucket();
+
+	private LeakyBucket() {
+	}
+
+	@Override
+	public BucketState fresh(Limit limit, long now) {
+		return new BucketState(0, now);
+	}
+
+	static long drain(Limit limit, BucketState state, long at) {
+		if (state.level <= 0) {
+			return 0;
+		}
+		long elapsed = at - state.updatedAt;
+		if (elapsed <= 0) {
+			return state.level;
+		}
+		if (elapsed >= ceilDiv(state.level, limit.unitsPerMicro())) {
+			return 0;
+		}
+		return state.level - elapsed * limit.unitsPerMicro();
+	}
+
+	@Override
+	public Outcome evaluate(Limit limit, BucketState state, long now, long cost) {
+		long at = Math.max(now, state.updatedAt);
+		long lag = at - now;
+		long perPermit = limit.unitsPerPermit();
+		long perMicro = limit.unitsPerMicro();
+		long full = limit.capacity() * perPermit;
+		long water = drain(limit, state, at);
+		long reset = lag + ceilDiv(water, perMicro);
+		if (cost > limit.capacity()) {
+			return Outcome.neverAllowed((full - water) / perPermit, reset);
+		}
+		long need = cost * perPermit;
+		long bound = full - need;
+		boolean shape = limit.mode() == LeakMode.SHAPE;
+		if (shape && limit.maxWaitMicros() >= 0 && limit.maxWaitMicros() < ceilDiv(bound, perMicro)) {
+			bound = limit.maxWaitMicros() * perMicro;
+		}
+		if (water <= bound) {
+			long after = water + need;
+			long delay = shape ? lag + ceilDiv(water, perMicro) : 0;
+			return new Outcome(true, (full - after) / perPermit, 0, lag + ceilDiv(after, perMicro), delay, false);
+		}
+		return Outcome.rejected((full - water) / perPermit, lag + ceilDiv(water - bound, perMicro), reset);
+	}
+
+	@Override
+	public @Nullable String apply(Limit limit, BucketState state, long now, long cost) {
+		long at = Math.max(now, state.updatedAt);
+		state.level = drain(limit, state, at) + cost * limit.unitsPerPermit();
+		state.updatedAt = at;
+		return null;
+	}
+
+}

@@ -1,0 +1,82 @@
+package dev.ratelimit.core.algorithm;
+
+import dev.ratelimit.core.Limit;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The math of one algorithm over its state. {@link #evaluate} never changes the state; {@link #apply} changes it
+ * for a call that every limit allowed. Times are microseconds since the epoch; the caller reads the clock.
+ *
+ * <p>
+ * Implementations are stateless singletons; states are not thread-safe and are guarded by the backend.
+ *
+ * @param <S> the type of the state of one key
+ */
+public interface LimitAlgorithm<S> {
+
+	/**
+	 * Returns the state of a key seen for the first time.
+	 * @param limit the limit
+	 * @param now the current time
+	 * @return a fresh state
+	 */
+	S fresh(Limit limit, long now);
+
+	/**
+	 * Decides a call without changing the state.
+	 * @param limit the limit
+	 * @param state the key's state
+	 * @param now the current time
+	 * @param cost the permits the call takes, at least 0
+	 * @return the outcome
+	 */
+	Outcome evaluate(Limit limit, S state, long now, long cost);
+
+	/**
+	 * Takes {@code cost} permits; called only after {@link #evaluate} allowed the call at the same {@code now}.
+	 * @param limit the limit
+	 * @param state the key's state, changed in place
+	 * @param now the current time
+	 * @param cost the permits the call takes
+	 * @return the id of the lease taken, for a concurrency limit; otherwise {@code null}
+	 */
+	@Nullable String apply(Limit limit, S state, long now, long cost);
+
+	/**
+	 * Gives back the permits of a lease; does nothing for algorithms without leases or for an unknown lease.
+	 * @param limit the limit
+	 * @param state the key's state, changed in place
+	 * @param leaseId the lease
+	 * @param now the current time
+	 */
+	default void release(Limit limit, S state, String leaseId, long now) {
+	}
+
+	/**
+	 * Returns the math for the given limit's algorithm.
+	 * @param limit the limit
+	 * @return the algorithm's math
+	 */
+	static LimitAlgorithm<?> of(Limit limit) {
+		return switch (limit.algorithm()) {
+			case TOKEN_BUCKET -> TokenBucket.INSTANCE;
+			case LEAKY_BUCKET -> LeakyBucket.INSTANCE;
+			case FIXED_WINDOW -> FixedWindow.INSTANCE;
+			case SLIDING_WINDOW_LOG -> SlidingWindowLog.INSTANCE;
+			case SLIDING_WINDOW_COUNTER -> SlidingWindowCounter.INSTANCE;
+			case CONCURRENCY -> ConcurrencyLimit.INSTANCE;
+		};
+	}
+
+	/**
+	 * Returns {@code a / b} rounded up, for {@code a >= 0} and {@code b > 0}.
+	 * @param a the dividend
+	 * @param b the divisor
+	 * @return the quotient rounded up
+	 */
+	static long ceilDiv(long a, long b) {
+		return -Math.floorDiv(-a, b);
+	}
+
+}

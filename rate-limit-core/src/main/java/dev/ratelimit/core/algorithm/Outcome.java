@@ -1,0 +1,48 @@
+package dev.ratelimit.core.algorithm;
+
+/**
+ * What one limit says about one call, all times in microseconds from the instant of the decision.
+ *
+ * @param allowed whether the limit lets the call through
+ * @param remaining the permits left after this call (after consuming, if allowed)
+ * @param retryAfterMicros when rejected: the wait until the same call would be allowed, with no other calls in
+ * between; 0 when allowed
+ * @param resetAfterMicros the wait until the limit is back to its full capacity, with no other calls in between
+ * @param delayMicros for a shaping leaky bucket: how long the call must wait for its turn; otherwise 0
+ * @param exceedsCapacity whether the cost is larger than the limit can ever grant, so that waiting never helps
+ */
+public record Outcome(boolean allowed, long remaining, long retryAfterMicros, long resetAfterMicros, long delayMicros,
+		boolean exceedsCapacity) {
+
+	/**
+	 * Returns an allowed outcome without delay.
+	 * @param remaining permits left
+	 * @param resetAfterMicros wait until full
+	 * @return the outcome
+	 */
+	public static Outcome allowed(long remaining, long resetAfterMicros) {
+		return new Outcome(true, remaining, 0, resetAfterMicros, 0, false);
+	}
+
+	/**
+	 * Returns a rejected outcome that a later retry may turn into an allowed one.
+	 * @param remaining permits left
+	 * @param retryAfterMicros wait until the call would pass
+	 * @param resetAfterMicros wait until full
+	 * @return the outcome
+	 */
+	public static Outcome rejected(long remaining, long retryAfterMicros, long resetAfterMicros) {
+		return new Outcome(false, remaining, retryAfterMicros, resetAfterMicros, 0, false);
+	}
+
+	/**
+	 * Returns a rejected outcome for a cost that exceeds the limit's capacity.
+	 * @param remaining permits left
+	 * @param resetAfterMicros wait until full
+	 * @return the outcome
+	 */
+	public static Outcome neverAllowed(long remaining, long resetAfterMicros) {
+		return new Outcome(false, remaining, 0, resetAfterMicros, 0, true);
+	}
+
+}
