@@ -45,6 +45,8 @@ public final class Limit {
 
 	private final long unitsPerPermit;
 
+	private final int hash;
+
 	private Limit(Builder builder) {
 		this.algorithm = builder.algorithm;
 		String what = builder.algorithm.configName() + " limit";
@@ -125,6 +127,9 @@ public final class Limit {
 		else {
 			this.maxWaitMicros = -1;
 		}
+		// Limits are map keys on every decision; hash once.
+		this.hash = Objects.hash(this.algorithm, this.rate, this.capacity, this.initial, this.mode, this.maxWaitMicros,
+				this.leaseTimeMicros);
 	}
 
 	private static long checkRange(String name, long value, long min, long max, String what) {
@@ -382,8 +387,7 @@ public final class Limit {
 
 	@Override
 	public int hashCode() {
-		return Objects.hash(this.algorithm, this.rate, this.capacity, this.initial, this.mode, this.maxWaitMicros,
-				this.leaseTimeMicros);
+		return this.hash;
 	}
 
 	/**
