@@ -1,0 +1,67 @@
+package dev.ratelimit.core.redis;
+
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Decides whether a call may try Redis: always while Redis works; after a failure, not until a cool-down has passed,
+ * and then by one caller at a time (a probe), whose success closes the gate again for everyone. So an outage costs
+ * one timeout per cool-down instead of one per call, and recovery needs no background thread.
+ */
+final class BackendGate {
+
+	private final long coolDownNanos;
+
+	/** When the cool-down ends ({@link System#nanoTime()}), or {@code 0} while Redis works. */
+	private volatile long coolingUntil;
+
+	private final AtomicBoolean probing = new AtomicBoolean();
+
+	private volatile boolean available = true;
+
+	BackendGate(long coolDownNanos) {
+		this.coolDownNanos = coolDownNanos;
+	}
+
+	/**
+	 * Returns whether the caller may try Redis. A caller that gets {@code true} must report the result with
+	 * {@link #succeeded()} or {@link #failed()}.
+	 */
+	boolean tryEnter() {
+		long until = this.coolingUntil;
+		if (until == 0) {
+			return true;
+		}
+		if (System.nanoTime() - until < 0) {
+			return false;
+		}
+		return this.probing.compareAndSet(false, true);
+	}
+
+	void succeeded() {
+		if (this.coolingUntil != 0) {
+			this.coolingUntil = 0;
+		}
+		this.probing.set(false);
+		this.available = true;
+	}
+
+	void failed() {
+		long until = System.nanoTime() + this.coolDownNanos;
+		this.coolingUntil = (until != 0) ? until : 1;
+		this.available = false;
+		this.probing.set(false);
+	}
+
+	/**
+	 * Returns how long the current cool-down lasts, in microseconds (0 when Redis works).
+	 */
+	long coolDownRemainingMicros() {
+		long until = this.coolingUntil;
+		return (until == 0) ? 0 : Math.max(0, (until - System.nanoTime()) / 1000);
+	}
+
+	boolean isAvailable() {
+		return this.available;
+	}
+
+}

@@ -1,0 +1,764 @@
+package dev.ratelimit.core.redis;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
+
+import dev.ratelimit.core.Algorithm;
+import dev.ratelimit.core.Decision;
+import dev.ratelimit.core.FailureMode;
+import dev.ratelimit.core.KeyedLimit;
+import dev.ratelimit.core.LeakMode;
+import dev.ratelimit.core.Lease;
+import dev.ratelimit.core.Limit;
+import dev.ratelimit.core.LimitStatus;
+import dev.ratelimit.core.RateLimiter;
+import dev.ratelimit.core.TimeSource;
+import dev.ratelimit.core.memory.InMemoryRateLimiter;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.core.io.ClassPathResource;
+import org.springframework.dao.DataAccessResourceFailureException;
+import org.springframework.dao.QueryTimeoutException;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.core.script.RedisScript;
+
+/**
+ * A {@link RateLimiter} that keeps every key's state in Redis, so that all instances of an application share one
+ * quota.
+ *
+ * <h2>One round trip, decided on the server</h2> Every limit of a call is decided by one Lua script
+ * ({@code decide.lua}, run with EVALSHA, and with EVAL after a NOSCRIPT answer) that first evaluates every limit and
+ * then, only if all allow, applies them: a rejected call changes nothing. The script is a line-by-line port of the
+ * Java math in {@code dev.ratelimit.core.algorithm}, exact in Lua's doubles because every value stays below
+ * 2<sup>53</sup>, and it reads the time from Redis {@code TIME} in microseconds, so application clocks never matter.
+ * Each key gets a time to live equal to the time until its state would be indistinguishable from a fresh one, so idle
+ * clients leave nothing behind. Keys are named by {@code prefix:{policy:HASH}:fingerprint} (see {@code RedisKeys}):
+ * the client key is hashed, and the configuration is part of the name, never of the state.
+ *
+ * <h2>Redis Cluster</h2> The limits of one policy and client share a hash slot. A call whose limits live in several
+ * slots (a per-client limit and a global one) is decided by one script call per slot, in order; if a later slot
+ * rejects, what the earlier slots took is given back by a compensating call of the same script. The residual window:
+ * between the take and the give-back (one round trip) other callers see those permits as used, so they may be
+ * rejected when they would not have been; if this instance dies or loses Redis in that window, or the give-back
+ * fails, the permits stay taken until they refill or expire. A limit is never over-admitted by this.
+ *
+ * <h2>Failure policy</h2> Every decision waits at most {@link Builder#timeout(Duration) timeout} for Redis (the
+ * Lettuce path uses the asynchronous API and cancels a late command; other clients run on a bounded worker pool while
+ * the caller waits no longer than the timeout). A failure or timeout is reported to the
+ * {@link Builder#failureListener(Consumer) failure listener} and decided by the {@link FailureMode}: allowed, denied,
+ * or decided by a local in-memory limiter. After a failure Redis is skipped for a
+ * {@link Builder#coolDown(Duration) cool-down}; then one call probes it, and its success restores Redis for all. No
+ * exception from Redis ever leaves {@link #acquire} or {@link #release}; {@link #inspect} and {@link #reset} throw
+ * a {@link DataAccessResourceFailureException} or {@link QueryTimeoutException}.
+ *
+ * <h2>Two-tier mode</h2> With {@link Builder#lease(long) lease} {@code N > 0}, a call whose only limit is a token
+ * bucket (and whose cost is at most {@code N} and the capacity) takes up to {@code N} permits from Redis in one script
+ * call into a local reservoir of this instance and is then served from it until it runs out, so Redis sees about one
+ * call per {@code N} decisions. The bound on over-admission: each instance holds at most {@code N - 1} unused permits,
+ * so over any interval of length {@code t} a fleet of {@code I} instances admits at most
+ * {@code capacity + rate * t + I * (N - 1)} calls, that is at most {@code N} per instance beyond the exact limit per
+ * refill of the bucket. Leased permits lapse after the bucket's window. Other algorithms, and calls with several
+ * limits, ignore lease mode (they are decided in Redis on every call).
+ *
+ * <h2>Why not {@code RedisTemplate.execute(script)}</h2> It blocks for the client's own command timeout and cannot
+ * be bounded per call; so the script is held as a {@link RedisScript} (text, SHA-1 and a declared {@code List}
+ * result) and run with EVALSHA through the connection's native asynchronous API (Lettuce) or the
+ * {@code RedisConnection} scripting commands (any other client), with {@code MULTI} (array of integers) as the
+ * declared reply type.
+ */
+public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
+
+	private static final Log logger = LogFactory.getLog(RedisRateLimiter.class);
+
+	@SuppressWarnings("rawtypes")
+	private static final RedisScript<List> SCRIPT = RedisScript
+		.of(new ClassPathResource("dev/ratelimit/core/redis/decide.lua", RedisRateLimiter.class.getClassLoader()),
+				List.class);
+
+	/** Values per key in the script's reply. */
+	private static final int REPLY_PER_KEY = 7;
+
+	/** Key TTL floor when tests give the time: their clock is not Redis's, so TTLs from it are meaningless. */
+	private static final long EXPLICIT_TIME_TTL_FLOOR_MILLIS = 3_600_000;
+
+	private final ScriptRunner runner;
+
+	private final RedisKeys keys;
+
+	private final long timeoutNanos;
+
+	private final Duration timeout;
+
+	private final FailureMode failureMode;
+
+	private final @Nullable RateLimiter localFallback;
+
+	private final BackendGate gate;
+
+	private final @Nullable LeasedPermits leased;
+
+	private final Consumer<Throwable> failureListener;
+
+	private final @Nullable TimeSource timeSource;
+
+	private final TimeSource clock;
+
+	private RedisRateLimiter(Builder builder) {
+		this.runner = ScriptRunner.of(builder.connectionFactory, SCRIPT);
+		this.keys = new RedisKeys(builder.keyPrefix);
+		this.timeout = builder.timeout;
+		this.timeoutNanos = builder.timeout.toNanos();
+		this.failureMode = builder.failureMode;
+		RateLimiter local = builder.localFallback;
+		if (local == null && builder.failureMode == FailureMode.LOCAL) {
+			local = InMemoryRateLimiter.builder().build();
+		}
+		this.localFallback = local;
+		this.gate = new BackendGate(builder.coolDown.toNanos());
+		this.leased = (builder.lease > 0) ? new LeasedPermits(builder.lease) : null;
+		this.failureListener = builder.failureListener;
+		this.timeSource = builder.timeSource;
+		this.clock = (builder.timeSource != null) ? builder.timeSource : TimeSource.system();
+		this.runner.warmUp();
+	}
+
+	/**
+	 * Starts a limiter that works through the given connection factory (standalone, Sentinel or Cluster; Lettuce or
+	 * Jedis).
+	 * @param connectionFactory the connection factory
+	 * @return a builder
+	 */
+	public static Builder builder(RedisConnectionFactory connectionFactory) {
+		return new Builder(Objects.requireNonNull(connectionFactory, "connectionFactory must not be null"));
+	}
+
+	/**
+	 * Returns whether Redis answered the last call made to it; {@code true} before the first call.
+	 * @return the last known reachability
+	 */
+	public boolean isAvailable() {
+		return this.gate.isAvailable();
+	}
+
+	/**
+	 * Checks that Redis answers within the timeout; a success ends a cool-down.
+	 * @throws DataAccessResourceFailureException or {@link QueryTimeoutException} if it does not
+	 */
+	public void ping() {
+		try {
+			this.runner.ping(System.nanoTime() + this.timeoutNanos);
+			this.gate.succeeded();
+		}
+		catch (Exception ex) {
+			this.gate.failed();
+			throw backendException("ping Redis", ex);
+		}
+	}
+
+	/**
+	 * Returns what this limiter does when Redis fails.
+	 * @return the failure mode
+	 */
+	public FailureMode failureMode() {
+		return this.failureMode;
+	}
+
+	@Override
+	public Decision acquire(List<KeyedLimit> limits, long cost) {
+		if (cost < 0) {
+			throw new IllegalArgumentException("cost must be at least 0 (was " + cost + ")");
+		}
+		if (limits.isEmpty()) {
+			return Decision.unlimited();
+		}
+		LeasedPermits leasedPermits = this.leased;
+		if (leasedPermits != null && limits.size() == 1 && isLeasable(limits.get(0).limit(), cost, leasedPermits)) {
+			return acquireLeased(limits.get(0), cost, leasedPermits);
+		}
+		if (!this.gate.tryEnter()) {
+			return fallback(limits, cost);
+		}
+		long deadline = System.nanoTime() + this.timeoutNanos;
+		try {
+			Decision decision = decide(limits, cost, deadline);
+			this.gate.succeeded();
+			return decision;
+		}
+		catch (Exception ex) {
+			return failed(ex, limits, cost);
+		}
+	}
+
+	private static boolean isLeasable(Limit limit, long cost, LeasedPermits leasedPermits) {
+		return limit.algorithm() == Algorithm.TOKEN_BUCKET && cost > 0 && cost <= leasedPermits.size()
+				&& cost <= limit.capacity();
+	}
+
+	private Decision decide(List<KeyedLimit> limits, long cost, long deadline) throws Exception {
+		Plan plan = new Plan(limits);
+		List<int[]> groups = plan.groups(this.runner.isCluster(deadline));
+		String time = timeArgument();
+		long[][] outcomes = new long[plan.size()][];
+		List<int[]> applied = new ArrayList<>();
+		boolean allowed = true;
+		try {
+			for (int[] group : groups) {
+				long[] reply = run(allowed ? "a" : "e", plan, group, cost, 0, time, deadline);
+				for (int i = 0; i < group.length; i++) {
+					outcomes[group[i]] = outcome(reply, i);
+				}
+				if (reply[1] == 0) {
+					allowed = false;
+				}
+				else if (allowed) {
+					applied.add(group);
+				}
+			}
+		}
+		catch (Exception ex) {
+			compensate(plan, applied, outcomes, cost, time);
+			throw ex;
+		}
+		if (!allowed) {
+			compensate(plan, applied, outcomes, cost, time);
+		}
+		List<LimitStatus> statuses = new ArrayList<>(limits.size());
+		for (int i = 0; i < limits.size(); i++) {
+			statuses.add(status(limits.get(i), outcomes[plan.index[i]]));
+		}
+		List<Lease> leases = new ArrayList<>(0);
+		if (allowed && cost > 0) {
+			for (int j = 0; j < plan.size(); j++) {
+				KeyedLimit target = plan.targets.get(j);
+				if (target.limit().algorithm() == Algorithm.CONCURRENCY) {
+					leases.add(new Lease(target, plan.extra[j], cost));
+				}
+			}
+		}
+		return Decision.of(statuses, leases);
+	}
+
+	/**
+	 * Gives back what the applied groups took, without waiting: the caller already has its answer.
+	 */
+	private void compensate(Plan plan, List<int[]> applied, long[][] outcomes, long cost, String time) {
+		if (cost == 0) {
+			return;
+		}
+		for (int[] group : applied) {
+			String[] extra = new String[group.length];
+			for (int i = 0; i < group.length; i++) {
+				int j = group[i];
+				boolean concurrency = plan.targets.get(j).limit().algorithm() == Algorithm.CONCURRENCY;
+				extra[i] = concurrency ? plan.extra[j] : Long.toString(outcomes[j][REPLY_PER_KEY - 1]);
+			}
+			List<byte[]> keyBytes = new ArrayList<>(group.length);
+			for (int j : group) {
+				keyBytes.add(bytes(plan.keys.get(j)));
+			}
+			List<byte[]> args = arguments("r", plan, group, extra, cost, 0, time);
+			this.runner.evalAsync(keyBytes, args).whenComplete((result, ex) -> {
+				if (ex != null) {
+					report(ex);
+				}
+			});
+		}
+	}
+
+	private Decision acquireLeased(KeyedLimit target, long cost, LeasedPermits leasedPermits) {
+		long deadline = System.nanoTime() + this.timeoutNanos;
+		String key = this.keys.key(target);
+		LeasedPermits.Reservoir reservoir = leasedPermits.reservoir(key);
+		try {
+			if (!reservoir.lock.tryLock(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+				// Another thread is renewing and Redis is slow; it reports the failure if there is one.
+				return fallback(List.of(target), cost);
+			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return fallback(List.of(target), cost);
+		}
+		try {
+			long now = this.clock.nowMicros();
+			if (reservoir.expiresAt <= now) {
+				reservoir.permits = 0;
+			}
+			if (reservoir.permits >= cost) {
+				reservoir.permits -= cost;
+				return Decision.of(List.of(new LimitStatus(target, true, reservoir.permits + reservoir.redisRemaining, 0,
+						Math.max(0, reservoir.resetAt - now), 0, false)), List.of());
+			}
+			if (!this.gate.tryEnter()) {
+				return fallback(List.of(target), cost);
+			}
+			long[] reply;
+			try {
+				Plan plan = new Plan(List.of(target));
+				reply = run("l", plan, new int[] { 0 }, cost - reservoir.permits, leasedPermits.size(),
+						timeArgument(), deadline);
+				this.gate.succeeded();
+			}
+			catch (Exception ex) {
+				return failed(ex, List.of(target), cost);
+			}
+			long[] outcome = outcome(reply, 0);
+			if (outcome[0] == 1) {
+				long granted = outcome[REPLY_PER_KEY - 1];
+				reservoir.permits = reservoir.permits + granted - cost;
+				reservoir.expiresAt = now + target.limit().windowMicros();
+				reservoir.redisRemaining = outcome[1];
+				reservoir.resetAt = now + outcome[3];
+			}
+			outcome[1] += reservoir.permits;
+			return Decision.of(List.of(status(target, outcome)), List.of());
+		}
+		finally {
+			reservoir.lock.unlock();
+		}
+	}
+
+	private long[] run(String op, Plan plan, int[] group, long cost, long want, String time, long deadline)
+			throws Exception {
+		List<byte[]> keyBytes = new ArrayList<>(group.length);
+		for (int j : group) {
+			keyBytes.add(bytes(plan.keys.get(j)));
+		}
+		String[] extra = new String[group.length];
+		for (int i = 0; i < group.length; i++) {
+			extra[i] = plan.extra[group[i]];
+		}
+		List<Object> reply = this.runner.eval(keyBytes, arguments(op, plan, group, extra, cost, want, time), deadline);
+		long[] values = new long[reply.size()];
+		for (int i = 0; i < values.length; i++) {
+			if (!(reply.get(i) instanceof Number number)) {
+				throw new IllegalStateException("Unexpected reply from the rate-limit script: " + reply);
+			}
+			values[i] = number.longValue();
+		}
+		if (values.length != 2 + group.length * REPLY_PER_KEY) {
+			throw new IllegalStateException("Unexpected reply from the rate-limit script: " + reply);
+		}
+		return values;
+	}
+
+	private List<byte[]> arguments(String op, Plan plan, int[] group, String[] extra, long cost, long want,
+			String time) {
+		List<byte[]> args = new ArrayList<>(5 + group.length * 10);
+		args.add(bytes(op));
+		args.add(bytes(Long.toString(cost)));
+		args.add(bytes(time));
+		args.add(bytes((this.timeSource != null) ? Long.toString(EXPLICIT_TIME_TTL_FLOOR_MILLIS) : "0"));
+		args.add(bytes(Long.toString(want)));
+		for (int i = 0; i < group.length; i++) {
+			Limit limit = plan.targets.get(group[i]).limit();
+			args.add(bytes(code(limit.algorithm())));
+			args.add(bytes(Long.toString(limit.unitsPerMicro())));
+			args.add(bytes(Long.toString(limit.unitsPerPermit())));
+			args.add(bytes(Long.toString(limit.capacity())));
+			args.add(bytes(Long.toString(limit.initial())));
+			args.add(bytes((limit.mode() == LeakMode.SHAPE) ? "1" : "0"));
+			args.add(bytes(Long.toString(limit.maxWaitMicros())));
+			args.add(bytes(Long.toString(limit.windowMicros())));
+			args.add(bytes(Long.toString(limit.retentionMicros())));
+			args.add(bytes(extra[i]));
+		}
+		return args;
+	}
+
+	private static String code(Algorithm algorithm) {
+		return switch (algorithm) {
+			case TOKEN_BUCKET -> "tb";
+			case LEAKY_BUCKET -> "lb";
+			case FIXED_WINDOW -> "fw";
+			case SLIDING_WINDOW_LOG -> "swl";
+			case SLIDING_WINDOW_COUNTER -> "swc";
+			case CONCURRENCY -> "cc";
+		};
+	}
+
+	private String timeArgument() {
+		TimeSource explicit = this.timeSource;
+		return (explicit != null) ? Long.toString(explicit.nowMicros()) : "";
+	}
+
+	/**
+	 * Returns one key's part of a reply: allowed, remaining, retry-after, reset-after, delay, exceeds, mark.
+	 */
+	private static long[] outcome(long[] reply, int position) {
+		long[] outcome = new long[REPLY_PER_KEY];
+		System.arraycopy(reply, 2 + position * REPLY_PER_KEY, outcome, 0, REPLY_PER_KEY);
+		return outcome;
+	}
+
+	private static LimitStatus status(KeyedLimit target, long[] outcome) {
+		return new LimitStatus(target, outcome[0] == 1, outcome[1], outcome[2], outcome[3], outcome[4],
+				outcome[5] == 1);
+	}
+
+	private static byte[] bytes(String text) {
+		return text.getBytes(StandardCharsets.UTF_8);
+	}
+
+	private Decision failed(Exception ex, List<KeyedLimit> limits, long cost) {
+		this.gate.failed();
+		report(ex);
+		return fallback(limits, cost);
+	}
+
+	private void report(Throwable ex) {
+		if (logger.isDebugEnabled()) {
+			logger.debug("Redis rate limiter call failed; applying failure mode " + this.failureMode, ex);
+		}
+		try {
+			this.failureListener.accept(ex);
+		}
+		catch (RuntimeException listenerFailure) {
+			logger.warn("Rate limiter failure listener threw", listenerFailure);
+		}
+	}
+
+	private Decision fallback(List<KeyedLimit> limits, long cost) {
+		return switch (this.failureMode) {
+			case ALLOW -> Decision.unavailable(true, 0);
+			case DENY -> Decision.unavailable(false, this.gate.coolDownRemainingMicros());
+			case LOCAL -> {
+				Decision local = Objects.requireNonNull(this.localFallback).acquire(limits, cost);
+				yield Decision.of(local.statuses(), local.leases(), Decision.Source.LOCAL_FALLBACK);
+			}
+		};
+	}
+
+	/**
+	 * Returns each limit's state in Redis without consuming anything.
+	 * @throws DataAccessResourceFailureException or {@link QueryTimeoutException} if Redis fails
+	 */
+	@Override
+	public List<LimitStatus> inspect(List<KeyedLimit> limits) {
+		if (limits.isEmpty()) {
+			return List.of();
+		}
+		long deadline = System.nanoTime() + this.timeoutNanos;
+		try {
+			Plan plan = new Plan(limits);
+			String time = timeArgument();
+			long[][] outcomes = new long[plan.size()][];
+			for (int[] group : plan.groups(this.runner.isCluster(deadline))) {
+				long[] reply = run("e", plan, group, 0, 0, time, deadline);
+				for (int i = 0; i < group.length; i++) {
+					outcomes[group[i]] = outcome(reply, i);
+				}
+			}
+			List<LimitStatus> statuses = new ArrayList<>(limits.size());
+			for (int i = 0; i < limits.size(); i++) {
+				statuses.add(status(limits.get(i), outcomes[plan.index[i]]));
+			}
+			return statuses;
+		}
+		catch (Exception ex) {
+			throw backendException("read rate-limit state from Redis", ex);
+		}
+	}
+
+	/**
+	 * Gives back the concurrency permits of an allowed decision. A failure is reported to the failure listener, never
+	 * thrown; the permit then lapses after its lease time.
+	 */
+	@Override
+	public void release(Decision decision) {
+		if (decision.leases().isEmpty()) {
+			return;
+		}
+		if (decision.source() == Decision.Source.LOCAL_FALLBACK) {
+			if (this.localFallback != null) {
+				this.localFallback.release(decision);
+			}
+			return;
+		}
+		if (decision.source() != Decision.Source.BACKEND) {
+			return;
+		}
+		long deadline = System.nanoTime() + this.timeoutNanos;
+		for (Lease lease : decision.leases()) {
+			try {
+				CompletableFuture<?> removed = this.runner.removeMember(bytes(this.keys.key(lease.target())),
+						bytes(lease.id() + ":" + lease.cost()));
+				removed.whenComplete((result, ex) -> {
+					if (ex != null) {
+						report(ex);
+					}
+				});
+				if (this.gate.isAvailable()) {
+					// Wait, so that a call made after release sees the permit back; a late answer still releases it.
+					ScriptRunner.await(removed, deadline, false);
+				}
+			}
+			catch (TimeoutException ex) {
+				// Reported when the command fails, if it does.
+			}
+			catch (Exception ex) {
+				if (ex instanceof InterruptedException) {
+					Thread.currentThread().interrupt();
+					return;
+				}
+			}
+		}
+	}
+
+	/**
+	 * Deletes a keyed limit's state in Redis (and its leased permits and local fallback state).
+	 * @throws DataAccessResourceFailureException or {@link QueryTimeoutException} if Redis fails
+	 */
+	@Override
+	public void reset(KeyedLimit limit) {
+		String key = this.keys.key(limit);
+		if (this.leased != null) {
+			this.leased.forget(key);
+		}
+		if (this.localFallback != null) {
+			this.localFallback.reset(limit);
+		}
+		try {
+			this.runner.delete(bytes(key), System.nanoTime() + this.timeoutNanos);
+		}
+		catch (Exception ex) {
+			throw backendException("reset rate-limit state in Redis", ex);
+		}
+	}
+
+	private RuntimeException backendException(String action, Exception ex) {
+		if (ex instanceof InterruptedException) {
+			Thread.currentThread().interrupt();
+		}
+		if (ex instanceof TimeoutException) {
+			return new QueryTimeoutException("Could not " + action + ": no answer within " + this.timeout, ex);
+		}
+		return new DataAccessResourceFailureException("Could not " + action + ": " + ex.getMessage(), ex);
+	}
+
+	/**
+	 * Releases this limiter's threads and its connection (the connection factory stays open).
+	 */
+	@Override
+	public void close() {
+		this.runner.close();
+	}
+
+	/**
+	 * The distinct state keys of a call: a limit given twice is decided once, as in memory.
+	 */
+	private final class Plan {
+
+		final List<KeyedLimit> targets = new ArrayList<>();
+
+		final List<String> keys = new ArrayList<>();
+
+		/** For each limit of the call, the index of its distinct key. */
+		final int[] index;
+
+		/** Per distinct key: the lease id of a concurrency limit, else empty. */
+		final String[] extra;
+
+		Plan(List<KeyedLimit> limits) {
+			this.index = new int[limits.size()];
+			Map<String, Integer> seen = new HashMap<>();
+			for (int i = 0; i < limits.size(); i++) {
+				KeyedLimit target = limits.get(i);
+				String key = RedisRateLimiter.this.keys.key(target);
+				Integer known = seen.get(key);
+				if (known == null) {
+					known = this.targets.size();
+					seen.put(key, known);
+					this.targets.add(target);
+					this.keys.add(key);
+				}
+				this.index[i] = known;
+			}
+			this.extra = new String[this.targets.size()];
+			for (int j = 0; j < this.extra.length; j++) {
+				this.extra[j] = (this.targets.get(j).limit().algorithm() == Algorithm.CONCURRENCY) ? leaseId() : "";
+			}
+		}
+
+		int size() {
+			return this.targets.size();
+		}
+
+		/**
+		 * Returns the groups of keys decided by one script call each: all keys at once, or one group per slot in a
+		 * cluster, in the order the limits were given.
+		 */
+		List<int[]> groups(boolean cluster) {
+			if (!cluster || size() == 1) {
+				int[] all = new int[size()];
+				for (int j = 0; j < all.length; j++) {
+					all[j] = j;
+				}
+				return List.of(all);
+			}
+			Map<Integer, List<Integer>> bySlot = new LinkedHashMap<>();
+			for (int j = 0; j < size(); j++) {
+				bySlot.computeIfAbsent(RedisKeys.slot(this.keys.get(j)), (slot) -> new ArrayList<>()).add(j);
+			}
+			List<int[]> groups = new ArrayList<>(bySlot.size());
+			for (List<Integer> members : bySlot.values()) {
+				groups.add(members.stream().mapToInt(Integer::intValue).toArray());
+			}
+			return groups;
+		}
+
+		private static String leaseId() {
+			ThreadLocalRandom random = ThreadLocalRandom.current();
+			return Long.toHexString(random.nextLong() | Long.MIN_VALUE) + Long.toHexString(random.nextLong() | Long.MIN_VALUE);
+		}
+
+	}
+
+	/**
+	 * Builds a {@link RedisRateLimiter}; every value is checked when it is set.
+	 */
+	public static final class Builder {
+
+		private final RedisConnectionFactory connectionFactory;
+
+		private String keyPrefix = "rl";
+
+		private Duration timeout = Duration.ofMillis(100);
+
+		private FailureMode failureMode = FailureMode.ALLOW;
+
+		private @Nullable RateLimiter localFallback;
+
+		private Duration coolDown = Duration.ofSeconds(1);
+
+		private long lease;
+
+		private Consumer<Throwable> failureListener = (ex) -> {
+		};
+
+		private @Nullable TimeSource timeSource;
+
+		private Builder(RedisConnectionFactory connectionFactory) {
+			this.connectionFactory = connectionFactory;
+		}
+
+		/**
+		 * Sets the text every key starts with; default {@code rl}.
+		 * @param prefix the prefix, without braces or whitespace
+		 * @return this builder
+		 */
+		public Builder keyPrefix(String prefix) {
+			this.keyPrefix = RedisKeys.checkPrefix(Objects.requireNonNull(prefix, "keyPrefix must not be null"));
+			return this;
+		}
+
+		/**
+		 * Sets the longest a decision waits for Redis before it counts as a failure; default 100ms.
+		 * @param timeout the timeout, positive
+		 * @return this builder
+		 */
+		public Builder timeout(Duration timeout) {
+			Objects.requireNonNull(timeout, "timeout must not be null");
+			if (timeout.isNegative() || timeout.isZero()) {
+				throw new IllegalArgumentException("timeout must be positive (was " + timeout + ")");
+			}
+			this.timeout = timeout;
+			return this;
+		}
+
+		/**
+		 * Sets what happens to a call when Redis fails; default {@link FailureMode#ALLOW}.
+		 * @param failureMode the failure mode
+		 * @return this builder
+		 */
+		public Builder failureMode(FailureMode failureMode) {
+			this.failureMode = Objects.requireNonNull(failureMode, "failureMode must not be null");
+			return this;
+		}
+
+		/**
+		 * Sets the limiter that decides calls in {@link FailureMode#LOCAL} while Redis fails; default a new
+		 * {@link InMemoryRateLimiter}.
+		 * @param localFallback the local limiter
+		 * @return this builder
+		 */
+		public Builder localFallback(RateLimiter localFallback) {
+			this.localFallback = Objects.requireNonNull(localFallback, "localFallback must not be null");
+			return this;
+		}
+
+		/**
+		 * Sets how long Redis is skipped after a failure before one call tries it again; default 1s, long enough that
+		 * an outage costs one timeout per second instead of one per call, short enough that recovery is quick.
+		 * @param coolDown the cool-down, zero or positive
+		 * @return this builder
+		 */
+		public Builder coolDown(Duration coolDown) {
+			Objects.requireNonNull(coolDown, "coolDown must not be null");
+			if (coolDown.isNegative()) {
+				throw new IllegalArgumentException("coolDown must not be negative (was " + coolDown + ")");
+			}
+			this.coolDown = coolDown;
+			return this;
+		}
+
+		/**
+		 * Sets the permits a token bucket leases per Redis call in two-tier mode; 0 (the default) turns it off.
+		 * @param lease the lease size, 0 or more
+		 * @return this builder
+		 */
+		public Builder lease(long lease) {
+			if (lease < 0) {
+				throw new IllegalArgumentException("lease must be 0 (off) or positive (was " + lease + ")");
+			}
+			this.lease = lease;
+			return this;
+		}
+
+		/**
+		 * Sets the callback told of every failed Redis call, for metrics.
+		 * @param failureListener the listener
+		 * @return this builder
+		 */
+		public Builder failureListener(Consumer<Throwable> failureListener) {
+			this.failureListener = Objects.requireNonNull(failureListener, "failureListener must not be null");
+			return this;
+		}
+
+		/**
+		 * For tests only: makes the script use this clock instead of Redis {@code TIME}. Keys then live at least an
+		 * hour, as the clock's durations mean nothing to Redis.
+		 * @param timeSource the clock
+		 * @return this builder
+		 */
+		public Builder timeSource(TimeSource timeSource) {
+			this.timeSource = Objects.requireNonNull(timeSource, "timeSource must not be null");
+			return this;
+		}
+
+		/**
+		 * Builds the limiter, which starts connecting and loading its script in the background (a failure there is
+		 * ignored, and retried by the first call).
+		 * @return the limiter
+		 */
+		public RedisRateLimiter build() {
+			return new RedisRateLimiter(this);
+		}
+
+	}
+
+}

@@ -1,0 +1,121 @@
+package dev.ratelimit.core.redis;
+
+import java.util.List;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.core.script.RedisScript;
+import org.springframework.util.ClassUtils;
+
+/**
+ * Runs the limiter's commands against Redis, each bounded by a deadline ({@link System#nanoTime()} based). A call
+ * that misses its deadline throws {@link TimeoutException}; the caller's thread never waits past the deadline.
+ */
+interface ScriptRunner extends AutoCloseable {
+
+	/**
+	 * Returns whether Redis is a cluster, so that keys of different slots need separate script calls.
+	 */
+	boolean isCluster(long deadline) throws Exception;
+
+	/**
+	 * Runs the script with EVALSHA, and with EVAL if Redis answers NOSCRIPT (which also caches the script again, after
+	 * a restart or a failover). A call that misses the deadline is cancelled, so that a client that queues commands
+	 * while disconnected does not send it later.
+	 */
+	List<Object> eval(List<byte[]> keys, List<byte[]> args, long deadline) throws Exception;
+
+	/**
+	 * Runs the script without waiting (compensation), and without cancelling it.
+	 */
+	CompletableFuture<?> evalAsync(List<byte[]> keys, List<byte[]> args);
+
+	/**
+	 * Removes a member of a sorted set (a concurrency lease); not cancelled when nobody waits for it, so that a lease
+	 * is released even if Redis answers late.
+	 */
+	CompletableFuture<?> removeMember(byte[] key, byte[] member);
+
+	void delete(byte[] key, long deadline) throws Exception;
+
+	void ping(long deadline) throws Exception;
+
+	/**
+	 * Starts connecting and loads the script in the background, so that the first decision does not pay for it.
+	 * Failures are ignored: the first call tries again.
+	 */
+	void warmUp();
+
+	@Override
+	void close();
+
+	static ScriptRunner of(RedisConnectionFactory connectionFactory, RedisScript<?> script) {
+		if (ClassUtils.isPresent("io.lettuce.core.RedisClient", ScriptRunner.class.getClassLoader())
+				&& LettuceScriptRunner.supports(connectionFactory)) {
+			return new LettuceScriptRunner(connectionFactory, script);
+		}
+		return new ConnectionScriptRunner(connectionFactory, script);
+	}
+
+	/**
+	 * Waits for a result until the deadline.
+	 * @param cancel whether to cancel the work when the deadline passes
+	 */
+	static <T> T await(Future<T> future, long deadline, boolean cancel) throws Exception {
+		try {
+			long remaining = deadline - System.nanoTime();
+			if (remaining <= 0 && !future.isDone()) {
+				throw new TimeoutException();
+			}
+			return future.get(Math.max(remaining, 0), TimeUnit.NANOSECONDS);
+		}
+		catch (TimeoutException ex) {
+			if (cancel) {
+				future.cancel(true);
+			}
+			throw new TimeoutException("Redis did not answer in time");
+		}
+		catch (ExecutionException ex) {
+			Throwable cause = (ex.getCause() != null) ? ex.getCause() : ex;
+			if (cause instanceof Exception exception) {
+				throw exception;
+			}
+			throw ex;
+		}
+		catch (CancellationException ex) {
+			throw new TimeoutException("Redis command cancelled");
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			future.cancel(true);
+			throw ex;
+		}
+	}
+
+	static boolean isNoScript(Throwable ex) {
+		for (Throwable current = ex; current != null; current = current.getCause()) {
+			String message = current.getMessage();
+			if (message != null && message.contains("NOSCRIPT")) {
+				return true;
+			}
+			if (current.getCause() == current) {
+				break;
+			}
+		}
+		return false;
+	}
+
+	@SuppressWarnings("unchecked")
+	static List<Object> asList(Object result) {
+		if (result instanceof List<?> list) {
+			return (List<Object>) list;
+		}
+		throw new IllegalStateException("Expected a list from the rate-limit script, got " + result);
+	}
+
+}

@@ -1,0 +1,116 @@
+package dev.ratelimit.core.redis;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+import dev.ratelimit.core.Decision;
+import dev.ratelimit.core.KeyedLimit;
+import dev.ratelimit.core.Limit;
+import dev.ratelimit.core.redis.testing.RedisCluster;
+import dev.ratelimit.core.redis.testing.RedisServer;
+import dev.ratelimit.core.redis.testing.TestRedis;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The Redis backend on a three-master Redis Cluster: four instances share each client's quota exactly with keys on
+ * every master, and a call whose limits live in different slots gives back what it took when a later slot rejects.
+ */
+class RedisClusterTest {
+
+	private static RedisCluster cluster;
+
+	private static final List<LettuceConnectionFactory> factories = new ArrayList<>();
+
+	@BeforeAll
+	static void startCluster() {
+		cluster = RedisCluster.start();
+		for (int i = 0; i < 4; i++) {
+			factories.add(cluster.lettuce());
+		}
+	}
+
+	@AfterAll
+	static void stopCluster() {
+		factories.forEach(LettuceConnectionFactory::destroy);
+		cluster.close();
+	}
+
+	@Test
+	void fourInstancesShareEachClientsQuotaExactlyWithKeysOnEveryMaster() throws Exception {
+		String prefix = TestRedis.uniquePrefix();
+		RedisKeys keys = new RedisKeys(prefix);
+		Limit limit = Limit.tokenBucket("20/1h");
+		List<KeyedLimit> clients = new ArrayList<>();
+		Set<RedisServer> masters = new HashSet<>();
+		for (int i = 0; i < 9; i++) {
+			KeyedLimit client = new KeyedLimit("api", "client-" + i, limit);
+			clients.add(client);
+			masters.add(cluster.nodeOf(RedisKeys.slot(keys.key(client))));
+		}
+		assertThat(masters).hasSize(3);
+		List<RedisRateLimiter> fleet = fleet(prefix);
+		try {
+			int[] allowed = FleetSupport.hammer(fleet, 2, 9 * 40,
+					(attempt) -> List.of(clients.get(attempt % clients.size())), clients.size(),
+					(attempt) -> attempt % clients.size());
+			assertThat(allowed).containsOnly(20);
+		}
+		finally {
+			fleet.forEach(RedisRateLimiter::close);
+		}
+	}
+
+	@Test
+	void givesBackWhatAnEarlierSlotTookWhenALaterSlotRejects() throws Exception {
+		String prefix = TestRedis.uniquePrefix();
+		RedisKeys keys = new RedisKeys(prefix);
+		KeyedLimit global = new KeyedLimit("global", "", Limit.tokenBucket("100/1h"));
+		List<KeyedLimit> clients = new ArrayList<>();
+		for (int i = 0; i < 5; i++) {
+			KeyedLimit client = new KeyedLimit("per-client", "client-" + i, Limit.slidingWindowLog("2/1h"));
+			assertThat(RedisKeys.slot(keys.key(client))).isNotEqualTo(RedisKeys.slot(keys.key(global)));
+			clients.add(client);
+		}
+		List<RedisRateLimiter> fleet = fleet(prefix);
+		try {
+			int[] allowed = FleetSupport.hammer(fleet, 1, 5 * 6,
+					(attempt) -> List.of(global, clients.get(attempt % clients.size())), 1, (attempt) -> 0);
+			assertThat(allowed[0]).isEqualTo(10);
+			// give-backs are sent without waiting; poll until they have landed
+			long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+			long remaining = -1;
+			while (System.nanoTime() < deadline) {
+				remaining = fleet.get(0).inspect(List.of(global)).get(0).remaining();
+				if (remaining == 90) {
+					break;
+				}
+				Thread.sleep(10);
+			}
+			assertThat(remaining).isEqualTo(90);
+			Decision rejected = fleet.get(0).acquire(List.of(global, clients.get(0)), 1);
+			assertThat(rejected.isAllowed()).isFalse();
+			assertThat(rejected.statuses()).hasSize(2);
+			assertThat(rejected.rejectedBy()).extracting((status) -> status.target().policy())
+				.containsExactly("per-client");
+		}
+		finally {
+			fleet.forEach(RedisRateLimiter::close);
+		}
+	}
+
+	private static List<RedisRateLimiter> fleet(String prefix) {
+		return factories.stream()
+			.map((factory) -> RedisRateLimiter.builder(factory).keyPrefix(prefix).timeout(Duration.ofSeconds(5)).build())
+			.toList();
+	}
+
+}

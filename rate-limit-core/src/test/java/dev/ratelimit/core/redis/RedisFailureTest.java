@@ -1,0 +1,170 @@
+package dev.ratelimit.core.redis;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import dev.ratelimit.core.Decision;
+import dev.ratelimit.core.FailureMode;
+import dev.ratelimit.core.KeyedLimit;
+import dev.ratelimit.core.Limit;
+import dev.ratelimit.core.redis.testing.RedisServer;
+import dev.ratelimit.core.redis.testing.RespClient;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Redis killed, hanging and restarted under a {@link RedisRateLimiter}: every failure mode answers within the timeout,
+ * failures are counted, Redis is skipped during the cool-down, and decisions come from Redis again after a restart.
+ */
+class RedisFailureTest {
+
+	static final Duration TIMEOUT = Duration.ofMillis(100);
+
+	/** Scheduling slack on a busy two-core machine; a decision never takes longer than the timeout plus this. */
+	static final Duration MARGIN = Duration.ofMillis(150);
+
+	private static final Duration COOL_DOWN = Duration.ofMillis(200);
+
+	private static final KeyedLimit LIMIT = new KeyedLimit("api", "client", Limit.tokenBucket("100000/1s"));
+
+	@ParameterizedTest
+	@EnumSource(FailureMode.class)
+	void appliesTheFailureModeWithinTheTimeoutAndRecoversAfterARestart(FailureMode mode) throws Exception {
+		try (RedisServer server = RedisServer.start()) {
+			LettuceConnectionFactory connectionFactory = server.endpoint().lettuce();
+			try {
+				outageAndRecovery(server, connectionFactory, mode);
+			}
+			finally {
+				connectionFactory.destroy();
+			}
+		}
+	}
+
+	static void outageAndRecovery(RedisServer server, RedisConnectionFactory connectionFactory, FailureMode mode)
+			throws Exception {
+		AtomicInteger failures = new AtomicInteger();
+		RedisRateLimiter limiter = RedisRateLimiter.builder(connectionFactory)
+			.timeout(TIMEOUT)
+			.coolDown(COOL_DOWN)
+			.failureMode(mode)
+			.failureListener((ex) -> failures.incrementAndGet())
+			.build();
+		try {
+			assertThat(awaitBackend(limiter, Duration.ofSeconds(5))).isTrue();
+			// a cold test JVM may take longer than the timeout to load and connect the client
+			failures.set(0);
+			server.stop();
+			Set<Decision.Source> sources = ConcurrentHashMap.newKeySet();
+			AtomicLong slowest = new AtomicLong();
+			AtomicInteger calls = new AtomicInteger();
+			long end = System.nanoTime() + Duration.ofMillis(800).toNanos();
+			ExecutorService executor = Executors.newFixedThreadPool(4);
+			List<Future<?>> threads = new ArrayList<>();
+			for (int t = 0; t < 4; t++) {
+				threads.add(executor.submit(() -> {
+					while (System.nanoTime() < end) {
+						long start = System.nanoTime();
+						Decision decision = limiter.acquire(LIMIT);
+						slowest.accumulateAndGet(System.nanoTime() - start, Math::max);
+						calls.incrementAndGet();
+						sources.add(decision.source());
+						if (mode == FailureMode.DENY) {
+							assertThat(decision.isAllowed()).isFalse();
+						}
+						else if (mode == FailureMode.ALLOW) {
+							assertThat(decision.isAllowed()).isTrue();
+						}
+						else {
+							// decided by the local limiter: its own statuses, which may reject
+							assertThat(decision.statuses()).hasSize(1);
+						}
+					}
+				}));
+			}
+			for (Future<?> thread : threads) {
+				thread.get();
+			}
+			executor.shutdown();
+			Decision.Source expected = switch (mode) {
+				case ALLOW -> Decision.Source.FAILED_OPEN;
+				case DENY -> Decision.Source.FAILED_CLOSED;
+				case LOCAL -> Decision.Source.LOCAL_FALLBACK;
+			};
+			assertThat(sources).containsExactly(expected);
+			assertThat(Duration.ofNanos(slowest.get())).isLessThan(TIMEOUT.plus(MARGIN));
+			assertThat(limiter.isAvailable()).isFalse();
+			// Each failure starts a cool-down: a handful of probes, not one timeout per call.
+			assertThat(failures.get()).isBetween(1, 4 + (int) (800 / COOL_DOWN.toMillis()) * 2);
+			assertThat(calls.get()).isGreaterThan(failures.get() * 10);
+			server.restart();
+			assertThat(awaitBackend(limiter, Duration.ofSeconds(8))).as("decisions from Redis after restart").isTrue();
+			assertThat(limiter.isAvailable()).isTrue();
+		}
+		finally {
+			limiter.close();
+		}
+	}
+
+	@Test
+	void aHangingRedisCostsADecisionAtMostTheTimeout() throws Exception {
+		try (RedisServer server = RedisServer.start()) {
+			LettuceConnectionFactory connectionFactory = server.endpoint().lettuce();
+			AtomicInteger failures = new AtomicInteger();
+			RedisRateLimiter limiter = RedisRateLimiter.builder(connectionFactory)
+				.timeout(TIMEOUT)
+				.failureListener((ex) -> failures.incrementAndGet())
+				.build();
+			try (RespClient client = server.endpoint().client()) {
+				assertThat(awaitBackend(limiter, Duration.ofSeconds(5))).isTrue();
+				failures.set(0);
+				client.command("CLIENT", "PAUSE", "1000", "ALL");
+				long start = System.nanoTime();
+				Decision decision = limiter.acquire(LIMIT);
+				Duration took = Duration.ofNanos(System.nanoTime() - start);
+				assertThat(decision.source()).isEqualTo(Decision.Source.FAILED_OPEN);
+				assertThat(took).isGreaterThanOrEqualTo(TIMEOUT.minusMillis(5)).isLessThan(TIMEOUT.plus(MARGIN));
+				assertThat(failures).hasValue(1);
+				// within the cool-down: no wait at all
+				start = System.nanoTime();
+				assertThat(limiter.acquire(LIMIT).source()).isEqualTo(Decision.Source.FAILED_OPEN);
+				assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofMillis(20));
+				client.command("CLIENT", "UNPAUSE");
+				assertThat(awaitBackend(limiter, Duration.ofSeconds(5))).isTrue();
+			}
+			finally {
+				limiter.close();
+				connectionFactory.destroy();
+			}
+		}
+	}
+
+	/**
+	 * Polls until a decision comes from Redis; polling (not sleeping a fixed time) waits for a real server.
+	 */
+	static boolean awaitBackend(RedisRateLimiter limiter, Duration timeout) throws InterruptedException {
+		long deadline = System.nanoTime() + timeout.toNanos();
+		while (System.nanoTime() < deadline) {
+			if (limiter.acquire(LIMIT).source() == Decision.Source.BACKEND) {
+				return true;
+			}
+			Thread.sleep(20);
+		}
+		return false;
+	}
+
+}

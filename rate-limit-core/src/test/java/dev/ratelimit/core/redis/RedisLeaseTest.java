@@ -1,0 +1,162 @@
+package dev.ratelimit.core.redis;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import dev.ratelimit.core.Decision;
+import dev.ratelimit.core.KeyedLimit;
+import dev.ratelimit.core.Limit;
+import dev.ratelimit.core.ManualTimeSource;
+import dev.ratelimit.core.redis.testing.RedisEndpoint;
+import dev.ratelimit.core.redis.testing.RedisExtension;
+import dev.ratelimit.core.redis.testing.RespClient;
+import dev.ratelimit.core.redis.testing.TestRedis;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Two-tier mode: leasing {@code N} permits per Redis call cuts round trips about {@code N} times, and a fleet of
+ * {@code I} instances over-admits by at most {@code I * (N - 1)} beyond {@code capacity + rate * t}.
+ */
+@ExtendWith(RedisExtension.class)
+class RedisLeaseTest {
+
+	private static final int LEASE = 10;
+
+	private static final List<LettuceConnectionFactory> factories = new ArrayList<>();
+
+	@BeforeAll
+	static void connect(RedisEndpoint redis) {
+		for (int i = 0; i < 4; i++) {
+			factories.add(redis.lettuce());
+		}
+	}
+
+	@AfterAll
+	static void disconnect() {
+		factories.forEach(LettuceConnectionFactory::destroy);
+	}
+
+	@Test
+	void leasingCutsRoundTripsByAboutTheLeaseSize(RedisEndpoint endpoint) {
+		KeyedLimit limit = new KeyedLimit("api", "client", Limit.tokenBucket("1000000/1h"));
+		int decisions = 2000;
+		long normal = roundTrips(endpoint, 0, limit, decisions);
+		long leased = roundTrips(endpoint, LEASE, limit, decisions);
+		System.out.printf("round trips per decision: normal %.3f, lease %d: %.3f%n", (double) normal / decisions,
+				LEASE, (double) leased / decisions);
+		assertThat(normal).isBetween((long) decisions, decisions + 2L);
+		assertThat(leased).isBetween((long) decisions / LEASE, decisions / LEASE + 2L);
+	}
+
+	private long roundTrips(RedisEndpoint endpoint, int lease, KeyedLimit limit, int decisions) {
+		RedisRateLimiter limiter = RedisRateLimiter.builder(factories.get(0))
+			.keyPrefix(TestRedis.uniquePrefix())
+			.timeout(Duration.ofSeconds(2))
+			.lease(lease)
+			.build();
+		try (RespClient client = endpoint.client()) {
+			limiter.ping();
+			client.command("CONFIG", "RESETSTAT");
+			for (int i = 0; i < decisions; i++) {
+				assertThat(limiter.acquire(limit).isAllowed()).isTrue();
+			}
+			return scriptCalls(client.text("INFO", "commandstats"));
+		}
+		finally {
+			limiter.close();
+		}
+	}
+
+	private static long scriptCalls(String commandStats) {
+		long calls = 0;
+		for (String line : commandStats.split("\r?\n")) {
+			if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
+				calls += Long.parseLong(line.replaceAll("^cmdstat_[a-z]+:calls=(\\d+),.*", "$1"));
+			}
+		}
+		return calls;
+	}
+
+	@Test
+	void aFleetOverAdmitsAtMostTheLeasedPermitsItHolds() {
+		ManualTimeSource clock = new ManualTimeSource();
+		String prefix = TestRedis.uniquePrefix();
+		List<RedisRateLimiter> fleet = factories.stream()
+			.map((factory) -> RedisRateLimiter.builder(factory)
+				.keyPrefix(prefix)
+				.timeout(Duration.ofSeconds(2))
+				.lease(LEASE)
+				.timeSource(clock)
+				.build())
+			.toList();
+		// capacity 40, refill 40/s
+		KeyedLimit limit = new KeyedLimit("api", "client", Limit.tokenBucket("40/1s"));
+		try {
+			// t=0: each instance leases 10 and uses 1: Redis is empty, each holds 9
+			for (RedisRateLimiter instance : fleet) {
+				assertThat(instance.acquire(limit).isAllowed()).isTrue();
+			}
+			assertThat(fleet.get(0).inspect(List.of(limit)).get(0).remaining()).isZero();
+			// t=0.9s: Redis has refilled 36; in one instant the fleet admits its 36 held permits and 36 from Redis
+			clock.advance(Duration.ofMillis(900));
+			int burst = 0;
+			for (RedisRateLimiter instance : fleet) {
+				Decision decision;
+				while ((decision = instance.acquire(limit)).isAllowed()) {
+					assertThat(decision.source()).isEqualTo(Decision.Source.BACKEND);
+					burst++;
+				}
+			}
+			int exact = 40;
+			int bound = exact + fleet.size() * (LEASE - 1);
+			System.out.printf("lease over-admission in one instant: %d admitted, exact bound (capacity) %d,"
+					+ " over-admitted %d, stated bound I*(N-1) = %d%n", burst, exact, burst - exact, bound - exact);
+			assertThat(burst).isEqualTo(72).isLessThanOrEqualTo(bound);
+			// over the whole 0.9s the fleet took exactly capacity + rate * t = 40 + 36: permits are moved, never made
+			assertThat(fleet.size() + burst).isEqualTo(40 + 36);
+		}
+		finally {
+			fleet.forEach(RedisRateLimiter::close);
+		}
+	}
+
+	@Test
+	void aFleetInRealTimeStaysWithinTheBound() throws Exception {
+		String prefix = TestRedis.uniquePrefix();
+		List<RedisRateLimiter> fleet = factories.stream()
+			.map((factory) -> RedisRateLimiter.builder(factory)
+				.keyPrefix(prefix)
+				.timeout(Duration.ofSeconds(2))
+				.lease(LEASE)
+				.build())
+			.toList();
+		// capacity 20, refill 200/s
+		KeyedLimit limit = new KeyedLimit("api", "client", Limit.tokenBucket("200/1s", 20));
+		try {
+			for (RedisRateLimiter instance : fleet) {
+				instance.ping();
+			}
+			long start = System.nanoTime();
+			int attempts = 6000;
+			int[] allowed = FleetSupport.hammer(fleet, 2, attempts, (attempt) -> List.of(limit), 1, (attempt) -> 0);
+			double seconds = (System.nanoTime() - start) / 1e9;
+			double exact = 20 + 200 * seconds;
+			double bound = exact + fleet.size() * (LEASE - 1);
+			System.out.printf("lease fleet in real time: %d allowed in %.3fs, exact limit %.1f, bound %.1f%n",
+					allowed[0], seconds, exact, bound);
+			assertThat((double) allowed[0]).isLessThanOrEqualTo(bound);
+		}
+		finally {
+			fleet.forEach(RedisRateLimiter::close);
+		}
+	}
+
+}

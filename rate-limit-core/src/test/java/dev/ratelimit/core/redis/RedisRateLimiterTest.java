@@ -1,0 +1,226 @@
+package dev.ratelimit.core.redis;
+
+import java.time.Duration;
+import java.util.List;
+
+import dev.ratelimit.core.Algorithm;
+import dev.ratelimit.core.Decision;
+import dev.ratelimit.core.FailureMode;
+import dev.ratelimit.core.KeyedLimit;
+import dev.ratelimit.core.Limit;
+import dev.ratelimit.core.ManualTimeSource;
+import dev.ratelimit.core.redis.testing.RedisEndpoint;
+import dev.ratelimit.core.redis.testing.RedisExtension;
+import dev.ratelimit.core.redis.testing.RespClient;
+import dev.ratelimit.core.redis.testing.TestRedis;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+
+/**
+ * Tests for {@link RedisRateLimiter} against a real Redis with Lettuce.
+ */
+@ExtendWith(RedisExtension.class)
+class RedisRateLimiterTest {
+
+	private static LettuceConnectionFactory connectionFactory;
+
+	private final String prefix = TestRedis.uniquePrefix();
+
+	private RedisRateLimiter limiter;
+
+	@BeforeAll
+	static void connect(RedisEndpoint redis) {
+		connectionFactory = redis.lettuce();
+	}
+
+	@AfterAll
+	static void disconnect() {
+		connectionFactory.destroy();
+	}
+
+	@AfterEach
+	void close() {
+		if (this.limiter != null) {
+			this.limiter.close();
+		}
+	}
+
+	private RedisRateLimiter limiter(ManualTimeSource clock) {
+		RedisRateLimiter.Builder builder = RedisRateLimiter.builder(connectionFactory)
+			.keyPrefix(this.prefix)
+			.timeout(Duration.ofSeconds(2));
+		if (clock != null) {
+			builder.timeSource(clock);
+		}
+		this.limiter = builder.build();
+		return this.limiter;
+	}
+
+	private static int allowed(RedisRateLimiter limiter, KeyedLimit limit, int calls) {
+		int allowed = 0;
+		for (int i = 0; i < calls; i++) {
+			Decision decision = limiter.acquire(limit);
+			assertThat(decision.source()).isEqualTo(Decision.Source.BACKEND);
+			allowed += decision.isAllowed() ? 1 : 0;
+		}
+		return allowed;
+	}
+
+	@Test
+	void workedExampleOneHoldsInRedis() {
+		ManualTimeSource clock = new ManualTimeSource();
+		RedisRateLimiter redis = limiter(clock);
+		KeyedLimit geocode = new KeyedLimit("geocode-burst", "client", Limit.tokenBucket("5/1s", 10));
+		assertThat(allowed(redis, geocode, 12)).isEqualTo(10);
+		clock.advance(Duration.ofSeconds(1));
+		assertThat(allowed(redis, geocode, 6)).isEqualTo(5);
+	}
+
+	@Test
+	void workedExampleTwoHoldsInRedis() {
+		ManualTimeSource clock = new ManualTimeSource();
+		RedisRateLimiter redis = limiter(clock);
+		KeyedLimit empty = new KeyedLimit("p", "client",
+				Limit.builder(Algorithm.TOKEN_BUCKET).rate("2/1s").capacity(5).initial(0).build());
+		assertThat(redis.inspect(List.of(empty)).get(0).remaining()).isZero();
+		assertThat(redis.acquire(empty).isAllowed()).isFalse();
+		clock.advance(Duration.ofSeconds(3));
+		assertThat(allowed(redis, empty, 10)).isEqualTo(5);
+	}
+
+	@Test
+	void readsTheTimeFromRedisWhenNoClockIsGiven() {
+		RedisRateLimiter redis = limiter(null);
+		KeyedLimit limit = new KeyedLimit("p", "client", Limit.tokenBucket("5/1s", 10));
+		assertThat(allowed(redis, limit, 12)).isBetween(10, 11);
+		Decision rejected = redis.acquire(limit);
+		assertThat(rejected.isAllowed()).isFalse();
+		assertThat(rejected.retryAfter()).isPositive().isLessThanOrEqualTo(Duration.ofMillis(200));
+	}
+
+	@Test
+	void decidesRatesBelowOnePerSecond() {
+		ManualTimeSource clock = new ManualTimeSource();
+		RedisRateLimiter redis = limiter(clock);
+		KeyedLimit slow = new KeyedLimit("p", "client", Limit.tokenBucket("1/10s"));
+		assertThat(redis.acquire(slow).isAllowed()).isTrue();
+		Decision rejected = redis.acquire(slow);
+		assertThat(rejected.retryAfter()).isEqualTo(Duration.ofSeconds(10));
+		clock.advance(Duration.ofMillis(9999));
+		assertThat(redis.acquire(slow).isAllowed()).isFalse();
+		clock.advance(Duration.ofMillis(1));
+		assertThat(redis.acquire(slow).isAllowed()).isTrue();
+	}
+
+	@Test
+	void aTierChangeAppliesAtTheNextRequest() {
+		ManualTimeSource clock = new ManualTimeSource();
+		RedisRateLimiter redis = limiter(clock);
+		KeyedLimit free = new KeyedLimit("api", "alice", Limit.tokenBucket("2/1m"));
+		KeyedLimit paid = new KeyedLimit("api", "alice", Limit.tokenBucket("1000/1m"));
+		assertThat(allowed(redis, free, 3)).isEqualTo(2);
+		assertThat(redis.acquire(paid).isAllowed()).isTrue();
+		assertThat(redis.acquire(paid).remaining()).isEqualTo(998);
+	}
+
+	@Test
+	void reloadsTheScriptWhenRedisForgetsIt(RedisEndpoint endpoint) {
+		RedisRateLimiter redis = limiter(new ManualTimeSource());
+		KeyedLimit limit = new KeyedLimit("p", "client", Limit.tokenBucket("5/1s"));
+		assertThat(redis.acquire(limit).source()).isEqualTo(Decision.Source.BACKEND);
+		try (RespClient client = endpoint.client()) {
+			client.command("SCRIPT", "FLUSH");
+		}
+		Decision decision = redis.acquire(limit);
+		assertThat(decision.source()).isEqualTo(Decision.Source.BACKEND);
+		assertThat(decision.remaining()).isEqualTo(3);
+	}
+
+	@Test
+	void releaseGivesBackAConcurrencyPermitOnce() {
+		RedisRateLimiter redis = limiter(new ManualTimeSource());
+		KeyedLimit limit = new KeyedLimit("payments", "merchant", Limit.concurrency(2));
+		Decision first = redis.acquire(limit);
+		Decision second = redis.acquire(limit);
+		assertThat(first.leases()).hasSize(1);
+		assertThat(redis.acquire(limit).isAllowed()).isFalse();
+		redis.release(first);
+		redis.release(first);
+		assertThat(redis.acquire(limit).isAllowed()).isTrue();
+		assertThat(redis.acquire(limit).isAllowed()).isFalse();
+		redis.release(second);
+		assertThat(redis.inspect(List.of(limit)).get(0).remaining()).isEqualTo(1);
+	}
+
+	@Test
+	void inspectConsumesNothingAndResetForgetsState(RedisEndpoint endpoint) {
+		RedisRateLimiter redis = limiter(new ManualTimeSource());
+		KeyedLimit limit = new KeyedLimit("p", "client", Limit.fixedWindow("3/1h"));
+		assertThat(redis.inspect(List.of(limit)).get(0).remaining()).isEqualTo(3);
+		assertThat(keyCount(endpoint)).isZero();
+		redis.acquire(limit, 2);
+		assertThat(redis.inspect(List.of(limit)).get(0).remaining()).isEqualTo(1);
+		assertThat(redis.inspect(List.of(limit)).get(0).remaining()).isEqualTo(1);
+		redis.reset(limit);
+		assertThat(keyCount(endpoint)).isZero();
+		assertThat(redis.acquire(limit, 3).isAllowed()).isTrue();
+	}
+
+	@Test
+	void storesNoRawClientKey(RedisEndpoint endpoint) {
+		RedisRateLimiter redis = limiter(null);
+		String apiKey = "sk_live_secret_4242";
+		redis.acquire(List.of(new KeyedLimit("api", apiKey, Limit.tokenBucket("5/1s")),
+				new KeyedLimit("api", apiKey, Limit.slidingWindowLog("5/1s"))), 1);
+		try (RespClient client = endpoint.client()) {
+			@SuppressWarnings("unchecked")
+			List<String> keys = (List<String>) client.command("KEYS", this.prefix + ":*");
+			assertThat(keys).hasSize(2).noneMatch((key) -> key.contains(apiKey));
+		}
+	}
+
+	@Test
+	void decidesNothingForNoLimitsAndRejectsANegativeCost() {
+		RedisRateLimiter redis = limiter(null);
+		assertThat(redis.acquire(List.of(), 1).isAllowed()).isTrue();
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> redis.acquire(new KeyedLimit("p", "k", Limit.tokenBucket("1/1s")), -1))
+			.withMessageContaining("-1");
+	}
+
+	@Test
+	void pingsRedis() {
+		RedisRateLimiter redis = limiter(null);
+		redis.ping();
+		assertThat(redis.isAvailable()).isTrue();
+		assertThat(redis.failureMode()).isEqualTo(FailureMode.ALLOW);
+	}
+
+	@Test
+	void builderRejectsBadValuesNamingThem() {
+		RedisRateLimiter.Builder builder = RedisRateLimiter.builder(connectionFactory);
+		assertThatIllegalArgumentException().isThrownBy(() -> builder.timeout(Duration.ZERO))
+			.withMessageContaining("timeout")
+			.withMessageContaining("PT0S");
+		assertThatIllegalArgumentException().isThrownBy(() -> builder.coolDown(Duration.ofSeconds(-1)))
+			.withMessageContaining("coolDown");
+		assertThatIllegalArgumentException().isThrownBy(() -> builder.lease(-5)).withMessageContaining("-5");
+		assertThatIllegalArgumentException().isThrownBy(() -> builder.keyPrefix("rl{x}"))
+			.withMessageContaining("rl{x}");
+	}
+
+	private long keyCount(RedisEndpoint endpoint) {
+		try (RespClient client = endpoint.client()) {
+			return ((List<?>) client.command("KEYS", this.prefix + ":*")).size();
+		}
+	}
+
+}

@@ -1,0 +1,226 @@
+package dev.ratelimit.core.redis.testing;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Stream;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A {@code redis-server} process owned by a test: started on a free port (never 6379) with nothing written to disk
+ * ({@code --save "" --appendonly no}, its own temporary {@code --dir}), killed with {@link #stop()}, and started again
+ * on the same port with {@link #restart()}. Every server still running when the JVM exits is killed by a shutdown
+ * hook, and its directory deleted.
+ */
+public final class RedisServer implements AutoCloseable {
+
+	private static final Set<RedisServer> RUNNING = ConcurrentHashMap.newKeySet();
+
+	static {
+		Runtime.getRuntime().addShutdownHook(new Thread(() -> RUNNING.forEach(RedisServer::close), "redis-test-cleanup"));
+	}
+
+	private final int port;
+
+	private final Path directory;
+
+	private final List<String> extraArguments;
+
+	private @Nullable Process process;
+
+	private RedisServer(int port, List<String> extraArguments) {
+		this.port = port;
+		this.extraArguments = List.copyOf(extraArguments);
+		try {
+			this.directory = Files.createTempDirectory("ratelimit-redis-" + port + "-");
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+	}
+
+	/**
+	 * Starts a server on a free port.
+	 * @param extraArguments more {@code redis-server} arguments, such as {@code --cluster-enabled yes}
+	 * @return the running server
+	 */
+	public static RedisServer start(String... extraArguments) {
+		RedisServer server = new RedisServer(freePort(), List.of(extraArguments));
+		server.launch();
+		return server;
+	}
+
+	/**
+	 * Returns a free local port; never 6379.
+	 * @return the port
+	 */
+	public static int freePort() {
+		for (int attempt = 0; attempt < 10; attempt++) {
+			try (ServerSocket socket = new ServerSocket(0)) {
+				socket.setReuseAddress(true);
+				int port = socket.getLocalPort();
+				if (port != 6379 && port < 55536) {
+					return port;
+				}
+			}
+			catch (IOException ex) {
+				throw new UncheckedIOException(ex);
+			}
+		}
+		throw new IllegalStateException("No free port below 55536");
+	}
+
+	private synchronized void launch() {
+		if (this.process != null && this.process.isAlive()) {
+			return;
+		}
+		List<String> command = new ArrayList<>(List.of(RedisExecutable.locate().toString(), "--port",
+				Integer.toString(this.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir",
+				this.directory.toString(), "--protected-mode", "no"));
+		command.addAll(this.extraArguments);
+		try {
+			File log = this.directory.resolve("redis.log").toFile();
+			this.process = new ProcessBuilder(command).redirectErrorStream(true)
+				.redirectOutput(ProcessBuilder.Redirect.appendTo(log))
+				.start();
+		}
+		catch (IOException ex) {
+			close();
+			throw new UncheckedIOException("Cannot start " + command, ex);
+		}
+		RUNNING.add(this);
+		try {
+			awaitReady(Duration.ofSeconds(10));
+		}
+		catch (RuntimeException ex) {
+			close();
+			throw ex;
+		}
+	}
+
+	private void awaitReady(Duration timeout) {
+		long deadline = System.nanoTime() + timeout.toNanos();
+		RuntimeException last = null;
+		while (System.nanoTime() < deadline) {
+			Process running = this.process;
+			if (running == null || !running.isAlive()) {
+				throw new IllegalStateException("redis-server on port " + this.port + " exited; see " + log());
+			}
+			try (RespClient client = new RespClient("127.0.0.1", this.port, 1000)) {
+				if ("PONG".equals(client.command("PING"))) {
+					return;
+				}
+			}
+			catch (RuntimeException ex) {
+				last = ex;
+			}
+			pause(20);
+		}
+		throw new IllegalStateException("redis-server on port " + this.port + " did not answer within " + timeout
+				+ "; see " + log(), last);
+	}
+
+	private String log() {
+		Path log = this.directory.resolve("redis.log");
+		try {
+			return log + ":\n" + Files.readString(log);
+		}
+		catch (IOException ex) {
+			return log.toString();
+		}
+	}
+
+	static void pause(long millis) {
+		try {
+			Thread.sleep(millis);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	/**
+	 * Returns the port.
+	 * @return the port
+	 */
+	public int port() {
+		return this.port;
+	}
+
+	/**
+	 * Returns the endpoint of this server.
+	 * @return the endpoint
+	 */
+	public RedisEndpoint endpoint() {
+		return new RedisEndpoint("127.0.0.1", this.port, null, 0);
+	}
+
+	/**
+	 * Returns whether the process runs.
+	 * @return whether it runs
+	 */
+	public synchronized boolean isRunning() {
+		return this.process != null && this.process.isAlive();
+	}
+
+	/**
+	 * Kills the process (SIGKILL, as a crash), keeping the port and directory for {@link #restart()}.
+	 */
+	public synchronized void stop() {
+		kill();
+	}
+
+	/**
+	 * Starts the process again on the same port, with empty state (nothing was saved).
+	 */
+	public synchronized void restart() {
+		kill();
+		launch();
+	}
+
+	private synchronized void kill() {
+		Process running = this.process;
+		if (running != null) {
+			running.destroyForcibly();
+			try {
+				running.waitFor();
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+			this.process = null;
+		}
+		RUNNING.remove(this);
+	}
+
+	/**
+	 * Kills the process and deletes its directory.
+	 */
+	@Override
+	public synchronized void close() {
+		kill();
+		try (Stream<Path> files = Files.walk(this.directory)) {
+			files.sorted(Comparator.reverseOrder()).forEach((file) -> file.toFile().delete());
+		}
+		catch (IOException ex) {
+			// best effort
+		}
+	}
+
+	@Override
+	public String toString() {
+		return "redis-server:" + this.port;
+	}
+
+}
