@@ -1,0 +1,112 @@
+package dev.ratelimit.spring;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+import dev.ratelimit.core.Limit;
+import dev.ratelimit.spring.key.KeyResolver;
+
+/**
+ * A named policy: how to key a caller, the limits for each tier, and whether it only observes (shadow). Immutable.
+ */
+public final class Policy {
+
+	private final String name;
+
+	private final String keyStrategy;
+
+	private final KeyResolver keyResolver;
+
+	private final boolean shadow;
+
+	private final List<Limit> limits;
+
+	private final Map<String, List<Limit>> tiers;
+
+	/**
+	 * Creates a policy.
+	 * @param name the name, such as {@code geocode-burst}
+	 * @param keyStrategy the key strategy as configured, such as {@code api-key}
+	 * @param keyResolver the resolver for that strategy
+	 * @param shadow whether the policy only observes and never rejects
+	 * @param limits the limits of callers whose tier has no limits of its own
+	 * @param tiers the limits of each tier, by lower-case tier name
+	 */
+	public Policy(String name, String keyStrategy, KeyResolver keyResolver, boolean shadow, List<Limit> limits,
+			Map<String, List<Limit>> tiers) {
+		this.name = Objects.requireNonNull(name, "name must not be null");
+		this.keyStrategy = Objects.requireNonNull(keyStrategy, "keyStrategy must not be null");
+		this.keyResolver = Objects.requireNonNull(keyResolver, "keyResolver must not be null");
+		this.shadow = shadow;
+		this.limits = List.copyOf(limits);
+		Map<String, List<Limit>> copy = new LinkedHashMap<>();
+		tiers.forEach((tier, tierLimits) -> copy.put(tier, List.copyOf(tierLimits)));
+		this.tiers = java.util.Collections.unmodifiableMap(copy);
+	}
+
+	/**
+	 * Returns the policy name.
+	 * @return the name
+	 */
+	public String name() {
+		return this.name;
+	}
+
+	/**
+	 * Returns the key strategy as configured.
+	 * @return the key strategy
+	 */
+	public String keyStrategy() {
+		return this.keyStrategy;
+	}
+
+	/**
+	 * Returns the resolver of the caller's key.
+	 * @return the key resolver
+	 */
+	public KeyResolver keyResolver() {
+		return this.keyResolver;
+	}
+
+	/**
+	 * Returns whether the policy only observes: it is decided and recorded but never rejects.
+	 * @return whether the policy is a shadow policy
+	 */
+	public boolean isShadow() {
+		return this.shadow;
+	}
+
+	/**
+	 * Returns the limits that apply to every tier without limits of its own.
+	 * @return the limits
+	 */
+	public List<Limit> limits() {
+		return this.limits;
+	}
+
+	/**
+	 * Returns the limits of each tier that has its own.
+	 * @return the limits by lower-case tier name
+	 */
+	public Map<String, List<Limit>> tiers() {
+		return this.tiers;
+	}
+
+	/**
+	 * Returns the limits for a tier: the tier's own if it has any, else {@link #limits()}.
+	 * @param tier the lower-case tier name
+	 * @return the limits
+	 */
+	public List<Limit> limitsFor(String tier) {
+		return this.tiers.getOrDefault(tier, this.limits);
+	}
+
+	@Override
+	public String toString() {
+		return "Policy[" + this.name + ", key=" + this.keyStrategy + (this.shadow ? ", shadow" : "") + ", limits="
+				+ this.limits + ", tiers=" + this.tiers + "]";
+	}
+
+}

@@ -1,0 +1,116 @@
+package dev.ratelimit.spring;
+
+import java.math.BigDecimal;
+import java.math.RoundingMode;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The permits a call takes: a fixed number or a SpEL expression evaluated for each call. Immutable.
+ */
+public final class RateLimitCost {
+
+	private static final RateLimitCost ONE = new RateLimitCost(1, null);
+
+	private final long fixed;
+
+	private final @Nullable RateLimitExpression expression;
+
+	private RateLimitCost(long fixed, @Nullable RateLimitExpression expression) {
+		this.fixed = fixed;
+		this.expression = expression;
+	}
+
+	/**
+	 * Returns the cost of one permit.
+	 * @return the cost
+	 */
+	public static RateLimitCost one() {
+		return ONE;
+	}
+
+	/**
+	 * Returns a fixed cost.
+	 * @param permits the permits, at least 0
+	 * @return the cost
+	 */
+	public static RateLimitCost of(long permits) {
+		if (permits < 0) {
+			throw new IllegalArgumentException("a cost must be at least 0 (was " + permits + ")");
+		}
+		return (permits == 1) ? ONE : new RateLimitCost(permits, null);
+	}
+
+	/**
+	 * Parses a configured cost: a whole number or {@code #{...}}.
+	 * @param text the cost
+	 * @return the cost
+	 * @throws IllegalArgumentException saying what is wrong
+	 */
+	public static RateLimitCost parse(String text) {
+		if (RateLimitExpression.isExpression(text)) {
+			return new RateLimitCost(-1, RateLimitExpression.parse(text));
+		}
+		try {
+			return of(Long.parseLong(text.trim()));
+		}
+		catch (NumberFormatException ex) {
+			throw new IllegalArgumentException(
+					"'" + text + "' is not a cost; write a whole number of permits such as 1, or SpEL such as #{...}");
+		}
+	}
+
+	/**
+	 * Returns whether the cost is a fixed number.
+	 * @return whether there is no expression
+	 */
+	public boolean isFixed() {
+		return this.expression == null;
+	}
+
+	/**
+	 * Returns the cost of a call.
+	 * @param context the call
+	 * @return the permits, at least 0
+	 * @throws IllegalStateException if an expression gives no number or a negative one
+	 */
+	public long evaluate(RateLimitContext context) {
+		RateLimitExpression expression = this.expression;
+		if (expression == null) {
+			return this.fixed;
+		}
+		Object value = expression.evaluate(context);
+		long cost = toPermits(value, expression);
+		if (cost < 0) {
+			throw new IllegalStateException(
+					"Rate-limit cost " + expression + " gave " + cost + "; a cost must be at least 0");
+		}
+		return cost;
+	}
+
+	private static long toPermits(@Nullable Object value, RateLimitExpression expression) {
+		if (value instanceof Long || value instanceof Integer || value instanceof Short || value instanceof Byte) {
+			return ((Number) value).longValue();
+		}
+		if (value instanceof Number number) {
+			// a fractional cost is rounded up: half a permit still takes a permit
+			return new BigDecimal(number.toString()).setScale(0, RoundingMode.CEILING).longValueExact();
+		}
+		if (value instanceof CharSequence text) {
+			try {
+				return Long.parseLong(text.toString().trim());
+			}
+			catch (NumberFormatException ex) {
+				// reported below
+			}
+		}
+		throw new IllegalStateException(
+				"Rate-limit cost " + expression + " gave " + value + ", which is not a whole number of permits");
+	}
+
+	@Override
+	public String toString() {
+		return (this.expression != null) ? this.expression.text() : Long.toString(this.fixed);
+	}
+
+}

@@ -1,0 +1,24 @@
+package dev.ratelimit.spring;
+
+/**
+ * Called once for every decision the {@link RateLimitService} makes, and for every failure of the backend, for
+ * example to record metrics. Implementations must be fast and thread-safe, and must not throw.
+ */
+@FunctionalInterface
+public interface RateLimitListener {
+
+	/**
+	 * Receives a decision.
+	 * @param event what was decided
+	 */
+	void onDecision(RateLimitEvent event);
+
+	/**
+	 * Receives a failure of the backend (such as a Redis timeout), which the failure mode then decided.
+	 * @param backend the backend name, such as {@code redis}
+	 * @param failure the failure
+	 */
+	default void onBackendFailure(String backend, Throwable failure) {
+	}
+
+}

@@ -1,0 +1,201 @@
+package dev.ratelimit.spring;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+
+import dev.ratelimit.core.Decision;
+import dev.ratelimit.core.KeyedLimit;
+import dev.ratelimit.core.Limit;
+import dev.ratelimit.core.LimitStatus;
+import dev.ratelimit.core.RateLimiter;
+import dev.ratelimit.spring.key.TierResolver;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The single decision path of the starter, shared by the servlet filter and the {@code @RateLimited} interceptor:
+ * resolves the caller's tier, each policy's limits for that tier and its key, and asks the {@link RateLimiter} for
+ * all enforced limits of the call at once. Thread-safe.
+ *
+ * <p>
+ * Shadow policies are decided in a second, separate call to the limiter, made only when the enforced limits allowed
+ * the call, so that they can never change the enforced decision: a call rejected by an enforced limit takes nothing
+ * from any limit, and a shadow limit that would reject never blocks the call.
+ */
+public final class RateLimitService {
+
+	private final RateLimiter limiter;
+
+	private final PolicyRegistry policies;
+
+	private final TierResolver tierResolver;
+
+	private final List<RateLimitListener> listeners;
+
+	private final String backend;
+
+	/**
+	 * Creates the service.
+	 * @param limiter the limiter that decides
+	 * @param policies the configured policies
+	 * @param tierResolver the resolver of a caller's tier
+	 * @param listeners the listeners told of every decision
+	 * @param backend the name of the backend, such as {@code memory} or {@code redis}, for listeners
+	 */
+	public RateLimitService(RateLimiter limiter, PolicyRegistry policies, TierResolver tierResolver,
+			List<RateLimitListener> listeners, String backend) {
+		this.limiter = Objects.requireNonNull(limiter, "limiter must not be null");
+		this.policies = Objects.requireNonNull(policies, "policies must not be null");
+		this.tierResolver = Objects.requireNonNull(tierResolver, "tierResolver must not be null");
+		this.listeners = List.copyOf(listeners);
+		this.backend = Objects.requireNonNull(backend, "backend must not be null");
+	}
+
+	/**
+	 * Decides a call against the named policies, each with its own key.
+	 * @param policyNames the policy names
+	 * @param cost the permits the call takes
+	 * @param context the call
+	 * @return the result
+	 * @throws IllegalArgumentException if a policy does not exist
+	 */
+	public RateLimitResult decide(List<String> policyNames, long cost, RateLimitContext context) {
+		return decideApplied(policyNames.stream().map((name) -> AppliedPolicy.of(this.policies.get(name))).toList(),
+				cost, context);
+	}
+
+	/**
+	 * Decides a call against the given policies: every enforced limit together, in one call to the limiter, so that
+	 * the call is charged once and a rejected call is charged nothing.
+	 * @param applied the policies, with key overrides; a policy applied twice with the same key counts once
+	 * @param cost the permits the call takes
+	 * @param context the call
+	 * @return the result
+	 */
+	public RateLimitResult decideApplied(List<AppliedPolicy> applied, long cost, RateLimitContext context) {
+		if (applied.isEmpty()) {
+			return RateLimitResult.unlimited();
+		}
+		String tier = resolveTier(context);
+		Set<KeyedLimit> enforced = new LinkedHashSet<>();
+		Set<KeyedLimit> shadow = new LinkedHashSet<>();
+		Map<String, Policy> used = new LinkedHashMap<>();
+		for (AppliedPolicy application : applied) {
+			Policy policy = application.policy();
+			used.put(policy.name(), policy);
+			List<Limit> limits = policy.limitsFor(tier);
+			if (limits.isEmpty()) {
+				continue;
+			}
+			String key = application.keyResolver().resolveKey(context);
+			if (key == null || key.isBlank()) {
+				throw new IllegalStateException("The key of rate-limit policy '" + policy.name() + "' is empty");
+			}
+			for (Limit limit : limits) {
+				(policy.isShadow() ? shadow : enforced).add(new KeyedLimit(policy.name(), key, limit));
+			}
+		}
+		long start = System.nanoTime();
+		Decision decision = enforced.isEmpty() ? Decision.unlimited()
+				: this.limiter.acquire(new ArrayList<>(enforced), cost);
+		Decision shadowDecision = (decision.isAllowed() && !shadow.isEmpty())
+				? this.limiter.acquire(new ArrayList<>(shadow), cost) : null;
+		Duration duration = Duration.ofNanos(System.nanoTime() - start);
+		RateLimitResult result = new RateLimitResult(decision, shadowDecision, tier, cost,
+				new ArrayList<>(used.keySet()));
+		if (!this.listeners.isEmpty()) {
+			RateLimitEvent event = new RateLimitEvent(outcomes(used, result), tier, this.backend, duration, result);
+			this.listeners.forEach((listener) -> listener.onDecision(event));
+		}
+		return result;
+	}
+
+	private static Map<String, RateLimitOutcome> outcomes(Map<String, Policy> used, RateLimitResult result) {
+		Map<String, RateLimitOutcome> outcomes = new LinkedHashMap<>();
+		Decision decision = result.decision();
+		RateLimitOutcome enforced = switch (decision.source()) {
+			case FAILED_OPEN -> RateLimitOutcome.FAILED_OPEN;
+			case FAILED_CLOSED -> RateLimitOutcome.FAILED_CLOSED;
+			default -> !decision.isAllowed() ? RateLimitOutcome.REJECTED
+					: decision.delay().isZero() ? RateLimitOutcome.ALLOWED : RateLimitOutcome.DELAYED;
+		};
+		for (Policy policy : used.values()) {
+			if (!policy.isShadow()) {
+				outcomes.put(policy.name(), enforced);
+			}
+			else if (result.shadowDecision() != null) {
+				outcomes.put(policy.name(), shadowRejected(policy.name(), result.shadowDecision())
+						? RateLimitOutcome.SHADOW_REJECTED : RateLimitOutcome.ALLOWED);
+			}
+		}
+		return Collections.unmodifiableMap(outcomes);
+	}
+
+	private static boolean shadowRejected(String policy, Decision shadowDecision) {
+		if (shadowDecision.source() == Decision.Source.FAILED_CLOSED) {
+			return true;
+		}
+		for (LimitStatus status : shadowDecision.rejectedBy()) {
+			if (status.target().policy().equals(policy)) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/**
+	 * Gives back the concurrency permits a result holds. Calling it twice does nothing.
+	 * @param result the result
+	 */
+	public void release(RateLimitResult result) {
+		if (!result.decision().leases().isEmpty()) {
+			this.limiter.release(result.decision());
+		}
+		Decision shadowDecision = result.shadowDecision();
+		if (shadowDecision != null && !shadowDecision.leases().isEmpty()) {
+			this.limiter.release(shadowDecision);
+		}
+	}
+
+	/**
+	 * Returns the tier of a call: the {@link TierResolver}'s answer, else the default tier.
+	 * @param context the call
+	 * @return the lower-case tier
+	 */
+	public String resolveTier(RateLimitContext context) {
+		@Nullable String tier = this.tierResolver.resolveTier(context);
+		return (tier == null || tier.isBlank()) ? this.policies.defaultTier() : PolicyRegistry.normalizeTier(tier);
+	}
+
+	/**
+	 * Returns the configured policies.
+	 * @return the policy registry
+	 */
+	public PolicyRegistry policies() {
+		return this.policies;
+	}
+
+	/**
+	 * Returns the limiter that decides.
+	 * @return the limiter
+	 */
+	public RateLimiter limiter() {
+		return this.limiter;
+	}
+
+	/**
+	 * Returns the name of the backend.
+	 * @return the backend name
+	 */
+	public String backend() {
+		return this.backend;
+	}
+
+}

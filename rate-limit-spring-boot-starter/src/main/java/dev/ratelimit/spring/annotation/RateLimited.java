@@ -1,0 +1,72 @@
+package dev.ratelimit.spring.annotation;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Repeatable;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Limits calls of a method, or of every public method of a class, by a named policy of {@code ratelimit.policies}.
+ * Repeatable: a method with several is limited by all of them, decided together. Usable as a meta-annotation.
+ *
+ * <pre class="code">
+ * &#64;RateLimited("geocode-burst")
+ * &#64;RateLimited(policy = "batch", cost = "#{#queries.size()}")
+ * &#64;RateLimited(policy = "per-user", key = "#{#userId}")
+ * </pre>
+ *
+ * When a limit rejects a call, the call throws {@code dev.ratelimit.core.RateLimitExceededException}, which a web
+ * application answers with 429 Too Many Requests. Expressions are parsed, and policy names checked, when the
+ * application starts.
+ */
+@Target({ ElementType.METHOD, ElementType.TYPE, ElementType.ANNOTATION_TYPE })
+@Retention(RetentionPolicy.RUNTIME)
+@Documented
+@Repeatable(RateLimited.List.class)
+public @interface RateLimited {
+
+	/**
+	 * The policy name; the same as {@link #policy()}.
+	 * @return the policy name
+	 */
+	String value() default "";
+
+	/**
+	 * The policy name; the same as {@link #value()}.
+	 * @return the policy name
+	 */
+	String policy() default "";
+
+	/**
+	 * The key that replaces the policy's key for this method: SpEL {@code #{...}} over the method arguments by name,
+	 * {@code #request}, {@code #principal} and {@code @beans}, or any key strategy such as {@code ip}. Empty: the
+	 * policy's key.
+	 * @return the key
+	 */
+	String key() default "";
+
+	/**
+	 * The permits a call takes: a whole number, or SpEL {@code #{...}} such as {@code #{#queries.size()}}.
+	 * @return the cost
+	 */
+	String cost() default "1";
+
+	/**
+	 * Holds repeated {@link RateLimited} annotations.
+	 */
+	@Target({ ElementType.METHOD, ElementType.TYPE, ElementType.ANNOTATION_TYPE })
+	@Retention(RetentionPolicy.RUNTIME)
+	@Documented
+	@interface List {
+
+		/**
+		 * The annotations.
+		 * @return the annotations
+		 */
+		RateLimited[] value();
+
+	}
+
+}

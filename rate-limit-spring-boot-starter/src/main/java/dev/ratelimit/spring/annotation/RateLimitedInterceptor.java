@@ -1,0 +1,104 @@
+package dev.ratelimit.spring.annotation;
+
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+import jakarta.servlet.http.HttpServletRequest;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.aop.support.AopUtils;
+import org.springframework.beans.factory.BeanFactory;
+
+import dev.ratelimit.core.RateLimitExceededException;
+import dev.ratelimit.spring.AppliedPolicy;
+import dev.ratelimit.spring.RateLimitContext;
+import dev.ratelimit.spring.RateLimitResult;
+import dev.ratelimit.spring.RateLimitService;
+import dev.ratelimit.spring.Sleeper;
+
+/**
+ * The aspect behind {@link RateLimited}: decides each call of an annotated method through the
+ * {@link RateLimitService} before the method runs, and throws {@link RateLimitExceededException} when a limit
+ * rejects it. For the handler method of a web request, the decision also covers the policies of the filters that
+ * matched the request, and its concurrency permits are held until the response completes; otherwise they are held
+ * until the method returns or throws.
+ */
+public final class RateLimitedInterceptor implements MethodInterceptor {
+
+	private final RateLimitService service;
+
+	private final RateLimitedMethods methods;
+
+	private final Sleeper sleeper;
+
+	private final @Nullable WebInvocationSupport web;
+
+	private final @Nullable BeanFactory beanFactory;
+
+	/**
+	 * Creates the interceptor.
+	 * @param service the decision path
+	 * @param methods the resolved annotations
+	 * @param sleeper what waits out shaping delays
+	 * @param web the connection to web requests, or {@code null} outside a web application
+	 * @param beanFactory the bean factory that {@code @beans} in expressions refer to
+	 */
+	public RateLimitedInterceptor(RateLimitService service, RateLimitedMethods methods, Sleeper sleeper,
+			@Nullable WebInvocationSupport web, @Nullable BeanFactory beanFactory) {
+		this.service = Objects.requireNonNull(service, "service must not be null");
+		this.methods = Objects.requireNonNull(methods, "methods must not be null");
+		this.sleeper = Objects.requireNonNull(sleeper, "sleeper must not be null");
+		this.web = web;
+		this.beanFactory = beanFactory;
+	}
+
+	@Override
+	public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
+		Object target = invocation.getThis();
+		Class<?> targetClass = (target != null) ? AopUtils.getTargetClass(target)
+				: invocation.getMethod().getDeclaringClass();
+		Method method = AopUtils.getMostSpecificMethod(invocation.getMethod(), targetClass);
+		MethodLimits limits = this.methods.find(method, targetClass);
+		if (limits == null) {
+			return invocation.proceed();
+		}
+		WebInvocationSupport web = this.web;
+		HttpServletRequest request = (web != null) ? web.currentRequest() : null;
+		boolean handler = web != null && request != null && web.isHandler(request, method);
+		RateLimitContext context = RateLimitContext.forInvocation(request, method, invocation.getArguments(),
+				limits.parameterNamesShared(), this.beanFactory);
+		List<AppliedPolicy> policies = limits.policies();
+		long cost = limits.cost(context);
+		if (handler) {
+			PendingLimits pending = web.takePending(request);
+			if (pending != null) {
+				policies = new ArrayList<>(pending.policies());
+				policies.addAll(limits.policies());
+				cost = Math.max(cost, pending.cost());
+			}
+		}
+		RateLimitResult result = this.service.decideApplied(policies, cost, context);
+		boolean releasedByWeb = web != null && request != null && web.onDecision(request, result, handler);
+		if (!result.isAllowed()) {
+			throw new RateLimitExceededException(result.decision());
+		}
+		try {
+			Duration delay = result.delay();
+			if (!delay.isZero()) {
+				this.sleeper.sleep(delay);
+			}
+			return invocation.proceed();
+		}
+		finally {
+			if (!releasedByWeb) {
+				this.service.release(result);
+			}
+		}
+	}
+
+}

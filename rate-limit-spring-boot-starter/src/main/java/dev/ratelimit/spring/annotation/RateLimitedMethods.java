@@ -1,0 +1,250 @@
+package dev.ratelimit.spring.annotation;
+
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.aop.support.AopUtils;
+import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.core.DefaultParameterNameDiscoverer;
+import org.springframework.core.MethodClassKey;
+import org.springframework.core.ParameterNameDiscoverer;
+import org.springframework.core.annotation.MergedAnnotation;
+import org.springframework.core.annotation.MergedAnnotations;
+import org.springframework.core.annotation.MergedAnnotations.SearchStrategy;
+import org.springframework.core.annotation.RepeatableContainers;
+import org.springframework.util.ClassUtils;
+import org.springframework.util.ReflectionUtils;
+
+import dev.ratelimit.spring.AppliedPolicy;
+import dev.ratelimit.spring.Policy;
+import dev.ratelimit.spring.PolicyRegistry;
+import dev.ratelimit.spring.RateLimitConfigurationException;
+import dev.ratelimit.spring.RateLimitConfigurationException.Problem;
+import dev.ratelimit.spring.RateLimitCost;
+import dev.ratelimit.spring.key.KeyResolver;
+import dev.ratelimit.spring.key.KeyResolverFactory;
+
+/**
+ * Finds and resolves the {@link RateLimited} annotations of methods, once per method and class. When the application
+ * has started, it checks every annotated method of every bean, so that an unknown policy or an expression that does
+ * not parse fails start-up rather than the first call.
+ */
+public final class RateLimitedMethods implements SmartInitializingSingleton {
+
+	private static final MethodLimits NONE = new MethodLimits(List.of(), List.of(), new String[0]);
+
+	private final PolicyRegistry policies;
+
+	private final KeyResolverFactory keyResolvers;
+
+	private final @Nullable ConfigurableListableBeanFactory beanFactory;
+
+	private final ParameterNameDiscoverer parameterNames = new DefaultParameterNameDiscoverer();
+
+	private final Map<MethodClassKey, MethodLimits> cache = new ConcurrentHashMap<>();
+
+	private volatile boolean anyAnnotated;
+
+	/**
+	 * Creates the registry.
+	 * @param policies the configured policies
+	 * @param keyResolvers the factory of the keys that annotations name
+	 * @param beanFactory the bean factory whose beans are checked at start-up, if any
+	 */
+	public RateLimitedMethods(PolicyRegistry policies, KeyResolverFactory keyResolvers,
+			@Nullable ConfigurableListableBeanFactory beanFactory) {
+		this.policies = Objects.requireNonNull(policies, "policies must not be null");
+		this.keyResolvers = Objects.requireNonNull(keyResolvers, "keyResolvers must not be null");
+		this.beanFactory = beanFactory;
+	}
+
+	/**
+	 * Returns whether a method of a class carries {@link RateLimited}, directly, on the method it overrides, through
+	 * a meta-annotation, or on its class for a public method.
+	 * @param method the method
+	 * @param targetClass the class of the object the method is called on
+	 * @return whether the method is rate-limited
+	 */
+	public static boolean isAnnotated(Method method, Class<?> targetClass) {
+		return !annotations(method, targetClass).isEmpty();
+	}
+
+	private static List<MergedAnnotation<RateLimited>> annotations(Method method, Class<?> targetClass) {
+		if (method.getDeclaringClass() == Object.class) {
+			return List.of();
+		}
+		Method specific = AopUtils.getMostSpecificMethod(method, targetClass);
+		List<MergedAnnotation<RateLimited>> found = new ArrayList<>();
+		MergedAnnotations.from(specific, SearchStrategy.TYPE_HIERARCHY, RepeatableContainers.standardRepeatables())
+			.stream(RateLimited.class)
+			.forEach(found::add);
+		if (Modifier.isPublic(specific.getModifiers())) {
+			MergedAnnotations
+				.from(ClassUtils.getUserClass(targetClass), SearchStrategy.TYPE_HIERARCHY,
+						RepeatableContainers.standardRepeatables())
+				.stream(RateLimited.class)
+				.forEach(found::add);
+		}
+		return found;
+	}
+
+	/**
+	 * Returns the resolved annotations of a method.
+	 * @param method the method
+	 * @param targetClass the class of the object the method is called on
+	 * @return the limits, or {@code null} if the method is not rate-limited
+	 * @throws RateLimitConfigurationException if an annotation is invalid
+	 */
+	public @Nullable MethodLimits find(Method method, Class<?> targetClass) {
+		MethodClassKey cacheKey = new MethodClassKey(method, targetClass);
+		MethodLimits limits = this.cache.get(cacheKey);
+		if (limits == null) {
+			List<Problem> problems = new ArrayList<>();
+			limits = resolve(method, targetClass, problems);
+			if (!problems.isEmpty()) {
+				throw new RateLimitConfigurationException(problems);
+			}
+			this.cache.put(cacheKey, limits);
+			this.anyAnnotated |= limits != NONE;
+		}
+		return (limits != NONE) ? limits : null;
+	}
+
+	/**
+	 * Returns whether any bean method was found annotated when the application started.
+	 * @return whether some bean has rate-limited methods
+	 */
+	public boolean hasAnnotatedMethods() {
+		return this.anyAnnotated;
+	}
+
+	private MethodLimits resolve(Method method, Class<?> targetClass, List<Problem> problems) {
+		List<MergedAnnotation<RateLimited>> annotations = annotations(method, targetClass);
+		if (annotations.isEmpty()) {
+			return NONE;
+		}
+		Method specific = AopUtils.getMostSpecificMethod(method, targetClass);
+		String element = "@RateLimited on " + ClassUtils.getQualifiedMethodName(specific, targetClass) + "("
+				+ parameterList(specific) + ")";
+		List<AppliedPolicy> applied = new ArrayList<>();
+		List<RateLimitCost> costs = new ArrayList<>();
+		int before = problems.size();
+		for (MergedAnnotation<RateLimited> annotation : annotations) {
+			Policy policy = policy(annotation, element, problems);
+			KeyResolver key = key(annotation.getString("key"), element, problems);
+			try {
+				costs.add(RateLimitCost.parse(annotation.getString("cost")));
+			}
+			catch (IllegalArgumentException ex) {
+				problems.add(new Problem(element, "cost " + ex.getMessage()));
+			}
+			if (policy != null) {
+				applied.add(new AppliedPolicy(policy, key));
+			}
+		}
+		if (problems.size() > before) {
+			return NONE;
+		}
+		String[] names = this.parameterNames.getParameterNames(specific);
+		return new MethodLimits(applied, costs, (names != null) ? names : new String[0]);
+	}
+
+	private @Nullable Policy policy(MergedAnnotation<RateLimited> annotation, String element, List<Problem> problems) {
+		String value = annotation.getString("value").trim();
+		String policy = annotation.getString("policy").trim();
+		if (!value.isEmpty() && !policy.isEmpty() && !value.equals(policy)) {
+			problems.add(new Problem(element,
+					"names two policies, '" + value + "' and '" + policy + "'; use value or policy, not both"));
+			return null;
+		}
+		String name = value.isEmpty() ? policy : value;
+		if (name.isEmpty()) {
+			problems.add(new Problem(element, "names no policy; write @RateLimited(\"POLICY\")"));
+			return null;
+		}
+		Policy found = this.policies.find(name);
+		if (found == null) {
+			problems.add(new Problem(element, "names policy '" + name + "', which is not defined under"
+					+ " ratelimit.policies; defined policies: " + this.policies.names()));
+		}
+		return found;
+	}
+
+	private @Nullable KeyResolver key(String key, String element, List<Problem> problems) {
+		if (key.isBlank()) {
+			return null;
+		}
+		try {
+			return this.keyResolvers.create(key);
+		}
+		catch (IllegalArgumentException ex) {
+			problems.add(new Problem(element, "key " + ex.getMessage()));
+			return null;
+		}
+	}
+
+	private static String parameterList(Method method) {
+		StringBuilder list = new StringBuilder();
+		for (Class<?> type : method.getParameterTypes()) {
+			if (list.length() > 0) {
+				list.append(", ");
+			}
+			list.append(type.getSimpleName());
+		}
+		return list.toString();
+	}
+
+	@Override
+	public void afterSingletonsInstantiated() {
+		ConfigurableListableBeanFactory factory = this.beanFactory;
+		if (factory == null) {
+			return;
+		}
+		List<Problem> problems = new ArrayList<>();
+		for (String name : factory.getBeanDefinitionNames()) {
+			if (factory.getBeanDefinition(name).getRole() == BeanDefinition.ROLE_INFRASTRUCTURE) {
+				continue;
+			}
+			Class<?> type = factory.getType(name, false);
+			if (type == null) {
+				continue;
+			}
+			Class<?> userClass = ClassUtils.getUserClass(type);
+			String typeName = userClass.getName();
+			if (typeName.startsWith("org.springframework.") || typeName.startsWith("java.")) {
+				continue;
+			}
+			try {
+				ReflectionUtils.doWithMethods(userClass, (method) -> {
+					MethodClassKey cacheKey = new MethodClassKey(method, userClass);
+					if (this.cache.containsKey(cacheKey)) {
+						this.anyAnnotated |= this.cache.get(cacheKey) != NONE;
+						return;
+					}
+					MethodLimits limits = resolve(method, userClass, problems);
+					if (limits != NONE) {
+						this.anyAnnotated = true;
+						this.cache.put(cacheKey, limits);
+					}
+				}, (method) -> !method.isSynthetic() && !method.isBridge()
+						&& method.getDeclaringClass() != Object.class);
+			}
+			catch (IllegalStateException | LinkageError ex) {
+				// methods that cannot be introspected (an optional dependency is missing) cannot be proxied either
+			}
+		}
+		if (!problems.isEmpty()) {
+			throw new RateLimitConfigurationException(problems.stream().distinct().toList());
+		}
+	}
+
+}

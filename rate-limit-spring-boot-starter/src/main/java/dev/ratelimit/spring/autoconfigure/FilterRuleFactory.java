@@ -1,0 +1,137 @@
+package dev.ratelimit.spring.autoconfigure;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+import org.springframework.web.util.pattern.PathPattern;
+import org.springframework.web.util.pattern.PathPatternParser;
+import org.springframework.web.util.pattern.PatternParseException;
+
+import dev.ratelimit.spring.AppliedPolicy;
+import dev.ratelimit.spring.Policy;
+import dev.ratelimit.spring.PolicyRegistry;
+import dev.ratelimit.spring.RateLimitConfigurationException.Problem;
+import dev.ratelimit.spring.RateLimitCost;
+import dev.ratelimit.spring.web.FilterRule;
+
+/**
+ * Reads {@code ratelimit.filters} into {@link FilterRule filter rules}, compiling each path pattern once and
+ * reporting each mistake with the path of its property.
+ */
+final class FilterRuleFactory {
+
+	private static final Set<String> HTTP_METHODS = Set.of("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS",
+			"TRACE");
+
+	private FilterRuleFactory() {
+	}
+
+	static List<FilterRule> rules(RateLimitProperties properties, PolicyRegistry registry) {
+		List<Problem> problems = new ArrayList<>();
+		List<FilterRule> rules = new ArrayList<>();
+		List<RateLimitProperties.Filter> filters = properties.getFilters();
+		List<Set<String>> methodsByFilter = new ArrayList<>();
+		List<List<String>> patternsByFilter = new ArrayList<>();
+		for (int i = 0; i < filters.size(); i++) {
+			RateLimitProperties.Filter filter = filters.get(i);
+			String path = "ratelimit.filters[" + i + "]";
+			int before = problems.size();
+			List<PathPattern> patterns = patterns(filter, path, problems);
+			Set<String> methods = methods(filter, path, problems);
+			List<AppliedPolicy> policies = policies(filter, path, registry, problems);
+			RateLimitCost cost = RateLimitCost.one();
+			try {
+				cost = RateLimitCost.parse(filter.getCost());
+			}
+			catch (IllegalArgumentException ex) {
+				problems.add(new Problem(path + ".cost", ex.getMessage()));
+			}
+			List<String> patternTexts = patterns.stream().map(PathPattern::getPatternString).toList();
+			checkDuplicates(i, patternTexts, methods, patternsByFilter, methodsByFilter, problems);
+			patternsByFilter.add(patternTexts);
+			methodsByFilter.add(methods);
+			if (problems.size() == before) {
+				rules.add(new FilterRule(patterns, methods, policies, cost));
+			}
+		}
+		PolicyRegistryFactory.throwIfAny(problems);
+		return rules;
+	}
+
+	private static List<PathPattern> patterns(RateLimitProperties.Filter filter, String path,
+			List<Problem> problems) {
+		if (filter.getPatterns().isEmpty()) {
+			problems.add(new Problem(path + ".patterns", "is empty; list the paths to limit, such as /api/**"));
+		}
+		List<PathPattern> patterns = new ArrayList<>();
+		for (int i = 0; i < filter.getPatterns().size(); i++) {
+			String pattern = filter.getPatterns().get(i);
+			try {
+				patterns.add(PathPatternParser.defaultInstance.parse(pattern));
+			}
+			catch (PatternParseException ex) {
+				problems.add(new Problem(path + ".patterns[" + i + "]",
+						"'" + pattern + "' is not a valid path pattern: " + ex.getMessage()));
+			}
+		}
+		return patterns;
+	}
+
+	private static Set<String> methods(RateLimitProperties.Filter filter, String path, List<Problem> problems) {
+		Set<String> methods = new LinkedHashSet<>();
+		for (int i = 0; i < filter.getMethods().size(); i++) {
+			String method = filter.getMethods().get(i).trim().toUpperCase(Locale.ROOT);
+			if (!HTTP_METHODS.contains(method)) {
+				problems.add(new Problem(path + ".methods[" + i + "]", "'" + filter.getMethods().get(i)
+						+ "' is not an HTTP method; use GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS or TRACE"));
+			}
+			methods.add(method);
+		}
+		return methods;
+	}
+
+	private static List<AppliedPolicy> policies(RateLimitProperties.Filter filter, String path,
+			PolicyRegistry registry, List<Problem> problems) {
+		if (filter.getPolicies().isEmpty()) {
+			problems.add(new Problem(path + ".policies", "is empty; name the policies that apply"));
+		}
+		List<AppliedPolicy> policies = new ArrayList<>();
+		for (int i = 0; i < filter.getPolicies().size(); i++) {
+			String name = filter.getPolicies().get(i).trim();
+			Policy policy = registry.find(name);
+			if (policy == null) {
+				problems.add(new Problem(path + ".policies[" + i + "]", "names policy '" + name
+						+ "', which is not defined under ratelimit.policies; defined policies: " + registry.names()));
+			}
+			else {
+				policies.add(AppliedPolicy.of(policy));
+			}
+		}
+		return policies;
+	}
+
+	private static void checkDuplicates(int index, List<String> patterns, Set<String> methods,
+			List<List<String>> earlierPatterns, List<Set<String>> earlierMethods, List<Problem> problems) {
+		for (int earlier = 0; earlier < earlierPatterns.size(); earlier++) {
+			Set<String> otherMethods = earlierMethods.get(earlier);
+			boolean overlap = methods.isEmpty() || otherMethods.isEmpty()
+					|| !Collections.disjoint(methods, otherMethods);
+			if (!overlap) {
+				continue;
+			}
+			for (int i = 0; i < patterns.size(); i++) {
+				if (earlierPatterns.get(earlier).contains(patterns.get(i))) {
+					problems.add(new Problem("ratelimit.filters[" + index + "].patterns[" + i + "]",
+							"'" + patterns.get(i) + "' is also a pattern of ratelimit.filters[" + earlier
+									+ "] for the same methods, with its own policies and cost; merge the two filters"
+									+ " or give them disjoint 'methods'"));
+				}
+			}
+		}
+	}
+
+}

@@ -1,0 +1,237 @@
+package dev.ratelimit.spring.autoconfigure;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import org.jspecify.annotations.Nullable;
+
+import dev.ratelimit.core.Algorithm;
+import dev.ratelimit.core.LeakMode;
+import dev.ratelimit.core.Limit;
+import dev.ratelimit.core.Rate;
+import dev.ratelimit.spring.Policy;
+import dev.ratelimit.spring.PolicyRegistry;
+import dev.ratelimit.spring.RateLimitConfigurationException;
+import dev.ratelimit.spring.RateLimitConfigurationException.Problem;
+import dev.ratelimit.spring.key.IpAddressRange;
+import dev.ratelimit.spring.key.KeyResolver;
+import dev.ratelimit.spring.key.KeyResolverFactory;
+
+/**
+ * Reads {@link RateLimitProperties} into runtime objects, checking every value and reporting each mistake with the
+ * path of its property.
+ */
+final class PolicyRegistryFactory {
+
+	private static final Pattern QUOTED_NAME = Pattern.compile("'([a-z-]+)'");
+
+	private static final Set<String> LIMIT_PROPERTIES = Set.of("algorithm", "rate", "capacity", "initial", "mode",
+			"max-wait", "max", "lease-time");
+
+	private PolicyRegistryFactory() {
+	}
+
+	static List<IpAddressRange> trustedProxies(RateLimitProperties properties) {
+		List<Problem> problems = new ArrayList<>();
+		List<IpAddressRange> ranges = new ArrayList<>();
+		List<String> proxies = properties.getClient().getTrustedProxies();
+		for (int i = 0; i < proxies.size(); i++) {
+			try {
+				ranges.add(IpAddressRange.parse(proxies.get(i)));
+			}
+			catch (IllegalArgumentException ex) {
+				problems.add(new Problem("ratelimit.client.trusted-proxies[" + i + "]", ex.getMessage()));
+			}
+		}
+		throwIfAny(problems);
+		return ranges;
+	}
+
+	static PolicyRegistry policies(RateLimitProperties properties, KeyResolverFactory keyResolvers) {
+		List<Problem> problems = new ArrayList<>();
+		checkGeneral(properties, problems);
+		List<Policy> policies = new ArrayList<>();
+		properties.getPolicies().forEach((name, spec) -> {
+			Policy policy = policy(name, spec, keyResolvers, problems);
+			if (policy != null) {
+				policies.add(policy);
+			}
+		});
+		String defaultTier = properties.getDefaultTier();
+		PolicyRegistry registry = new PolicyRegistry(policies,
+				(defaultTier != null && !defaultTier.isBlank()) ? defaultTier : RateLimitProperties.DEFAULT_TIER);
+		if (defaultTier != null) {
+			checkDefaultTier(defaultTier, registry, problems);
+		}
+		throwIfAny(problems);
+		return registry;
+	}
+
+	private static void checkGeneral(RateLimitProperties properties, List<Problem> problems) {
+		if (properties.getMemory().getMaxKeys() < 1) {
+			problems.add(new Problem("ratelimit.memory.max-keys",
+					"must be at least 1 (was " + properties.getMemory().getMaxKeys() + ")"));
+		}
+		Duration timeout = properties.getRedis().getTimeout();
+		if (timeout == null || timeout.isNegative() || timeout.isZero()) {
+			problems.add(new Problem("ratelimit.redis.timeout", "must be positive, such as 100ms (was " + timeout + ")"));
+		}
+		if (properties.getRedis().getLease() < 0) {
+			problems.add(new Problem("ratelimit.redis.lease",
+					"must be 0 (no leasing) or more (was " + properties.getRedis().getLease() + ")"));
+		}
+		String prefix = properties.getRedis().getKeyPrefix();
+		if (prefix == null || prefix.isBlank()) {
+			problems.add(new Problem("ratelimit.redis.key-prefix", "must not be empty"));
+		}
+		String header = properties.getClient().getApiKeyHeader();
+		if (header == null || header.isBlank()) {
+			problems.add(new Problem("ratelimit.client.api-key-header", "must name a header, such as X-API-Key"));
+		}
+	}
+
+	private static void checkDefaultTier(String defaultTier, PolicyRegistry registry, List<Problem> problems) {
+		Set<String> known = registry.tiers();
+		String tier = PolicyRegistry.normalizeTier(defaultTier);
+		if (known.isEmpty()) {
+			problems.add(new Problem("ratelimit.default-tier", "is '" + defaultTier + "', but no policy defines"
+					+ " tiers; define it under ratelimit.policies.NAME.tiers." + tier + " or remove default-tier"));
+		}
+		else if (!known.contains(tier)) {
+			problems.add(new Problem("ratelimit.default-tier", "is '" + defaultTier
+					+ "', which no policy defines under 'tiers'; known tiers: " + String.join(", ", known)));
+		}
+	}
+
+	private static @Nullable Policy policy(String name, RateLimitProperties.Policy spec,
+			KeyResolverFactory keyResolvers, List<Problem> problems) {
+		String path = "ratelimit.policies." + name;
+		int before = problems.size();
+		KeyResolver keyResolver = null;
+		try {
+			keyResolver = keyResolvers.create(spec.getKey());
+		}
+		catch (IllegalArgumentException ex) {
+			problems.add(new Problem(path + ".key", ex.getMessage()));
+		}
+		List<Limit> limits = limits(spec.getLimits(), path + ".limits", problems);
+		Map<String, List<Limit>> tiers = new LinkedHashMap<>();
+		spec.getTiers().forEach((tier, tierLimits) -> {
+			String tierPath = path + ".tiers." + tier;
+			String normalized = PolicyRegistry.normalizeTier(tier);
+			if (tiers.containsKey(normalized)) {
+				problems.add(new Problem(tierPath, "repeats tier '" + normalized + "' (tiers are case-insensitive)"));
+			}
+			tiers.put(normalized, limits((tierLimits != null) ? tierLimits : List.of(), tierPath, problems));
+		});
+		if (spec.getLimits().isEmpty() && spec.getTiers().isEmpty()) {
+			problems.add(new Problem(path, "defines no limits; add 'limits' (for every tier) or 'tiers'"));
+		}
+		if (problems.size() > before || keyResolver == null) {
+			return null;
+		}
+		return new Policy(name, spec.getKey().trim(), keyResolver, spec.isShadow(), limits, tiers);
+	}
+
+	private static List<Limit> limits(List<RateLimitProperties.LimitSpec> specs, String path, List<Problem> problems) {
+		List<Limit> limits = new ArrayList<>(specs.size());
+		for (int i = 0; i < specs.size(); i++) {
+			Limit limit = limit(specs.get(i), path + "[" + i + "]", problems);
+			if (limit != null) {
+				limits.add(limit);
+			}
+		}
+		return limits;
+	}
+
+	private static @Nullable Limit limit(RateLimitProperties.LimitSpec spec, String path, List<Problem> problems) {
+		Algorithm algorithm;
+		try {
+			algorithm = Algorithm.fromConfigName(spec.getAlgorithm());
+		}
+		catch (IllegalArgumentException ex) {
+			problems.add(new Problem(path + ".algorithm", ex.getMessage()));
+			return null;
+		}
+		Limit.Builder builder = Limit.builder(algorithm);
+		if (spec.getRate() != null) {
+			try {
+				builder.rate(Rate.parse(spec.getRate()));
+			}
+			catch (IllegalArgumentException ex) {
+				problems.add(new Problem(path + ".rate", ex.getMessage()));
+				return null;
+			}
+		}
+		if (algorithm == Algorithm.CONCURRENCY) {
+			if (spec.getCapacity() != null) {
+				problems.add(new Problem(path + ".capacity",
+						"does not apply to a concurrency limit; set 'max', the requests in flight per key"));
+				return null;
+			}
+			if (spec.getMax() != null) {
+				builder.max(spec.getMax());
+			}
+		}
+		else {
+			if (spec.getMax() != null) {
+				problems.add(new Problem(path + ".max", "applies to concurrency limits only, not to a "
+						+ algorithm.configName() + " limit; use 'rate' and 'capacity'"));
+				return null;
+			}
+			if (spec.getCapacity() != null) {
+				builder.capacity(spec.getCapacity());
+			}
+		}
+		if (spec.getInitial() != null) {
+			builder.initial(spec.getInitial());
+		}
+		if (spec.getMode() != null) {
+			try {
+				builder.mode(LeakMode.fromConfigName(spec.getMode()));
+			}
+			catch (IllegalArgumentException ex) {
+				problems.add(new Problem(path + ".mode", ex.getMessage()));
+				return null;
+			}
+		}
+		if (spec.getMaxWait() != null) {
+			builder.maxWait(spec.getMaxWait());
+		}
+		if (spec.getLeaseTime() != null) {
+			builder.leaseTime(spec.getLeaseTime());
+		}
+		try {
+			return builder.build();
+		}
+		catch (IllegalArgumentException ex) {
+			problems.add(new Problem(path + propertyNamed(ex.getMessage()), ex.getMessage()));
+			return null;
+		}
+	}
+
+	private static String propertyNamed(@Nullable String message) {
+		if (message != null) {
+			Matcher matcher = QUOTED_NAME.matcher(message);
+			while (matcher.find()) {
+				if (LIMIT_PROPERTIES.contains(matcher.group(1))) {
+					return "." + matcher.group(1);
+				}
+			}
+		}
+		return "";
+	}
+
+	static void throwIfAny(List<Problem> problems) {
+		if (!problems.isEmpty()) {
+			throw new RateLimitConfigurationException(problems);
+		}
+	}
+
+}

@@ -1,0 +1,123 @@
+package dev.ratelimit.spring.autoconfigure;
+
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import dev.ratelimit.core.RateLimiter;
+import dev.ratelimit.core.TimeSource;
+import dev.ratelimit.core.memory.InMemoryRateLimiter;
+import dev.ratelimit.spring.PolicyRegistry;
+import dev.ratelimit.spring.RateLimitConfigurationException;
+import dev.ratelimit.spring.RateLimitListener;
+import dev.ratelimit.spring.RateLimitService;
+import dev.ratelimit.spring.Sleeper;
+import dev.ratelimit.spring.key.AuthorityTierResolver;
+import dev.ratelimit.spring.key.ClientAddressResolver;
+import dev.ratelimit.spring.key.KeyResolverFactory;
+import dev.ratelimit.spring.key.RequestAttributeTierResolver;
+import dev.ratelimit.spring.key.TierResolver;
+
+/**
+ * Auto-configuration of the rate limiter: the policies, key and tier resolution, the in-memory backend and the
+ * {@link RateLimitService} that filter and annotation share.
+ */
+@AutoConfiguration
+@ConditionalOnBooleanProperty(name = "ratelimit.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(RateLimitProperties.class)
+public final class RateLimitAutoConfiguration {
+
+	private static final String SECURITY_CONTEXT = "org.springframework.security.core.context.SecurityContextHolder";
+
+	@Bean
+	@ConditionalOnMissingBean
+	TimeSource rateLimitTimeSource() {
+		return TimeSource.system();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	Sleeper rateLimitSleeper() {
+		return Sleeper.threadSleep();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	ClientAddressResolver rateLimitClientAddressResolver(RateLimitProperties properties) {
+		return new ClientAddressResolver(PolicyRegistryFactory.trustedProxies(properties));
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	KeyResolverFactory rateLimitKeyResolverFactory(RateLimitProperties properties,
+			ClientAddressResolver addressResolver, BeanFactory beanFactory) {
+		return new KeyResolverFactory(addressResolver, properties.getClient().getApiKeyHeader(), beanFactory);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	PolicyRegistry rateLimitPolicies(RateLimitProperties properties, KeyResolverFactory keyResolvers) {
+		return PolicyRegistryFactory.policies(properties, keyResolvers);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean(RateLimiter.class)
+	@ConditionalOnProperty(name = "ratelimit.backend", havingValue = "memory", matchIfMissing = true)
+	InMemoryRateLimiter rateLimiter(RateLimitProperties properties, TimeSource timeSource) {
+		return InMemoryRateLimiter.builder()
+			.maxKeys(properties.getMemory().getMaxKeys())
+			.timeSource(timeSource)
+			.build();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean(RateLimiter.class)
+	@ConditionalOnProperty(name = "ratelimit.backend", havingValue = "redis")
+	RateLimiter rateLimiterWithoutRedis() {
+		throw new RateLimitConfigurationException("ratelimit.backend",
+				"is 'redis', but there is no RedisConnectionFactory bean to build the Redis rate limiter with;"
+						+ " add spring-boot-starter-data-redis and configure spring.data.redis.*, or use"
+						+ " ratelimit.backend=memory");
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	RateLimitService rateLimitService(RateLimiter rateLimiter, PolicyRegistry policies, TierResolver tierResolver,
+			ObjectProvider<RateLimitListener> listeners, RateLimitProperties properties) {
+		return new RateLimitService(rateLimiter, policies, tierResolver, listeners.orderedStream().toList(),
+				properties.getBackend().name().toLowerCase(java.util.Locale.ROOT));
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(name = SECURITY_CONTEXT)
+	static class SecurityTierConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		TierResolver rateLimitTierResolver() {
+			return new AuthorityTierResolver();
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnMissingClass(SECURITY_CONTEXT)
+	static class RequestAttributeTierConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		TierResolver rateLimitTierResolver() {
+			return new RequestAttributeTierResolver();
+		}
+
+	}
+
+}

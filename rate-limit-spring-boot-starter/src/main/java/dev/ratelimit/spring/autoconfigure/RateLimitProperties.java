@@ -1,0 +1,506 @@
+package dev.ratelimit.spring.autoconfigure;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+import dev.ratelimit.core.FailureMode;
+
+/**
+ * Configuration of rate limiting, bound from {@code ratelimit.*}.
+ */
+@ConfigurationProperties("ratelimit")
+public class RateLimitProperties {
+
+	/** The default of {@code ratelimit.default-tier}. */
+	public static final String DEFAULT_TIER = "free";
+
+	/**
+	 * Whether rate limiting is enabled. When false, the starter creates no beans at all.
+	 */
+	private boolean enabled = true;
+
+	/**
+	 * Where the state of every limit is kept: in this JVM ('memory') or in Redis, shared by every instance ('redis').
+	 */
+	private Backend backend = Backend.MEMORY;
+
+	/**
+	 * What to do with a call when the backend fails or is slower than 'ratelimit.redis.timeout': 'allow' it,
+	 * 'deny' it (503 with Retry-After), or decide it with in-memory limits local to this instance ('local').
+	 */
+	private FailureMode onBackendFailure = FailureMode.ALLOW;
+
+	/**
+	 * Tier of a caller for whom no tier resolves (no TIER_<NAME> authority and no tier request attribute). When set,
+	 * it must be a tier that some policy defines under 'tiers'. Defaults to 'free'.
+	 */
+	private @Nullable String defaultTier;
+
+	private final Redis redis = new Redis();
+
+	private final Memory memory = new Memory();
+
+	private final Headers headers = new Headers();
+
+	private final Client client = new Client();
+
+	/**
+	 * Named policies: how a caller is keyed and the limits for each tier.
+	 */
+	private Map<String, Policy> policies = new LinkedHashMap<>();
+
+	/**
+	 * Request filters: which policies apply to which request paths and methods, and what a request costs.
+	 */
+	private List<Filter> filters = new ArrayList<>();
+
+	public boolean isEnabled() {
+		return this.enabled;
+	}
+
+	public void setEnabled(boolean enabled) {
+		this.enabled = enabled;
+	}
+
+	public Backend getBackend() {
+		return this.backend;
+	}
+
+	public void setBackend(Backend backend) {
+		this.backend = backend;
+	}
+
+	public FailureMode getOnBackendFailure() {
+		return this.onBackendFailure;
+	}
+
+	public void setOnBackendFailure(FailureMode onBackendFailure) {
+		this.onBackendFailure = onBackendFailure;
+	}
+
+	public @Nullable String getDefaultTier() {
+		return this.defaultTier;
+	}
+
+	public void setDefaultTier(@Nullable String defaultTier) {
+		this.defaultTier = defaultTier;
+	}
+
+	public Redis getRedis() {
+		return this.redis;
+	}
+
+	public Memory getMemory() {
+		return this.memory;
+	}
+
+	public Headers getHeaders() {
+		return this.headers;
+	}
+
+	public Client getClient() {
+		return this.client;
+	}
+
+	public Map<String, Policy> getPolicies() {
+		return this.policies;
+	}
+
+	public void setPolicies(Map<String, Policy> policies) {
+		this.policies = policies;
+	}
+
+	public List<Filter> getFilters() {
+		return this.filters;
+	}
+
+	public void setFilters(List<Filter> filters) {
+		this.filters = filters;
+	}
+
+	/**
+	 * Where limit state is kept.
+	 */
+	public enum Backend {
+
+		/** In this JVM: each instance limits on its own. */
+		MEMORY,
+
+		/** In Redis: every instance shares the same limits. */
+		REDIS
+
+	}
+
+	/**
+	 * Redis backend settings.
+	 */
+	public static class Redis {
+
+		/**
+		 * Prefix of every key the rate limiter writes to Redis.
+		 */
+		private String keyPrefix = "rl";
+
+		/**
+		 * Longest time a decision may take in Redis; a slower one counts as a backend failure.
+		 */
+		private Duration timeout = Duration.ofMillis(100);
+
+		/**
+		 * Permits leased from Redis per call and spent locally (two-tier mode); 0 asks Redis for every call.
+		 */
+		private long lease;
+
+		public String getKeyPrefix() {
+			return this.keyPrefix;
+		}
+
+		public void setKeyPrefix(String keyPrefix) {
+			this.keyPrefix = keyPrefix;
+		}
+
+		public Duration getTimeout() {
+			return this.timeout;
+		}
+
+		public void setTimeout(Duration timeout) {
+			this.timeout = timeout;
+		}
+
+		public long getLease() {
+			return this.lease;
+		}
+
+		public void setLease(long lease) {
+			this.lease = lease;
+		}
+
+	}
+
+	/**
+	 * In-memory backend settings.
+	 */
+	public static class Memory {
+
+		/**
+		 * Most keyed limits held in memory; beyond it, the least used are evicted first.
+		 */
+		private long maxKeys = 1_000_000;
+
+		public long getMaxKeys() {
+			return this.maxKeys;
+		}
+
+		public void setMaxKeys(long maxKeys) {
+			this.maxKeys = maxKeys;
+		}
+
+	}
+
+	/**
+	 * Response header settings.
+	 */
+	public static class Headers {
+
+		/**
+		 * Whether limited responses carry the IETF RateLimit-Policy and RateLimit headers.
+		 */
+		private boolean enabled = true;
+
+		/**
+		 * Whether limited responses also carry X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset.
+		 */
+		private boolean legacy = true;
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public boolean isLegacy() {
+			return this.legacy;
+		}
+
+		public void setLegacy(boolean legacy) {
+			this.legacy = legacy;
+		}
+
+	}
+
+	/**
+	 * How callers are identified.
+	 */
+	public static class Client {
+
+		/**
+		 * Header that carries a caller's API key, read by the 'api-key' key strategy.
+		 */
+		private String apiKeyHeader = "X-API-Key";
+
+		/**
+		 * Addresses or CIDR blocks of proxies allowed to set X-Forwarded-For and Forwarded; those headers are
+		 * ignored when sent by anyone else.
+		 */
+		private List<String> trustedProxies = new ArrayList<>();
+
+		public String getApiKeyHeader() {
+			return this.apiKeyHeader;
+		}
+
+		public void setApiKeyHeader(String apiKeyHeader) {
+			this.apiKeyHeader = apiKeyHeader;
+		}
+
+		public List<String> getTrustedProxies() {
+			return this.trustedProxies;
+		}
+
+		public void setTrustedProxies(List<String> trustedProxies) {
+			this.trustedProxies = trustedProxies;
+		}
+
+	}
+
+	/**
+	 * A named policy.
+	 */
+	public static class Policy {
+
+		/**
+		 * How a caller is keyed: principal, api-key, ip, global, header:NAME, bean:NAME (a KeyResolver bean) or SpEL
+		 * "#{...}".
+		 */
+		private String key = "principal";
+
+		/**
+		 * Whether the policy only observes: it is decided, recorded and reported in headers, but never rejects.
+		 */
+		private boolean shadow;
+
+		/**
+		 * Limits for every tier that has no limits of its own.
+		 */
+		private List<LimitSpec> limits = new ArrayList<>();
+
+		/**
+		 * Limits per tier; they replace 'limits' for that tier. An empty list leaves the tier unlimited.
+		 */
+		private Map<String, List<LimitSpec>> tiers = new LinkedHashMap<>();
+
+		public String getKey() {
+			return this.key;
+		}
+
+		public void setKey(String key) {
+			this.key = key;
+		}
+
+		public boolean isShadow() {
+			return this.shadow;
+		}
+
+		public void setShadow(boolean shadow) {
+			this.shadow = shadow;
+		}
+
+		public List<LimitSpec> getLimits() {
+			return this.limits;
+		}
+
+		public void setLimits(List<LimitSpec> limits) {
+			this.limits = limits;
+		}
+
+		public Map<String, List<LimitSpec>> getTiers() {
+			return this.tiers;
+		}
+
+		public void setTiers(Map<String, List<LimitSpec>> tiers) {
+			this.tiers = tiers;
+		}
+
+	}
+
+	/**
+	 * One limit of a policy.
+	 */
+	public static class LimitSpec {
+
+		/**
+		 * Algorithm: token-bucket, leaky-bucket, fixed-window, sliding-window-log, sliding-window-counter or
+		 * concurrency.
+		 */
+		private String algorithm = "token-bucket";
+
+		/**
+		 * Permits per period, N/PERIOD, such as 5/1s, 60/1m or 1/10s. For window algorithms, N per window of that
+		 * length. Not used by concurrency limits.
+		 */
+		private @Nullable String rate;
+
+		/**
+		 * Token bucket: burst size; leaky bucket: queue depth. Defaults to N of the rate.
+		 */
+		private @Nullable Long capacity;
+
+		/**
+		 * Token bucket: tokens at the first sight of a key. Defaults to the capacity.
+		 */
+		private @Nullable Long initial;
+
+		/**
+		 * Leaky bucket: 'police' rejects when full; 'shape' delays a request until its turn.
+		 */
+		private @Nullable String mode;
+
+		/**
+		 * Leaky bucket in mode 'shape': the longest delay; a request that would wait longer is rejected.
+		 */
+		private @Nullable Duration maxWait;
+
+		/**
+		 * Concurrency: requests in flight per key.
+		 */
+		private @Nullable Long max;
+
+		/**
+		 * Concurrency: how long a permit lives if it is never released (a crashed instance). Defaults to 1m.
+		 */
+		private @Nullable Duration leaseTime;
+
+		public String getAlgorithm() {
+			return this.algorithm;
+		}
+
+		public void setAlgorithm(String algorithm) {
+			this.algorithm = algorithm;
+		}
+
+		public @Nullable String getRate() {
+			return this.rate;
+		}
+
+		public void setRate(@Nullable String rate) {
+			this.rate = rate;
+		}
+
+		public @Nullable Long getCapacity() {
+			return this.capacity;
+		}
+
+		public void setCapacity(@Nullable Long capacity) {
+			this.capacity = capacity;
+		}
+
+		public @Nullable Long getInitial() {
+			return this.initial;
+		}
+
+		public void setInitial(@Nullable Long initial) {
+			this.initial = initial;
+		}
+
+		public @Nullable String getMode() {
+			return this.mode;
+		}
+
+		public void setMode(@Nullable String mode) {
+			this.mode = mode;
+		}
+
+		public @Nullable Duration getMaxWait() {
+			return this.maxWait;
+		}
+
+		public void setMaxWait(@Nullable Duration maxWait) {
+			this.maxWait = maxWait;
+		}
+
+		public @Nullable Long getMax() {
+			return this.max;
+		}
+
+		public void setMax(@Nullable Long max) {
+			this.max = max;
+		}
+
+		public @Nullable Duration getLeaseTime() {
+			return this.leaseTime;
+		}
+
+		public void setLeaseTime(@Nullable Duration leaseTime) {
+			this.leaseTime = leaseTime;
+		}
+
+	}
+
+	/**
+	 * A request filter.
+	 */
+	public static class Filter {
+
+		/**
+		 * Request paths the filter applies to, in Spring PathPattern syntax, such as /api/**.
+		 */
+		private List<String> patterns = new ArrayList<>();
+
+		/**
+		 * HTTP methods the filter applies to; empty for all.
+		 */
+		private List<String> methods = new ArrayList<>();
+
+		/**
+		 * Names of the policies that apply to matching requests.
+		 */
+		private List<String> policies = new ArrayList<>();
+
+		/**
+		 * Permits a matching request takes: a whole number, or SpEL "#{...}" with #request.
+		 */
+		private String cost = "1";
+
+		public List<String> getPatterns() {
+			return this.patterns;
+		}
+
+		public void setPatterns(List<String> patterns) {
+			this.patterns = patterns;
+		}
+
+		public List<String> getMethods() {
+			return this.methods;
+		}
+
+		public void setMethods(List<String> methods) {
+			this.methods = methods;
+		}
+
+		public List<String> getPolicies() {
+			return this.policies;
+		}
+
+		public void setPolicies(List<String> policies) {
+			this.policies = policies;
+		}
+
+		public String getCost() {
+			return this.cost;
+		}
+
+		public void setCost(String cost) {
+			this.cost = cost;
+		}
+
+	}
+
+}

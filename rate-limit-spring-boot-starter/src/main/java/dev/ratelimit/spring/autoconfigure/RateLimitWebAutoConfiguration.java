@@ -1,0 +1,108 @@
+package dev.ratelimit.spring.autoconfigure;
+
+import java.util.List;
+import java.util.Optional;
+import java.util.function.Supplier;
+
+import jakarta.servlet.DispatcherType;
+
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingFilterBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.core.env.Environment;
+import org.springframework.util.function.SingletonSupplier;
+import org.springframework.web.servlet.DispatcherServlet;
+import org.springframework.web.servlet.HandlerExceptionResolver;
+import org.springframework.web.servlet.handler.HandlerMappingIntrospector;
+
+import dev.ratelimit.spring.PolicyRegistry;
+import dev.ratelimit.spring.RateLimitService;
+import dev.ratelimit.spring.Sleeper;
+import dev.ratelimit.spring.annotation.RateLimitedMethods;
+import dev.ratelimit.spring.annotation.WebInvocationSupport;
+import dev.ratelimit.spring.web.AnnotatedHandlerLookup;
+import dev.ratelimit.spring.web.FilterRule;
+import dev.ratelimit.spring.web.RateLimitExceptionHandler;
+import dev.ratelimit.spring.web.RateLimitFilter;
+import dev.ratelimit.spring.web.RateLimitHeaders;
+import dev.ratelimit.spring.web.ServletInvocationSupport;
+
+/**
+ * Auto-configuration of rate limiting in a servlet web application: the filter for {@code ratelimit.filters},
+ * ordered right after Spring Security's filter chain, the rate-limit headers and the 429 and 503 problem responses.
+ */
+@AutoConfiguration(after = RateLimitAutoConfiguration.class)
+@ConditionalOnBooleanProperty(name = "ratelimit.enabled", matchIfMissing = true)
+@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+@ConditionalOnClass(DispatcherServlet.class)
+@ConditionalOnBean(RateLimitService.class)
+public final class RateLimitWebAutoConfiguration {
+
+	/**
+	 * The order of Spring Security's filter chain unless {@code spring.security.filter.order} changes it.
+	 */
+	static final int SECURITY_FILTER_ORDER = -100;
+
+	/**
+	 * How far after Spring Security's filter chain the rate-limit filter runs.
+	 */
+	static final int AFTER_SECURITY = 10;
+
+	private static final String EXCEPTION_RESOLVER = "handlerExceptionResolver";
+
+	@Bean
+	@ConditionalOnMissingBean
+	RateLimitHeaders rateLimitHeaders(RateLimitProperties properties) {
+		return new RateLimitHeaders(properties.getHeaders().isEnabled(), properties.getHeaders().isLegacy());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	RateLimitExceptionHandler rateLimitExceptionHandler(RateLimitHeaders headers) {
+		return new RateLimitExceptionHandler(headers);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	WebInvocationSupport rateLimitWebInvocationSupport(RateLimitHeaders headers) {
+		return new ServletInvocationSupport(headers);
+	}
+
+	@Bean
+	@ConditionalOnMissingFilterBean(RateLimitFilter.class)
+	FilterRegistrationBean<RateLimitFilter> rateLimitFilter(RateLimitProperties properties, RateLimitService service,
+			PolicyRegistry policies, RateLimitHeaders headers, Sleeper sleeper,
+			ObjectProvider<RateLimitedMethods> annotatedMethods,
+			ObjectProvider<HandlerMappingIntrospector> introspector, BeanFactory beanFactory,
+			Environment environment) {
+		List<FilterRule> rules = FilterRuleFactory.rules(properties, policies);
+		Supplier<Optional<AnnotatedHandlerLookup>> lookup = SingletonSupplier.of(() -> {
+			RateLimitedMethods methods = annotatedMethods.getIfAvailable();
+			HandlerMappingIntrospector mappings = introspector.getIfAvailable();
+			return (methods != null && mappings != null)
+					? Optional.of(new AnnotatedHandlerLookup(mappings::getHandlerMappings, methods)) : Optional.empty();
+		});
+		Supplier<Optional<HandlerExceptionResolver>> resolver = SingletonSupplier
+			.of(() -> beanFactory.containsBean(EXCEPTION_RESOLVER)
+					? Optional.of(beanFactory.getBean(EXCEPTION_RESOLVER, HandlerExceptionResolver.class))
+					: Optional.empty());
+		RateLimitFilter filter = new RateLimitFilter(service, rules, headers, sleeper,
+				() -> lookup.get().orElse(null), () -> resolver.get().orElse(null), beanFactory);
+		FilterRegistrationBean<RateLimitFilter> registration = new FilterRegistrationBean<>(filter);
+		registration.setName("rateLimitFilter");
+		registration.setDispatcherTypes(DispatcherType.REQUEST);
+		registration.setOrder(
+				environment.getProperty("spring.security.filter.order", Integer.class, SECURITY_FILTER_ORDER)
+						+ AFTER_SECURITY);
+		return registration;
+	}
+
+}

@@ -1,0 +1,32 @@
+package dev.ratelimit.spring.key;
+
+import java.util.Objects;
+
+import jakarta.servlet.http.HttpServletRequest;
+import org.jspecify.annotations.Nullable;
+
+import dev.ratelimit.spring.RateLimitContext;
+
+/**
+ * Resolves the value of a request header, the {@code header:NAME} strategy. The value is used as it is; use
+ * {@code api-key} for secrets, which are hashed.
+ */
+public final class HeaderKeyResolver implements KeyResolver {
+
+	private final String headerName;
+
+	/**
+	 * Creates a resolver.
+	 * @param headerName the header name
+	 */
+	public HeaderKeyResolver(String headerName) {
+		this.headerName = Objects.requireNonNull(headerName, "headerName must not be null");
+	}
+
+	@Override
+	public @Nullable String resolveKey(RateLimitContext context) {
+		HttpServletRequest request = context.request();
+		return (request != null) ? request.getHeader(this.headerName) : null;
+	}
+
+}

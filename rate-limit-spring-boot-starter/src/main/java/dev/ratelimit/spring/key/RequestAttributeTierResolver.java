@@ -1,0 +1,21 @@
+package dev.ratelimit.spring.key;
+
+import jakarta.servlet.http.HttpServletRequest;
+import org.jspecify.annotations.Nullable;
+
+import dev.ratelimit.spring.RateLimitContext;
+
+/**
+ * Reads the tier from the request attribute {@link TierResolver#TIER_ATTRIBUTE}, which an application's own filter
+ * may set. The default tier resolver when Spring Security is absent.
+ */
+public class RequestAttributeTierResolver implements TierResolver {
+
+	@Override
+	public @Nullable String resolveTier(RateLimitContext context) {
+		HttpServletRequest request = context.request();
+		Object tier = (request != null) ? request.getAttribute(TIER_ATTRIBUTE) : null;
+		return (tier != null) ? tier.toString() : null;
+	}
+
+}

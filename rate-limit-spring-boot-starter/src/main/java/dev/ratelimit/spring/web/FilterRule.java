@@ -1,0 +1,110 @@
+package dev.ratelimit.spring.web;
+
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+import jakarta.servlet.http.HttpServletRequest;
+
+import org.springframework.http.server.PathContainer;
+import org.springframework.web.util.pattern.PathPattern;
+
+import dev.ratelimit.spring.AppliedPolicy;
+import dev.ratelimit.spring.RateLimitCost;
+
+/**
+ * One entry of {@code ratelimit.filters}: the request paths and methods it matches, with patterns compiled once, the
+ * policies it applies and the cost of a request. Immutable.
+ */
+public final class FilterRule {
+
+	private final List<PathPattern> patterns;
+
+	private final Set<String> methods;
+
+	private final List<AppliedPolicy> policies;
+
+	private final RateLimitCost cost;
+
+	/**
+	 * Creates a rule.
+	 * @param patterns the compiled path patterns
+	 * @param methods the upper-case HTTP methods, empty for all
+	 * @param policies the policies
+	 * @param cost the cost of a matching request
+	 */
+	public FilterRule(List<PathPattern> patterns, Set<String> methods, List<AppliedPolicy> policies,
+			RateLimitCost cost) {
+		this.patterns = List.copyOf(patterns);
+		this.methods = Set.copyOf(methods);
+		this.policies = List.copyOf(policies);
+		this.cost = cost;
+	}
+
+	/**
+	 * Returns whether the rule matches a request.
+	 * @param method the request method
+	 * @param path the request path within the application
+	 * @return whether the method and the path match
+	 */
+	public boolean matches(String method, PathContainer path) {
+		if (!this.methods.isEmpty() && !this.methods.contains(method.toUpperCase(Locale.ROOT))) {
+			return false;
+		}
+		for (PathPattern pattern : this.patterns) {
+			if (pattern.matches(path)) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/**
+	 * Returns whether the rule matches a request.
+	 * @param request the request
+	 * @return whether it matches
+	 */
+	public boolean matches(HttpServletRequest request) {
+		return matches(request.getMethod(), RateLimitFilter.pathWithinApplication(request));
+	}
+
+	/**
+	 * Returns the path patterns.
+	 * @return the patterns
+	 */
+	public List<PathPattern> patterns() {
+		return this.patterns;
+	}
+
+	/**
+	 * Returns the HTTP methods, empty for all.
+	 * @return the methods
+	 */
+	public Set<String> methods() {
+		return this.methods;
+	}
+
+	/**
+	 * Returns the policies.
+	 * @return the policies
+	 */
+	public List<AppliedPolicy> policies() {
+		return this.policies;
+	}
+
+	/**
+	 * Returns the cost of a matching request.
+	 * @return the cost
+	 */
+	public RateLimitCost cost() {
+		return this.cost;
+	}
+
+	@Override
+	public String toString() {
+		return "FilterRule[patterns=" + this.patterns + ", methods=" + this.methods + ", policies="
+				+ this.policies.stream().map((applied) -> applied.policy().name()).toList() + ", cost=" + this.cost
+				+ "]";
+	}
+
+}

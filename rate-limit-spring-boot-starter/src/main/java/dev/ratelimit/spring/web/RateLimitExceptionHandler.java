@@ -1,0 +1,64 @@
+package dev.ratelimit.spring.web;
+
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+
+import org.springframework.core.Ordered;
+import org.springframework.core.annotation.Order;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.MediaType;
+import org.springframework.http.ProblemDetail;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.RestControllerAdvice;
+
+import dev.ratelimit.core.Decision;
+import dev.ratelimit.core.RateLimitExceededException;
+import dev.ratelimit.spring.RateLimitResult;
+
+/**
+ * Answers a {@link RateLimitExceededException} with 429 (or 503 for a backend failure), {@code Retry-After}, the
+ * rate-limit headers and an {@code application/problem+json} body. Serves both the filter, which hands its
+ * rejections to the MVC exception resolvers, and {@code @RateLimited} methods. Replace it with a bean of this type,
+ * or handle the exception in an advice of higher precedence, to answer differently.
+ */
+@RestControllerAdvice
+@Order(Ordered.HIGHEST_PRECEDENCE)
+public class RateLimitExceptionHandler {
+
+	private final RateLimitHeaders headers;
+
+	/**
+	 * Creates the handler.
+	 * @param headers the header writer
+	 */
+	public RateLimitExceptionHandler(RateLimitHeaders headers) {
+		this.headers = headers;
+	}
+
+	/**
+	 * Answers a rejected call.
+	 * @param exception the rejection
+	 * @param request the request
+	 * @param response the response
+	 * @return the problem response
+	 */
+	@ExceptionHandler(RateLimitExceededException.class)
+	public ResponseEntity<ProblemDetail> handleRateLimitExceeded(RateLimitExceededException exception,
+			HttpServletRequest request, HttpServletResponse response) {
+		Decision decision = exception.getDecision();
+		RequestLimits limits = RequestLimits.of(request);
+		RateLimitResult latest = (limits != null) ? limits.latest() : null;
+		RateLimitResult result = (latest != null && latest.decision() == decision) ? latest
+				: new RateLimitResult(decision, null, "", 0, RateLimitResult.violatedPolicies(decision));
+		this.headers.write(response, result);
+		ResponseEntity.BodyBuilder builder = ResponseEntity.status(RateLimitProblems.status(decision))
+			.contentType(MediaType.APPLICATION_PROBLEM_JSON);
+		Long retryAfter = RateLimitProblems.retryAfterSeconds(decision);
+		if (retryAfter != null) {
+			builder.header(HttpHeaders.RETRY_AFTER, Long.toString(retryAfter));
+		}
+		return builder.body(RateLimitProblems.problem(decision, request));
+	}
+
+}

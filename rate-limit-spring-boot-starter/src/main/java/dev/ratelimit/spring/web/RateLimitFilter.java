@@ -1,0 +1,268 @@
+package dev.ratelimit.spring.web;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Supplier;
+
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.MediaType;
+import org.springframework.http.ProblemDetail;
+import org.springframework.http.server.PathContainer;
+import org.springframework.http.server.RequestPath;
+import org.springframework.web.filter.OncePerRequestFilter;
+import org.springframework.web.servlet.HandlerExceptionResolver;
+
+import dev.ratelimit.core.Decision;
+import dev.ratelimit.core.RateLimitExceededException;
+import dev.ratelimit.spring.AppliedPolicy;
+import dev.ratelimit.spring.RateLimitContext;
+import dev.ratelimit.spring.RateLimitResult;
+import dev.ratelimit.spring.RateLimitService;
+import dev.ratelimit.spring.Sleeper;
+import dev.ratelimit.spring.annotation.PendingLimits;
+
+/**
+ * Limits the requests that match {@code ratelimit.filters}. A request matched by several filters is limited by the
+ * union of their policies, at the highest of their costs, in one decision.
+ *
+ * <p>
+ * When the request's handler method carries {@code @RateLimited}, the filter does not decide: it leaves its policies
+ * to the annotation's interceptor, which decides them together with the annotation's own once the method arguments
+ * are known, so that the request is still decided once and charged once. Should the handler method never be invoked
+ * (say, its arguments fail to bind), the filter charges its policies after the fact.
+ *
+ * <p>
+ * Concurrency permits taken for the request are released when the response completes: when the filter chain
+ * returns, or for an asynchronous request when it completes, fails or times out.
+ */
+public class RateLimitFilter extends OncePerRequestFilter {
+
+	private final RateLimitService service;
+
+	private final List<FilterRule> rules;
+
+	private final RateLimitHeaders headers;
+
+	private final Sleeper sleeper;
+
+	private final Supplier<@Nullable AnnotatedHandlerLookup> handlerLookup;
+
+	private final Supplier<@Nullable HandlerExceptionResolver> exceptionResolver;
+
+	private final @Nullable BeanFactory beanFactory;
+
+	/**
+	 * Creates the filter.
+	 * @param service the decision path
+	 * @param rules the filter rules
+	 * @param headers the header writer
+	 * @param sleeper what waits out shaping delays
+	 * @param handlerLookup the look-up of annotated handler methods, supplying {@code null} when annotations are not
+	 * enforced
+	 * @param exceptionResolver the MVC exception resolver that answers rejections, supplying {@code null} to write the
+	 * problem directly
+	 * @param beanFactory the bean factory that {@code @beans} in expressions refer to
+	 */
+	public RateLimitFilter(RateLimitService service, List<FilterRule> rules, RateLimitHeaders headers,
+			Sleeper sleeper, Supplier<@Nullable AnnotatedHandlerLookup> handlerLookup,
+			Supplier<@Nullable HandlerExceptionResolver> exceptionResolver, @Nullable BeanFactory beanFactory) {
+		this.service = Objects.requireNonNull(service, "service must not be null");
+		this.rules = List.copyOf(rules);
+		this.headers = Objects.requireNonNull(headers, "headers must not be null");
+		this.sleeper = Objects.requireNonNull(sleeper, "sleeper must not be null");
+		this.handlerLookup = handlerLookup;
+		this.exceptionResolver = exceptionResolver;
+		this.beanFactory = beanFactory;
+	}
+
+	/**
+	 * Returns the path of a request within the application, which filter patterns match.
+	 * @param request the request
+	 * @return the path without the context path
+	 */
+	static PathContainer pathWithinApplication(HttpServletRequest request) {
+		return RequestPath.parse(request.getRequestURI(), request.getContextPath()).pathWithinApplication();
+	}
+
+	/**
+	 * Returns the filter rules.
+	 * @return the rules
+	 */
+	public List<FilterRule> getRules() {
+		return this.rules;
+	}
+
+	@Override
+	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+			throws ServletException, IOException {
+		RequestLimits limits = new RequestLimits();
+		request.setAttribute(RequestLimits.ATTRIBUTE, limits);
+		RateLimitContext context = null;
+		try {
+			List<FilterRule> matched = matching(request);
+			if (!matched.isEmpty()) {
+				context = RateLimitContext.forRequest(request, this.beanFactory);
+				PendingLimits applicable = applicable(matched, context);
+				AnnotatedHandlerLookup lookup = this.handlerLookup.get();
+				if (lookup != null && lookup.isRateLimitedHandler(request)) {
+					limits.defer(applicable);
+				}
+				else {
+					RateLimitResult result = this.service.decideApplied(applicable.policies(), applicable.cost(),
+							context);
+					limits.decided(result, true);
+					this.headers.write(response, result);
+					if (!result.isAllowed()) {
+						reject(request, response, result.decision());
+						return;
+					}
+					waitForTurn(result.delay());
+				}
+			}
+			chain.doFilter(request, response);
+		}
+		finally {
+			chargeLeftover(limits, request, context);
+			if (request.isAsyncStarted()) {
+				request.getAsyncContext().addListener(new ReleaseOnCompletion(limits));
+			}
+			else {
+				release(limits);
+			}
+		}
+	}
+
+	private List<FilterRule> matching(HttpServletRequest request) {
+		if (this.rules.isEmpty()) {
+			return List.of();
+		}
+		PathContainer path = pathWithinApplication(request);
+		String method = request.getMethod();
+		List<FilterRule> matched = new ArrayList<>(2);
+		for (FilterRule rule : this.rules) {
+			if (rule.matches(method, path)) {
+				matched.add(rule);
+			}
+		}
+		return matched;
+	}
+
+	private static PendingLimits applicable(List<FilterRule> matched, RateLimitContext context) {
+		Map<String, AppliedPolicy> policies = new LinkedHashMap<>();
+		long cost = 0;
+		for (FilterRule rule : matched) {
+			rule.policies().forEach((applied) -> policies.putIfAbsent(applied.policy().name(), applied));
+			cost = Math.max(cost, rule.cost().evaluate(context));
+		}
+		return new PendingLimits(new ArrayList<>(policies.values()), cost);
+	}
+
+	private void waitForTurn(Duration delay) throws ServletException {
+		if (delay.isZero()) {
+			return;
+		}
+		try {
+			this.sleeper.sleep(delay);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new ServletException("Interrupted while waiting for a rate-limit turn", ex);
+		}
+	}
+
+	private void chargeLeftover(RequestLimits limits, HttpServletRequest request,
+			@Nullable RateLimitContext context) {
+		PendingLimits leftover = limits.takePending();
+		if (leftover != null) {
+			// the handler method never ran to decide; the request still takes its permits
+			RateLimitResult result = this.service.decideApplied(leftover.policies(), leftover.cost(),
+					(context != null) ? context : RateLimitContext.forRequest(request, this.beanFactory));
+			this.service.release(result);
+		}
+	}
+
+	private void release(RequestLimits limits) {
+		for (RateLimitResult result : limits.takeHeld()) {
+			this.service.release(result);
+		}
+	}
+
+	/**
+	 * Answers a rejected request: through the MVC exception resolvers, so that the application's own advice for
+	 * {@link RateLimitExceededException} applies, else with the problem written here.
+	 * @param request the request
+	 * @param response the response
+	 * @param decision the rejecting decision
+	 * @throws IOException if writing fails
+	 */
+	protected void reject(HttpServletRequest request, HttpServletResponse response, Decision decision)
+			throws IOException {
+		HandlerExceptionResolver resolver = this.exceptionResolver.get();
+		if (resolver != null
+				&& resolver.resolveException(request, response, null, new RateLimitExceededException(decision)) != null) {
+			return;
+		}
+		ProblemDetail problem = RateLimitProblems.problem(decision, request);
+		response.setStatus(problem.getStatus());
+		Long retryAfter = RateLimitProblems.retryAfterSeconds(decision);
+		if (retryAfter != null) {
+			response.setHeader(HttpHeaders.RETRY_AFTER, Long.toString(retryAfter));
+		}
+		response.setContentType(MediaType.APPLICATION_PROBLEM_JSON_VALUE);
+		response.setCharacterEncoding("UTF-8");
+		PrintWriter writer = response.getWriter();
+		writer.write(ProblemJson.write(problem));
+		writer.flush();
+	}
+
+	/**
+	 * Releases the permits of an asynchronous request when it ends.
+	 */
+	private final class ReleaseOnCompletion implements AsyncListener {
+
+		private final RequestLimits limits;
+
+		ReleaseOnCompletion(RequestLimits limits) {
+			this.limits = limits;
+		}
+
+		@Override
+		public void onComplete(AsyncEvent event) {
+			release(this.limits);
+		}
+
+		@Override
+		public void onTimeout(AsyncEvent event) {
+			release(this.limits);
+		}
+
+		@Override
+		public void onError(AsyncEvent event) {
+			release(this.limits);
+		}
+
+		@Override
+		public void onStartAsync(AsyncEvent event) {
+			if (event.getAsyncContext() != null) {
+				event.getAsyncContext().addListener(this);
+			}
+		}
+
+	}
+
+}

@@ -1,0 +1,58 @@
+package dev.ratelimit.spring.web;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import jakarta.servlet.ServletRequest;
+import org.jspecify.annotations.Nullable;
+
+import dev.ratelimit.spring.RateLimitResult;
+import dev.ratelimit.spring.annotation.PendingLimits;
+
+/**
+ * The rate-limit state of one request, kept in a request attribute by the {@link RateLimitFilter}: the policies left
+ * for the handler method, the results whose concurrency permits are released when the response completes, and the
+ * latest result, which the 429 response describes.
+ */
+final class RequestLimits {
+
+	static final String ATTRIBUTE = RequestLimits.class.getName();
+
+	private final List<RateLimitResult> held = new ArrayList<>(1);
+
+	private @Nullable PendingLimits pending;
+
+	private @Nullable RateLimitResult latest;
+
+	static @Nullable RequestLimits of(ServletRequest request) {
+		return (request.getAttribute(ATTRIBUTE) instanceof RequestLimits limits) ? limits : null;
+	}
+
+	synchronized void defer(PendingLimits pending) {
+		this.pending = pending;
+	}
+
+	synchronized @Nullable PendingLimits takePending() {
+		PendingLimits taken = this.pending;
+		this.pending = null;
+		return taken;
+	}
+
+	synchronized void decided(RateLimitResult result, boolean holdUntilComplete) {
+		this.latest = result;
+		if (holdUntilComplete && result.isAllowed()) {
+			this.held.add(result);
+		}
+	}
+
+	synchronized @Nullable RateLimitResult latest() {
+		return this.latest;
+	}
+
+	synchronized List<RateLimitResult> takeHeld() {
+		List<RateLimitResult> taken = new ArrayList<>(this.held);
+		this.held.clear();
+		return taken;
+	}
+
+}

@@ -1,0 +1,126 @@
+package dev.ratelimit.spring.autoconfigure;
+
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+
+import dev.ratelimit.spring.annotation.RateLimited;
+
+/**
+ * Every kind of invalid configuration fails start-up with a message that names the property and what is wrong.
+ */
+class InvalidConfigurationTests {
+
+	private final WebApplicationContextRunner runner = new WebApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class,
+				RateLimitWebAutoConfiguration.class, RateLimitAnnotationAutoConfiguration.class,
+				AopAutoConfiguration.class));
+
+	@ParameterizedTest(name = "{0}")
+	@CsvSource(delimiter = '|', quoteCharacter = '"', textBlock = """
+			unknown algorithm | ratelimit.policies.api.limits[0].algorithm=token-bukket | ratelimit.policies.api.limits[0].algorithm | Unknown algorithm 'token-bukket'; expected one of token-bucket
+			zero rate | ratelimit.policies.api.limits[0].rate=0/1s | ratelimit.policies.api.limits[0].rate | Invalid rate '0/1s': the number of permits must be at least 1
+			unparsable rate | ratelimit.policies.api.limits[0].rate=five per second | ratelimit.policies.api.limits[0].rate | Invalid rate 'five per second'
+			negative capacity | ratelimit.policies.api.limits[0].capacity=-1 | ratelimit.policies.api.limits[0].capacity | 'capacity' of a token-bucket limit must be between 1 and
+			missing rate | ratelimit.policies.bare.limits[0].capacity=5 | ratelimit.policies.bare.limits[0].rate | needs 'rate'
+			max-wait without shape | ratelimit.policies.api.limits[0].algorithm=leaky-bucket,ratelimit.policies.api.limits[0].max-wait=1s | ratelimit.policies.api.limits[0].max-wait | 'max-wait' applies to a leaky-bucket with mode 'shape' only
+			unknown leaky-bucket mode | ratelimit.policies.api.limits[0].algorithm=leaky-bucket,ratelimit.policies.api.limits[0].mode=queue | ratelimit.policies.api.limits[0].mode | Unknown leaky-bucket mode 'queue'
+			concurrency without max | ratelimit.policies.pool.limits[0].algorithm=concurrency | ratelimit.policies.pool.limits[0].max | needs 'max'
+			unknown key strategy | ratelimit.policies.api.key=cookie | ratelimit.policies.api.key | unknown key strategy 'cookie'; expected principal, api-key, ip, global, header:NAME, bean:NAME or SpEL
+			unparsable SpEL key | ratelimit.policies.api.key=#{#request.getHeader(} | ratelimit.policies.api.key | the expression '#{#request.getHeader(}' does not parse
+			missing key resolver bean | ratelimit.policies.api.key=bean:tenantKeys | ratelimit.policies.api.key | names no bean 'tenantKeys'
+			policy without limits | ratelimit.policies.empty.shadow=true | ratelimit.policies.empty | defines no limits
+			unknown default tier | ratelimit.default-tier=gold,ratelimit.policies.api.tiers.free[0].rate=1/1s | ratelimit.default-tier | is 'gold', which no policy defines under 'tiers'; known tiers: free
+			default tier without tiers | ratelimit.default-tier=gold | ratelimit.default-tier | is 'gold', but no policy defines tiers
+			untrusted proxy syntax | ratelimit.client.trusted-proxies=10.0.0.0/33 | ratelimit.client.trusted-proxies[0] | invalid prefix length
+			non-address proxy | ratelimit.client.trusted-proxies=proxy.example.com | ratelimit.client.trusted-proxies[0] | is not an IP address or CIDR block
+			unknown policy in a filter | ratelimit.filters[0].patterns=/api/**,ratelimit.filters[0].policies=nope | ratelimit.filters[0].policies[0] | names policy 'nope', which is not defined under ratelimit.policies
+			unparsable SpEL cost | ratelimit.filters[0].patterns=/api/**,ratelimit.filters[0].policies=api,ratelimit.filters[0].cost=#{#request.getParameter('n') +} | ratelimit.filters[0].cost | does not parse
+			non-numeric cost | ratelimit.filters[0].patterns=/api/**,ratelimit.filters[0].policies=api,ratelimit.filters[0].cost=lots | ratelimit.filters[0].cost | 'lots' is not a cost
+			invalid path pattern | ratelimit.filters[0].patterns=/api/{id/x,ratelimit.filters[0].policies=api | ratelimit.filters[0].patterns[0] | is not a valid path pattern
+			unknown HTTP method | ratelimit.filters[0].patterns=/api/**,ratelimit.filters[0].policies=api,ratelimit.filters[0].methods=FETCH | ratelimit.filters[0].methods[0] | 'FETCH' is not an HTTP method
+			""")
+	void failsStartUpNamingThePropertyAndWhatIsWrong(String description, String properties, String property,
+			String reason) {
+		this.runner.withPropertyValues("ratelimit.policies.api.limits[0].rate=5/1s")
+			.withPropertyValues(properties.split(","))
+			.run((context) -> ConfigurationFailures.assertFailure(context, property, reason.trim()));
+	}
+
+	@Test
+	void failsStartUpForDuplicateFilterPatternsThatConflict() {
+		this.runner
+			.withPropertyValues("ratelimit.policies.api.limits[0].rate=5/1s",
+					"ratelimit.policies.other.limits[0].rate=1/1s", "ratelimit.filters[0].patterns=/api/**",
+					"ratelimit.filters[0].policies=api", "ratelimit.filters[1].patterns=/other,/api/**",
+					"ratelimit.filters[1].methods=GET", "ratelimit.filters[1].policies=other")
+			.run((context) -> ConfigurationFailures.assertFailure(context, "ratelimit.filters[1].patterns[1]",
+					"'/api/**' is also a pattern of ratelimit.filters[0] for the same methods"));
+	}
+
+	@Test
+	void acceptsTheSamePatternForDisjointMethods() {
+		this.runner
+			.withPropertyValues("ratelimit.policies.api.limits[0].rate=5/1s", "ratelimit.filters[0].patterns=/api/**",
+					"ratelimit.filters[0].methods=GET", "ratelimit.filters[0].policies=api",
+					"ratelimit.filters[1].patterns=/api/**", "ratelimit.filters[1].methods=POST",
+					"ratelimit.filters[1].policies=api")
+			.run((context) -> org.assertj.core.api.Assertions.assertThat(context).hasNotFailed());
+	}
+
+	@Test
+	void failsStartUpForAnAnnotationNamingAnUnknownPolicy() {
+		this.runner.withPropertyValues("ratelimit.policies.api.limits[0].rate=5/1s")
+			.withBean(UnknownPolicyService.class)
+			.run((context) -> ConfigurationFailures.assertFailure(context,
+					"@RateLimited on " + UnknownPolicyService.class.getName() + ".call()",
+					"names policy 'nope', which is not defined under ratelimit.policies; defined policies: [api]"));
+	}
+
+	@Test
+	void failsStartUpForAnAnnotationWhoseSpelDoesNotParse() {
+		this.runner.withPropertyValues("ratelimit.policies.api.limits[0].rate=5/1s")
+			.withBean(BadSpelService.class)
+			.run((context) -> ConfigurationFailures.assertFailure(context,
+					"@RateLimited on " + BadSpelService.class.getName() + ".call(String)",
+					"key the expression '#{#name.}' does not parse"));
+	}
+
+	@Test
+	void failsStartUpForAnAnnotationWhoseCostDoesNotParse() {
+		this.runner.withPropertyValues("ratelimit.policies.api.limits[0].rate=5/1s")
+			.withBean(BadCostService.class)
+			.run((context) -> ConfigurationFailures.assertFailure(context,
+					"@RateLimited on " + BadCostService.class.getName() + ".call(List)", "cost the expression"));
+	}
+
+	static class UnknownPolicyService {
+
+		@RateLimited("nope")
+		public void call() {
+		}
+
+	}
+
+	static class BadSpelService {
+
+		@RateLimited(policy = "api", key = "#{#name.}")
+		public void call(String name) {
+		}
+
+	}
+
+	static class BadCostService {
+
+		@RateLimited(policy = "api", cost = "#{#items.size(}")
+		public void call(java.util.List<String> items) {
+		}
+
+	}
+
+}

@@ -1,0 +1,143 @@
+package dev.ratelimit.spring.key;
+
+import java.util.List;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.support.StaticListableBeanFactory;
+import org.springframework.mock.web.MockHttpServletRequest;
+import org.springframework.security.authentication.TestingAuthenticationToken;
+import org.springframework.security.core.context.SecurityContextHolder;
+
+import dev.ratelimit.spring.RateLimitContext;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+
+/**
+ * The built-in key strategies and tier resolvers.
+ */
+class KeyResolutionTests {
+
+	private final ClientAddressResolver addresses = new ClientAddressResolver(
+			List.of(IpAddressRange.parse("10.0.0.0/8"), IpAddressRange.parse("fd00::/8")));
+
+	private final StaticListableBeanFactory beans = new StaticListableBeanFactory();
+
+	private final KeyResolverFactory factory = new KeyResolverFactory(this.addresses, "X-API-Key", this.beans);
+
+	@AfterEach
+	void clearSecurityContext() {
+		SecurityContextHolder.clearContext();
+	}
+
+	@Test
+	void takesTheRightMostUntrustedHopBehindTrustedProxies() {
+		MockHttpServletRequest request = request("10.0.0.1");
+		request.addHeader("X-Forwarded-For", "198.51.100.1, 203.0.113.9, 10.0.0.7");
+		assertThat(this.addresses.clientAddress(request)).isEqualTo("203.0.113.9");
+	}
+
+	@Test
+	void ignoresForwardingHeadersFromAnUntrustedPeer() {
+		MockHttpServletRequest request = request("192.0.2.4");
+		request.addHeader("X-Forwarded-For", "203.0.113.9");
+		request.addHeader("Forwarded", "for=203.0.113.10");
+		assertThat(this.addresses.clientAddress(request)).isEqualTo("192.0.2.4");
+	}
+
+	@Test
+	void readsQuotedIpv6ForwardedNodesWithPorts() {
+		MockHttpServletRequest request = request("fd00::1");
+		request.addHeader("Forwarded", "For=\"[2001:db8:cafe::17]:4711\";proto=https");
+		assertThat(this.addresses.clientAddress(request)).isEqualTo("2001:db8:cafe:0:0:0:0:17");
+	}
+
+	@Test
+	void fallsBackToTheLeftMostHopWhenEveryHopIsTrusted() {
+		MockHttpServletRequest request = request("10.0.0.1");
+		request.addHeader("X-Forwarded-For", "10.1.1.1, 10.2.2.2");
+		assertThat(this.addresses.clientAddress(request)).isEqualTo("10.1.1.1");
+	}
+
+	@Test
+	void parsesCidrBlocksWithoutNameLookups() {
+		IpAddressRange range = IpAddressRange.parse("192.168.0.0/16");
+		assertThat(range.contains(IpAddressRange.parseAddress("192.168.44.1"))).isTrue();
+		assertThat(range.contains(IpAddressRange.parseAddress("192.169.0.1"))).isFalse();
+		assertThat(range.contains(IpAddressRange.parseAddress("::1"))).isFalse();
+		assertThat(IpAddressRange.parseAddress("localhost")).isNull();
+		assertThat(IpAddressRange.parseAddress("256.1.1.1")).isNull();
+		assertThatIllegalArgumentException().isThrownBy(() -> IpAddressRange.parse("10.0.0.0/40"));
+	}
+
+	@Test
+	void hashesApiKeysWithSha256() {
+		MockHttpServletRequest request = request("192.0.2.1");
+		request.addHeader("X-API-Key", "abc");
+		assertThat(this.factory.create("api-key").resolveKey(RateLimitContext.forRequest(request, null)))
+			.isEqualTo("key:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	}
+
+	@Test
+	void fallsBackToTheAddressWithoutAnApiKeyOrAPrincipalOrAHeader() {
+		RateLimitContext context = RateLimitContext.forRequest(request("192.0.2.1"), null);
+		assertThat(this.factory.create("api-key").resolveKey(context)).isEqualTo("ip:192.0.2.1");
+		assertThat(this.factory.create("principal").resolveKey(context)).isEqualTo("ip:192.0.2.1");
+		assertThat(this.factory.create("header:X-Tenant").resolveKey(context)).isEqualTo("ip:192.0.2.1");
+	}
+
+	@Test
+	void keysByTheAuthenticatedPrincipal() {
+		SecurityContextHolder.getContext().setAuthentication(new TestingAuthenticationToken("alice", "n/a", "ROLE_USER"));
+		RateLimitContext context = RateLimitContext.forRequest(request("192.0.2.1"), null);
+		assertThat(this.factory.create("principal").resolveKey(context)).isEqualTo("user:alice");
+	}
+
+	@Test
+	void sharesOneGlobalKeyAndReadsHeadersAndBeans() {
+		MockHttpServletRequest request = request("192.0.2.1");
+		request.addHeader("X-Tenant", "acme");
+		this.beans.addBean("tenantKeys", (KeyResolver) (context) -> "tenant:" + context.request().getHeader("X-Tenant"));
+		RateLimitContext context = RateLimitContext.forRequest(request, this.beans);
+		assertThat(this.factory.create("global").resolveKey(context)).isEqualTo("global");
+		assertThat(this.factory.create("header:X-Tenant").resolveKey(context)).isEqualTo("acme");
+		assertThat(this.factory.create("bean:tenantKeys").resolveKey(context)).isEqualTo("tenant:acme");
+		assertThat(this.factory.create("#{#request.getHeader('X-Tenant').toUpperCase()}").resolveKey(context))
+			.isEqualTo("ACME");
+	}
+
+	@Test
+	void rejectsABeanThatIsNotAKeyResolver() {
+		this.beans.addBean("notAResolver", "text");
+		assertThatIllegalArgumentException().isThrownBy(() -> this.factory.create("bean:notAResolver"))
+			.withMessageContaining("which is not a dev.ratelimit.spring.key.KeyResolver");
+	}
+
+	@Test
+	void readsTheTierFromATierAuthorityInAnyCase() {
+		SecurityContextHolder.getContext()
+			.setAuthentication(new TestingAuthenticationToken("bob", "n/a", "ROLE_USER", "tier_PAID"));
+		assertThat(new AuthorityTierResolver().resolveTier(RateLimitContext.forRequest(request("192.0.2.1"), null)))
+			.isEqualTo("paid");
+	}
+
+	@Test
+	void readsTheTierFromTheRequestAttributeWithoutATierAuthority() {
+		MockHttpServletRequest request = request("192.0.2.1");
+		request.setAttribute(TierResolver.TIER_ATTRIBUTE, "partner");
+		RateLimitContext context = RateLimitContext.forRequest(request, null);
+		assertThat(new AuthorityTierResolver().resolveTier(context)).isEqualTo("partner");
+		assertThat(new RequestAttributeTierResolver().resolveTier(context)).isEqualTo("partner");
+		assertThat(new RequestAttributeTierResolver()
+			.resolveTier(RateLimitContext.forRequest(request("192.0.2.1"), null))).isNull();
+	}
+
+	private static MockHttpServletRequest request(String peer) {
+		MockHttpServletRequest request = new MockHttpServletRequest("GET", "/api/x");
+		request.setRemoteAddr(peer);
+		return request;
+	}
+
+}

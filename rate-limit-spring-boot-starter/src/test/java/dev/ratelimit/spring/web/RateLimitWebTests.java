@@ -1,0 +1,315 @@
+package dev.ratelimit.spring.web;
+
+import java.time.Duration;
+
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.TestConfiguration;
+import org.springframework.boot.webmvc.test.autoconfigure.AutoConfigureMockMvc;
+import org.springframework.context.annotation.Bean;
+import org.springframework.http.MediaType;
+import org.springframework.security.core.authority.SimpleGrantedAuthority;
+import org.springframework.test.context.ActiveProfiles;
+import org.springframework.test.web.servlet.MockMvc;
+import org.springframework.test.web.servlet.MvcResult;
+import org.springframework.test.web.servlet.request.MockHttpServletRequestBuilder;
+import org.springframework.test.web.servlet.request.RequestPostProcessor;
+
+import dev.ratelimit.core.TimeSource;
+import dev.ratelimit.core.memory.InMemoryRateLimiter;
+import dev.ratelimit.spring.RateLimitOutcome;
+import dev.ratelimit.spring.testsupport.CountingRateLimiter;
+import dev.ratelimit.spring.testsupport.MutableTimeSource;
+import dev.ratelimit.spring.testsupport.RecordingListener;
+import dev.ratelimit.spring.testsupport.RecordingSleeper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatException;
+import static org.springframework.security.test.web.servlet.request.SecurityMockMvcRequestPostProcessors.user;
+import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.asyncDispatch;
+import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
+import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.post;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.content;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.header;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.jsonPath;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.request;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
+
+/**
+ * The starter over HTTP: filter, annotation, headers, problem responses, tiers, keys, shadow mode, shaping and
+ * concurrency permits, against the in-memory backend on a fake clock. Each test uses its own client key.
+ */
+@SpringBootTest(classes = { WebTestApplication.class, RateLimitWebTests.CountingLimiter.class })
+@AutoConfigureMockMvc
+@ActiveProfiles("mvc")
+class RateLimitWebTests {
+
+	@Autowired
+	private MockMvc mvc;
+
+	@Autowired
+	private MutableTimeSource clock;
+
+	@Autowired
+	private CountingRateLimiter limiter;
+
+	@Autowired
+	private RecordingListener listener;
+
+	@Autowired
+	private RecordingSleeper sleeper;
+
+	@Autowired
+	private WebTestApplication.TestController controller;
+
+	@Test
+	void workedExampleOneTenOfABurstOfTwelvePassThenFiveMoreAfterOneSecond() throws Exception {
+		for (int i = 0; i < 10; i++) {
+			this.mvc.perform(geocode("burst-key")).andExpect(status().isOk());
+		}
+		for (int i = 0; i < 2; i++) {
+			this.mvc.perform(geocode("burst-key"))
+				.andExpect(status().isTooManyRequests())
+				.andExpect(header().string("Retry-After", "1"));
+		}
+		this.clock.advance(Duration.ofSeconds(1));
+		for (int i = 0; i < 5; i++) {
+			this.mvc.perform(geocode("burst-key")).andExpect(status().isOk());
+		}
+		this.mvc.perform(geocode("burst-key")).andExpect(status().isTooManyRequests());
+	}
+
+	@Test
+	void writesTheExactDraftTenAndLegacyHeaders() throws Exception {
+		this.mvc.perform(geocode("header-key"));
+		this.mvc.perform(geocode("header-key"));
+		this.mvc.perform(geocode("header-key"))
+			.andExpect(status().isOk())
+			.andExpect(header().string("RateLimit-Policy", "\"geocode-burst\";q=10;w=2"))
+			.andExpect(header().string("RateLimit", "\"geocode-burst\";r=7;t=1"))
+			.andExpect(header().string("X-RateLimit-Limit", "10"))
+			.andExpect(header().string("X-RateLimit-Remaining", "7"))
+			.andExpect(header().string("X-RateLimit-Reset", "1"));
+	}
+
+	@Test
+	void answersARejectionWithAQuotaExceededProblem() throws Exception {
+		for (int i = 0; i < 10; i++) {
+			this.mvc.perform(geocode("problem-key"));
+		}
+		this.mvc.perform(geocode("problem-key"))
+			.andExpect(status().isTooManyRequests())
+			.andExpect(content().contentTypeCompatibleWith(MediaType.APPLICATION_PROBLEM_JSON))
+			.andExpect(header().string("Retry-After", "1"))
+			.andExpect(header().string("RateLimit", "\"geocode-burst\";r=0;t=2"))
+			.andExpect(jsonPath("$.type").value("https://iana.org/assignments/http-problem-types#quota-exceeded"))
+			.andExpect(jsonPath("$.title").value("Too Many Requests"))
+			.andExpect(jsonPath("$.status").value(429))
+			.andExpect(jsonPath("$.detail").value("Rate limit exceeded for policy geocode-burst; retry after 1 second"))
+			.andExpect(jsonPath("$.instance").value("/api/geocode"))
+			.andExpect(jsonPath("$['violated-policies'][0]").value("geocode-burst"))
+			.andExpect(jsonPath("$.retryAfter").value(1));
+	}
+
+	@Test
+	void hashesApiKeysBeforeTheyBecomeKeys() throws Exception {
+		this.mvc.perform(geocode("secret-api-key")).andExpect(status().isOk());
+		assertThat(this.limiter.lastLimits()).singleElement()
+			.satisfies((limit) -> assertThat(limit.key()).doesNotContain("secret-api-key")
+				.startsWith("key:")
+				.hasSize(4 + 64));
+	}
+
+	@Test
+	void givesEachTierItsOwnLimitsFromTierAuthorities() throws Exception {
+		this.mvc.perform(get("/api/plans").with(user("free-user").authorities(new SimpleGrantedAuthority("TIER_FREE"))))
+			.andExpect(header().string("RateLimit-Policy", "\"plans\";q=60;w=60"));
+		this.mvc.perform(get("/api/plans").with(user("paid-user").authorities(new SimpleGrantedAuthority("tier_Paid"))))
+			.andExpect(header().string("RateLimit-Policy", "\"plans\";q=1000;w=60"));
+		this.mvc.perform(get("/api/plans").with(user("no-tier-user")))
+			.andExpect(header().string("RateLimit-Policy", "\"plans\";q=60;w=60"));
+		assertThat(this.listener.last().tier()).isEqualTo("free");
+	}
+
+	@Test
+	void rejectsTheSixtyFirstFreeRequestWhilePaidCallersGoOn() throws Exception {
+		RequestPostProcessor free = user("busy-free").authorities(new SimpleGrantedAuthority("TIER_FREE"));
+		RequestPostProcessor paid = user("busy-paid").authorities(new SimpleGrantedAuthority("TIER_PAID"));
+		for (int i = 0; i < 60; i++) {
+			this.mvc.perform(get("/api/plans").with(free)).andExpect(status().isOk());
+			this.mvc.perform(get("/api/plans").with(paid)).andExpect(status().isOk());
+		}
+		this.mvc.perform(get("/api/plans").with(free))
+			.andExpect(status().isTooManyRequests())
+			.andExpect(header().string("Retry-After", "1"));
+		this.mvc.perform(get("/api/plans").with(paid))
+			.andExpect(status().isOk())
+			.andExpect(header().string("RateLimit", "\"plans\";r=939;t=4"));
+	}
+
+	@Test
+	void honoursForwardedForOnlyFromTrustedProxies() throws Exception {
+		// behind the trusted proxy 10.0.0.5, each forwarded client has its own quota
+		this.mvc.perform(ip("10.0.0.5", "203.0.113.7")).andExpect(status().isOk());
+		this.mvc.perform(ip("10.0.0.5", "203.0.113.7")).andExpect(status().isOk());
+		this.mvc.perform(ip("10.0.0.5", "203.0.113.7")).andExpect(status().isTooManyRequests());
+		this.mvc.perform(ip("10.0.0.5", "198.51.100.99, 203.0.113.8")).andExpect(status().isOk());
+		assertThat(this.limiter.lastLimits().get(0).key()).isEqualTo("ip:203.0.113.8");
+		// an untrusted peer cannot escape its quota by forging the header
+		this.mvc.perform(ip("192.0.2.1", "203.0.113.20")).andExpect(status().isOk());
+		this.mvc.perform(ip("192.0.2.1", "203.0.113.21")).andExpect(status().isOk());
+		this.mvc.perform(ip("192.0.2.1", "203.0.113.22")).andExpect(status().isTooManyRequests());
+		assertThat(this.limiter.lastLimits().get(0).key()).isEqualTo("ip:192.0.2.1");
+	}
+
+	@Test
+	void honoursTheForwardedHeaderFromTrustedProxies() throws Exception {
+		this.mvc.perform(get("/api/ip").with(remote("10.1.2.3"))
+			.header("Forwarded", "for=198.51.100.17;proto=https, for=\"10.9.9.9:8080\""))
+			.andExpect(status().isOk());
+		assertThat(this.limiter.lastLimits().get(0).key()).isEqualTo("ip:198.51.100.17");
+	}
+
+	@Test
+	void chargesTheCostThatASpelExpressionComputes() throws Exception {
+		this.mvc.perform(get("/api/weighted").param("n", "4").header("X-Client", "spel-cost"))
+			.andExpect(status().isOk())
+			.andExpect(header().string("RateLimit", "\"weighted\";r=6;t=24"));
+		this.mvc.perform(get("/api/weighted").param("n", "7").header("X-Client", "spel-cost"))
+			.andExpect(status().isTooManyRequests())
+			.andExpect(header().string("Retry-After", "6"));
+	}
+
+	@Test
+	void decidesAFilterAndAnAnnotationOnOneRequestInOneCallChargedOnce() throws Exception {
+		int before = this.limiter.acquires();
+		this.mvc.perform(post("/api/batch").header("X-Client", "union")
+			.contentType(MediaType.APPLICATION_JSON)
+			.content("[\"Rabat\",\"Fes\",\"Tangier\"]"))
+			.andExpect(status().isOk())
+			.andExpect(header().string("RateLimit-Policy", "\"weighted\";q=10;w=60, \"batch\";q=10;w=60"))
+			.andExpect(header().string("RateLimit", "\"weighted\";r=7;t=18"));
+		assertThat(this.limiter.acquires() - before).isOne();
+		assertThat(this.limiter.lastLimits()).extracting((limit) -> limit.policy()).containsExactly("weighted", "batch");
+	}
+
+	@Test
+	void chargesTheFilterPoliciesWhenAnAnnotatedHandlerNeverRuns() throws Exception {
+		this.mvc.perform(post("/api/batch").header("X-Client", "unbound")
+			.contentType(MediaType.APPLICATION_JSON)
+			.content("not json"))
+			.andExpect(status().isBadRequest());
+		this.mvc.perform(get("/api/weighted").param("n", "1").header("X-Client", "unbound"))
+			.andExpect(header().string("RateLimit", "\"weighted\";r=8;t=12"));
+	}
+
+	@Test
+	void answersACostAboveCapacityWith429AndNoRetryPromise() throws Exception {
+		String elevenQueries = "[\"a\",\"b\",\"c\",\"d\",\"e\",\"f\",\"g\",\"h\",\"i\",\"j\",\"k\"]";
+		this.mvc.perform(post("/api/batch").header("X-Client", "too-big")
+			.contentType(MediaType.APPLICATION_JSON)
+			.content(elevenQueries))
+			.andExpect(status().isTooManyRequests())
+			.andExpect(header().doesNotExist("Retry-After"))
+			.andExpect(jsonPath("$.retryAfter").doesNotExist())
+			.andExpect(jsonPath("$['violated-policies']").isArray())
+			.andExpect(jsonPath("$.detail").value(org.hamcrest.Matchers.containsString("can ever grant")));
+	}
+
+	@Test
+	void limitsAnAnnotatedHandlerThatNoFilterCovers() throws Exception {
+		for (int i = 0; i < 10; i++) {
+			this.mvc.perform(get("/api/annotated-only").with(remote("192.0.2.50"))).andExpect(status().isOk());
+		}
+		this.mvc.perform(get("/api/annotated-only").with(remote("192.0.2.50")))
+			.andExpect(status().isTooManyRequests())
+			.andExpect(header().string("Retry-After", "1"))
+			.andExpect(header().string("RateLimit-Policy", "\"geocode-burst\";q=10;w=2"))
+			.andExpect(jsonPath("$.instance").value("/api/annotated-only"))
+			.andExpect(jsonPath("$['violated-policies'][0]").value("geocode-burst"));
+	}
+
+	@Test
+	void neverRejectsForAShadowPolicyButReportsAndRecordsIt() throws Exception {
+		this.mvc.perform(get("/api/observed").header("X-Client", "shadowed")).andExpect(status().isOk());
+		assertThat(this.listener.last().outcomes()).containsEntry("observed", RateLimitOutcome.ALLOWED);
+		this.mvc.perform(get("/api/observed").header("X-Client", "shadowed"))
+			.andExpect(status().isOk())
+			.andExpect(header().string("RateLimit-Policy", "\"observed\";q=1;w=60"))
+			.andExpect(header().string("RateLimit", "\"observed\";r=0;t=60"));
+		assertThat(this.listener.last().outcomes()).containsEntry("observed", RateLimitOutcome.SHADOW_REJECTED);
+	}
+
+	@Test
+	void delaysAShapedRequestUntilItsTurn() throws Exception {
+		this.mvc.perform(get("/api/smooth").header("X-Client", "shaped")).andExpect(status().isOk());
+		int before = this.sleeper.delays().size();
+		this.mvc.perform(get("/api/smooth").header("X-Client", "shaped")).andExpect(status().isOk());
+		assertThat(this.sleeper.delays().subList(before, this.sleeper.delays().size()))
+			.containsExactly(Duration.ofSeconds(1));
+		assertThat(this.listener.last().outcomes()).containsEntry("smooth", RateLimitOutcome.DELAYED);
+	}
+
+	@Test
+	void releasesAConcurrencyPermitWhenTheResponseCompletes() throws Exception {
+		this.mvc.perform(get("/api/in-flight/sync").header("X-Client", "sync")).andExpect(status().isOk());
+		this.mvc.perform(get("/api/in-flight/sync").header("X-Client", "sync")).andExpect(status().isOk());
+	}
+
+	@Test
+	void holdsAConcurrencyPermitUntilAnAsyncResponseCompletes() throws Exception {
+		MvcResult first = this.mvc.perform(get("/api/in-flight/async").header("X-Client", "async"))
+			.andExpect(request().asyncStarted())
+			.andReturn();
+		this.mvc.perform(get("/api/in-flight/sync").header("X-Client", "async")).andExpect(status().isTooManyRequests());
+		this.controller.completeAsync();
+		this.mvc.perform(asyncDispatch(first)).andExpect(status().isOk());
+		this.mvc.perform(get("/api/in-flight/sync").header("X-Client", "async")).andExpect(status().isOk());
+	}
+
+	@Test
+	void releasesAConcurrencyPermitWhenTheHandlerThrows() throws Exception {
+		assertThatException()
+			.isThrownBy(() -> this.mvc.perform(get("/api/in-flight/fail").header("X-Client", "failing")))
+			.withRootCauseInstanceOf(IllegalStateException.class);
+		this.mvc.perform(get("/api/in-flight/sync").header("X-Client", "failing")).andExpect(status().isOk());
+	}
+
+	@Test
+	void leavesUnmatchedRequestsAloneWithoutHeaders() throws Exception {
+		int before = this.limiter.acquires();
+		this.mvc.perform(get("/api/open"))
+			.andExpect(status().isOk())
+			.andExpect(header().doesNotExist("RateLimit"))
+			.andExpect(header().doesNotExist("X-RateLimit-Limit"));
+		assertThat(this.limiter.acquires()).isEqualTo(before);
+	}
+
+	private static MockHttpServletRequestBuilder geocode(String apiKey) {
+		return get("/api/geocode").header("X-API-Key", apiKey);
+	}
+
+	private static MockHttpServletRequestBuilder ip(String peer, String forwardedFor) {
+		return get("/api/ip").with(remote(peer)).header("X-Forwarded-For", forwardedFor);
+	}
+
+	private static RequestPostProcessor remote(String address) {
+		return (request) -> {
+			request.setRemoteAddr(address);
+			return request;
+		};
+	}
+
+	@TestConfiguration(proxyBeanMethods = false)
+	static class CountingLimiter {
+
+		@Bean
+		CountingRateLimiter countingRateLimiter(TimeSource timeSource) {
+			return new CountingRateLimiter(InMemoryRateLimiter.builder().timeSource(timeSource).build());
+		}
+
+	}
+
+}
