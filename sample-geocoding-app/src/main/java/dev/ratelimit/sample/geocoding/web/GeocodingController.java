@@ -7,6 +7,7 @@ import java.util.regex.Pattern;
 
 import dev.ratelimit.sample.geocoding.gazetteer.Gazetteer;
 import dev.ratelimit.sample.geocoding.gazetteer.Place;
+import dev.ratelimit.spring.annotation.RateLimited;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.web.bind.annotation.GetMapping;
@@ -78,26 +79,16 @@ public class GeocodingController {
 	 * @return one list of matches per query
 	 */
 	@PostMapping("/geocode/batch")
-	public List<List<Place>> batch(@RequestBody List<@Nullable String> queries) {
-		if (queries.isEmpty()) {
-			throw new InvalidGeocodingRequestException("queries",
-					"The request body must be a JSON array of 1 to " + MAX_BATCH_QUERIES + " queries, but it is empty.");
-		}
-		if (queries.size() > MAX_BATCH_QUERIES) {
-			throw new InvalidGeocodingRequestException("queries", "The request body must be a JSON array of 1 to "
-					+ MAX_BATCH_QUERIES + " queries, but it holds " + queries.size() + ".");
-		}
-		for (int i = 0; i < queries.size(); i++) {
-			checkQuery("queries[" + i + "]", queries.get(i));
-		}
+	@RateLimited(policy = "api", cost = "#{#queries.size()}")
+	public List<List<Place>> batch(@RequestBody GeocodeBatch queries) {
 		List<List<Place>> results = new ArrayList<>(queries.size());
-		for (String query : queries) {
+		for (String query : queries.queries()) {
 			results.add(this.gazetteer.search(query, null, BATCH_LIMIT_PER_QUERY));
 		}
 		return results;
 	}
 
-	private static void checkQuery(String parameter, @Nullable String query) {
+	static void checkQuery(String parameter, @Nullable String query) {
 		if (query == null || query.isBlank()) {
 			throw new InvalidGeocodingRequestException(parameter,
 					"'" + parameter + "' must be a place name such as Rabat, but is " + ((query == null) ? "null" : "blank")

@@ -54,6 +54,11 @@ public class GeocodingProblemHandler extends ResponseEntityExceptionHandler {
 	@Override
 	protected @Nullable ResponseEntity<Object> handleHttpMessageNotReadable(HttpMessageNotReadableException ex,
 			HttpHeaders headers, HttpStatusCode status, WebRequest request) {
+		for (Throwable cause = ex.getCause(); cause != null; cause = cause.getCause()) {
+			if (cause instanceof InvalidGeocodingRequestException invalid) {
+				return handleExceptionInternal(ex, invalid.getBody(), headers, status, request);
+			}
+		}
 		ProblemDetail problem = invalid("body",
 				"The request body must be a JSON array of query strings, such as [\"Rabat\",\"Casablanca\"].");
 		return handleExceptionInternal(ex, problem, headers, status, request);

@@ -1,0 +1,51 @@
+package dev.ratelimit.sample.geocoding.security;
+
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.http.HttpMethod;
+import org.springframework.security.config.Customizer;
+import org.springframework.security.config.annotation.web.builders.HttpSecurity;
+import org.springframework.security.config.http.SessionCreationPolicy;
+import org.springframework.security.core.userdetails.User;
+import org.springframework.security.core.userdetails.UserDetailsService;
+import org.springframework.security.crypto.factory.PasswordEncoderFactories;
+import org.springframework.security.crypto.password.PasswordEncoder;
+import org.springframework.security.provisioning.InMemoryUserDetailsManager;
+import org.springframework.security.web.SecurityFilterChain;
+import org.springframework.security.web.authentication.AnonymousAuthenticationFilter;
+
+/**
+ * API callers authenticate with {@code X-API-Key}; the API itself is open to anonymous callers (who get the anonymous
+ * tier). Resetting a client's limits through the actuator ({@code DELETE /actuator/ratelimits/...}) needs the
+ * operator's credentials: exposing a write operation over HTTP without this would let anyone lift their own limits.
+ */
+@Configuration(proxyBeanMethods = false)
+@EnableConfigurationProperties(ApiKeyProperties.class)
+public class SecurityConfiguration {
+
+	@Bean
+	SecurityFilterChain securityFilterChain(HttpSecurity http, ApiKeyProperties properties, JsonMapper jsonMapper) {
+		http.csrf((csrf) -> csrf.disable())
+			.sessionManagement((session) -> session.sessionCreationPolicy(SessionCreationPolicy.STATELESS))
+			.httpBasic(Customizer.withDefaults())
+			.addFilterBefore(new ApiKeyAuthenticationFilter(properties, jsonMapper), AnonymousAuthenticationFilter.class)
+			.authorizeHttpRequests((requests) -> requests
+				.requestMatchers(HttpMethod.DELETE, "/actuator/ratelimits/**").hasRole("OPERATOR")
+				.requestMatchers(HttpMethod.POST, "/actuator/ratelimits/**").hasRole("OPERATOR")
+				.anyRequest().permitAll());
+		return http.build();
+	}
+
+	@Bean
+	UserDetailsService operators(ApiKeyProperties properties) {
+		PasswordEncoder encoder = PasswordEncoderFactories.createDelegatingPasswordEncoder();
+		return new InMemoryUserDetailsManager(User.withUsername(properties.getOperator().getUsername())
+			.password(encoder.encode(properties.getOperator().getPassword()))
+			.roles("OPERATOR")
+			.build());
+	}
+
+}
