@@ -1,0 +1,28 @@
+package dev.ratelimit.spring.actuate;
+
+import java.util.List;
+
+/**
+ * A filter rule, as the {@code ratelimits} endpoint describes it.
+ *
+ * @param patterns the request path patterns
+ * @param methods the HTTP methods, empty for all
+ * @param policies the names of the policies the rule applies
+ * @param cost the cost of a matching request: a number or a SpEL expression
+ */
+public record FilterDescriptor(List<String> patterns, List<String> methods, List<String> policies, String cost) {
+
+	/**
+	 * Copies the lists.
+	 * @param patterns the patterns
+	 * @param methods the methods
+	 * @param policies the policy names
+	 * @param cost the cost
+	 */
+	public FilterDescriptor {
+		patterns = List.copyOf(patterns);
+		methods = List.copyOf(methods);
+		policies = List.copyOf(policies);
+	}
+
+}

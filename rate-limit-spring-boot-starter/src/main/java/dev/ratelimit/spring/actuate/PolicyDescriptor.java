@@ -1,0 +1,27 @@
+package dev.ratelimit.spring.actuate;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import dev.ratelimit.spring.Policy;
+
+/**
+ * A configured policy, as the {@code ratelimits} endpoint describes it.
+ *
+ * @param key the key strategy, such as {@code api-key}
+ * @param shadow whether the policy only observes and never rejects
+ * @param limits the limits of every tier without limits of its own
+ * @param tiers the limits of each tier that has its own, by tier
+ */
+public record PolicyDescriptor(String key, boolean shadow, List<LimitDescriptor> limits,
+		Map<String, List<LimitDescriptor>> tiers) {
+
+	static PolicyDescriptor of(Policy policy) {
+		Map<String, List<LimitDescriptor>> tiers = new LinkedHashMap<>();
+		policy.tiers().forEach((tier, limits) -> tiers.put(tier, limits.stream().map(LimitDescriptor::of).toList()));
+		return new PolicyDescriptor(policy.keyStrategy(), policy.isShadow(),
+				policy.limits().stream().map(LimitDescriptor::of).toList(), tiers);
+	}
+
+}

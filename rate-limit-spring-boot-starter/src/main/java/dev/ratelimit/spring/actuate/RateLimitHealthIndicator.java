@@ -1,0 +1,87 @@
+package dev.ratelimit.spring.actuate;
+
+import java.util.Objects;
+
+import dev.ratelimit.core.FailureMode;
+import dev.ratelimit.core.RateLimiter;
+import dev.ratelimit.core.memory.InMemoryRateLimiter;
+import dev.ratelimit.core.redis.RedisRateLimiter;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.util.ClassUtils;
+
+/**
+ * The {@code rateLimit} health contributor: {@code UP} with the backend's details while it answers, {@code DOWN}
+ * when Redis does not answer a ping within the limiter's timeout, saying which failure mode now decides the calls.
+ * The in-memory backend is always up.
+ */
+public class RateLimitHealthIndicator implements HealthIndicator {
+
+	private static final boolean REDIS_PRESENT = ClassUtils.isPresent(
+			"org.springframework.data.redis.connection.RedisConnectionFactory",
+			RateLimitHealthIndicator.class.getClassLoader());
+
+	private final RateLimiter limiter;
+
+	private final String backend;
+
+	private final FailureMode failureMode;
+
+	private final @Nullable Runnable ping;
+
+	/**
+	 * Creates the indicator.
+	 * @param limiter the limiter whose backend to check
+	 * @param backend the backend name, such as {@code memory} or {@code redis}
+	 * @param failureMode what the limiter does with calls while its backend fails
+	 */
+	public RateLimitHealthIndicator(RateLimiter limiter, String backend, FailureMode failureMode) {
+		this.limiter = Objects.requireNonNull(limiter, "limiter must not be null");
+		this.backend = Objects.requireNonNull(backend, "backend must not be null");
+		this.failureMode = Objects.requireNonNull(failureMode, "failureMode must not be null");
+		this.ping = REDIS_PRESENT ? RedisPing.of(limiter) : null;
+	}
+
+	@Override
+	public Health health() {
+		Health.Builder builder = Health.up()
+			.withDetail("backend", this.backend)
+			.withDetail("failureMode", this.failureMode.toString());
+		if (this.limiter instanceof InMemoryRateLimiter memory) {
+			return builder.withDetail("keys", memory.keyCount()).build();
+		}
+		if (this.ping == null) {
+			return builder.build();
+		}
+		try {
+			this.ping.run();
+			return builder.build();
+		}
+		catch (RuntimeException ex) {
+			return builder.down(ex).withDetail("whileDown", whileDown(this.failureMode)).build();
+		}
+	}
+
+	private static String whileDown(FailureMode failureMode) {
+		return switch (failureMode) {
+			case ALLOW -> "calls are allowed without rate limiting until Redis answers again";
+			case DENY -> "calls are rejected (503) until Redis answers again";
+			case LOCAL -> "calls are limited by in-memory limits local to each instance until Redis answers again";
+		};
+	}
+
+	/**
+	 * Reaches the Redis limiter; loaded only when spring-data-redis is present.
+	 */
+	private static final class RedisPing {
+
+		static @Nullable Runnable of(RateLimiter limiter) {
+			return (limiter instanceof RedisRateLimiter redis) ? redis::ping : null;
+		}
+
+	}
+
+}

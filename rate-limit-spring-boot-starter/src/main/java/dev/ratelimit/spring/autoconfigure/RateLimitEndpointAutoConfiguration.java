@@ -1,0 +1,48 @@
+package dev.ratelimit.spring.autoconfigure;
+
+import java.util.List;
+import java.util.function.Supplier;
+
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.util.ClassUtils;
+
+import dev.ratelimit.spring.RateLimitService;
+import dev.ratelimit.spring.actuate.FilterDescriptor;
+import dev.ratelimit.spring.actuate.RateLimitsEndpoint;
+
+/**
+ * Auto-configuration of the {@code ratelimits} actuator endpoint, when it is available (exposed and not disabled).
+ */
+@AutoConfiguration(after = { RateLimitAutoConfiguration.class, RateLimitWebAutoConfiguration.class })
+@ConditionalOnBooleanProperty(name = "ratelimit.enabled", matchIfMissing = true)
+@ConditionalOnClass({ Endpoint.class, ConditionalOnAvailableEndpoint.class })
+@ConditionalOnBean(RateLimitService.class)
+public final class RateLimitEndpointAutoConfiguration {
+
+	private static final boolean FILTERS_PRESENT = isPresent("jakarta.servlet.Filter")
+			&& isPresent("org.springframework.web.util.pattern.PathPattern")
+			&& isPresent("org.springframework.boot.web.servlet.FilterRegistrationBean");
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnAvailableEndpoint
+	RateLimitsEndpoint rateLimitsEndpoint(RateLimitService service, RateLimitProperties properties,
+			ListableBeanFactory beanFactory) {
+		Supplier<List<FilterDescriptor>> filters = FILTERS_PRESENT
+				? () -> RateLimitFilterDescriptions.describe(beanFactory) : List::of;
+		return new RateLimitsEndpoint(service, properties.getOnBackendFailure(), filters);
+	}
+
+	private static boolean isPresent(String className) {
+		return ClassUtils.isPresent(className, RateLimitEndpointAutoConfiguration.class.getClassLoader());
+	}
+
+}

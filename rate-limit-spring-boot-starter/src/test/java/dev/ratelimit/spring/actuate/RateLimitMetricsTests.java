@@ -1,0 +1,212 @@
+package dev.ratelimit.spring.actuate;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeoutException;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tag;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.mock.web.MockHttpServletRequest;
+
+import dev.ratelimit.core.Decision;
+import dev.ratelimit.core.KeyedLimit;
+import dev.ratelimit.core.Limit;
+import dev.ratelimit.core.LimitStatus;
+import dev.ratelimit.core.ManualTimeSource;
+import dev.ratelimit.core.RateLimiter;
+import dev.ratelimit.core.memory.InMemoryRateLimiter;
+import dev.ratelimit.spring.Policy;
+import dev.ratelimit.spring.PolicyRegistry;
+import dev.ratelimit.spring.RateLimitContext;
+import dev.ratelimit.spring.RateLimitService;
+import dev.ratelimit.spring.metrics.RateLimitKeysMeterBinder;
+import dev.ratelimit.spring.metrics.RateLimitMetrics;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.mockito.Mockito.clearInvocations;
+import static org.mockito.Mockito.mockingDetails;
+import static org.mockito.Mockito.spy;
+
+/**
+ * The metrics recorder on the real decision path, with an in-memory backend and a clock that stands still.
+ */
+class RateLimitMetricsTests {
+
+	private static final String CLIENT = "key:0123456789abcdef";
+
+	private final ManualTimeSource clock = new ManualTimeSource();
+
+	private final InMemoryRateLimiter limiter = InMemoryRateLimiter.builder().timeSource(this.clock).build();
+
+	private final PolicyRegistry policies = new PolicyRegistry(List.of(
+			new Policy("burst", "api-key", (context) -> CLIENT, false, List.of(Limit.tokenBucket("5/1m")), Map.of()),
+			new Policy("observed", "api-key", (context) -> CLIENT, true, List.of(Limit.tokenBucket("2/1m")),
+					Map.of()),
+			new Policy("plans", "api-key", (context) -> CLIENT, false, List.of(),
+					Map.of("free", List.of(Limit.fixedWindow("3/1m")), "paid", List.of(Limit.fixedWindow("9/1m"))))),
+			"free");
+
+	private final MeterRegistry registry = new SimpleMeterRegistry();
+
+	private final RateLimitContext call = RateLimitContext.forRequest(new MockHttpServletRequest(), null);
+
+	private RateLimitService service(RateLimiter limiter, RateLimitMetrics metrics) {
+		return new RateLimitService(limiter, this.policies, (context) -> "free", List.of(metrics), "memory");
+	}
+
+	@Test
+	void countsExactlyTheAllowedAndTheRejectedRequests() {
+		RateLimitService service = service(this.limiter, new RateLimitMetrics(this.registry, this.policies, "memory"));
+		List<Boolean> allowed = new ArrayList<>();
+		for (int i = 0; i < 8; i++) {
+			allowed.add(service.decide(List.of("burst"), 1, this.call).isAllowed());
+		}
+		assertThat(allowed).containsExactly(true, true, true, true, true, false, false, false);
+		assertThat(requests("burst", "free", "allowed")).isEqualTo(5);
+		assertThat(requests("burst", "free", "rejected")).isEqualTo(3);
+		assertThat(this.registry.get(RateLimitMetrics.DECISION).tag("backend", "memory").timer().count()).isEqualTo(8);
+	}
+
+	@Test
+	void countsEachPolicyOfACallInTheCallersTier() {
+		RateLimitService service = new RateLimitService(this.limiter, this.policies, (context) -> "paid",
+				List.of(new RateLimitMetrics(this.registry, this.policies, "memory")), "memory");
+		for (int i = 0; i < 7; i++) {
+			service.decide(List.of("burst", "plans"), 1, this.call);
+		}
+		assertThat(requests("burst", "paid", "allowed")).isEqualTo(5);
+		assertThat(requests("burst", "paid", "rejected")).isEqualTo(2);
+		assertThat(requests("plans", "paid", "allowed")).isEqualTo(5);
+		assertThat(requests("plans", "paid", "rejected")).isEqualTo(2);
+		assertThat(requests("plans", "free", "allowed")).isZero();
+	}
+
+	@Test
+	void countsWhatAShadowPolicyWouldHaveRejected() {
+		RateLimitService service = service(this.limiter, new RateLimitMetrics(this.registry, this.policies, "memory"));
+		for (int i = 0; i < 5; i++) {
+			assertThat(service.decide(List.of("observed"), 1, this.call).isAllowed()).isTrue();
+		}
+		assertThat(requests("observed", "free", "allowed")).isEqualTo(2);
+		assertThat(requests("observed", "free", "shadow-rejected")).isEqualTo(3);
+	}
+
+	@Test
+	void countsCallsDecidedByTheFailureModeAndTheBackendFailures() {
+		RateLimitMetrics metrics = new RateLimitMetrics(this.registry, this.policies, "redis");
+		RateLimitService open = service(new DownLimiter(true), metrics);
+		RateLimitService closed = service(new DownLimiter(false), metrics);
+		open.decide(List.of("burst"), 1, this.call);
+		open.decide(List.of("burst"), 1, this.call);
+		closed.decide(List.of("burst"), 1, this.call);
+		metrics.onBackendFailure("redis", new TimeoutException("no answer within 100ms"));
+		metrics.onBackendFailure("redis", new java.util.concurrent.CompletionException(new TimeoutException()));
+		assertThat(requests("burst", "free", "failed-open")).isEqualTo(2);
+		assertThat(requests("burst", "free", "failed-closed")).isEqualTo(1);
+		assertThat(this.registry.get(RateLimitMetrics.BACKEND_FAILURES)
+			.tags("backend", "redis", "exception", "TimeoutException")
+			.counter()
+			.count()).isEqualTo(2);
+	}
+
+	@Test
+	void registersAZeroSeriesOfEveryConfiguredPolicyAndTierBeforeAnyCall() {
+		new RateLimitMetrics(this.registry, this.policies, "memory");
+		assertThat(requests("burst", "free", "allowed")).isZero();
+		assertThat(requests("burst", "paid", "rejected")).isZero();
+		assertThat(requests("observed", "paid", "shadow-rejected")).isZero();
+		assertThat(this.registry.get(RateLimitMetrics.BACKEND_FAILURES)
+			.tags("backend", "memory", "exception", RateLimitMetrics.NO_EXCEPTION)
+			.counter()
+			.count()).isZero();
+		assertThat(this.registry.get(RateLimitMetrics.DECISION).tag("backend", "memory").timer().count()).isZero();
+	}
+
+	@Test
+	void neverTouchesTheRegistryWhenRecordingADecision() {
+		MeterRegistry watched = spy(new SimpleMeterRegistry());
+		RateLimitService service = service(this.limiter, new RateLimitMetrics(watched, this.policies, "memory"));
+		service.decide(List.of("burst"), 1, this.call);
+		service.decide(List.of("observed"), 1, this.call);
+		int meters = watched.getMeters().size();
+		clearInvocations(watched);
+		for (int i = 0; i < 20; i++) {
+			service.decide(List.of("burst"), 1, this.call);
+			service.decide(List.of("observed"), 1, this.call);
+		}
+		assertThat(mockingDetails(watched).getInvocations()).isEmpty();
+		assertThat(watched.getMeters()).hasSize(meters);
+		// the spy does see a look-up, such as registering a meter that already exists
+		Counter.builder(RateLimitMetrics.REQUESTS)
+			.tags("policy", "burst", "tier", "free", "outcome", "allowed")
+			.register(watched);
+		assertThat(mockingDetails(watched).getInvocations()).isNotEmpty();
+	}
+
+	@Test
+	void neverTagsAMetricWithTheClientKey() {
+		RateLimitService service = service(this.limiter, new RateLimitMetrics(this.registry, this.policies, "memory"));
+		service.decide(List.of("burst", "observed", "plans"), 1, this.call);
+		new RateLimitKeysMeterBinder(this.limiter).bindTo(this.registry);
+		for (Meter meter : this.registry.getMeters()) {
+			for (Tag tag : meter.getId().getTags()) {
+				assertThat(tag.getValue()).as(meter.getId().toString()).doesNotContain(CLIENT).doesNotContain("key:");
+			}
+		}
+	}
+
+	@Test
+	void gaugesTheKeysTheInMemoryBackendHolds() {
+		new RateLimitKeysMeterBinder(this.limiter).bindTo(this.registry);
+		RateLimitService service = service(this.limiter, new RateLimitMetrics(this.registry, this.policies, "memory"));
+		service.decide(List.of("burst", "plans"), 1, this.call);
+		this.limiter.cleanUp();
+		assertThat(this.registry.get(RateLimitKeysMeterBinder.KEYS).tag("backend", "memory").gauge().value())
+			.isEqualTo(2);
+	}
+
+	private double requests(String policy, String tier, String outcome) {
+		return this.registry.get(RateLimitMetrics.REQUESTS)
+			.tags("policy", policy, "tier", tier, "outcome", outcome)
+			.counter()
+			.count();
+	}
+
+	/**
+	 * A backend that is down: every call is decided by the failure mode.
+	 */
+	private static final class DownLimiter implements RateLimiter {
+
+		private final boolean allow;
+
+		DownLimiter(boolean allow) {
+			this.allow = allow;
+		}
+
+		@Override
+		public Decision acquire(List<KeyedLimit> limits, long cost) {
+			return Decision.unavailable(this.allow, 1_000_000);
+		}
+
+		@Override
+		public List<LimitStatus> inspect(List<KeyedLimit> limits) {
+			throw new IllegalStateException("down");
+		}
+
+		@Override
+		public void release(Decision decision) {
+		}
+
+		@Override
+		public void reset(KeyedLimit limit) {
+		}
+
+	}
+
+}

@@ -1,0 +1,138 @@
+package dev.ratelimit.spring.actuate;
+
+import java.time.Duration;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.Status;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.mock.web.MockHttpServletRequest;
+
+import dev.ratelimit.core.Decision;
+import dev.ratelimit.core.redis.RedisRateLimiter;
+import dev.ratelimit.core.redis.testing.RedisEndpoint;
+import dev.ratelimit.core.redis.testing.RedisServer;
+import dev.ratelimit.core.redis.testing.TestRedis;
+import dev.ratelimit.spring.RateLimitContext;
+import dev.ratelimit.spring.RateLimitService;
+import dev.ratelimit.spring.autoconfigure.RateLimitAutoConfiguration;
+import dev.ratelimit.spring.autoconfigure.RateLimitEndpointAutoConfiguration;
+import dev.ratelimit.spring.autoconfigure.RateLimitHealthAutoConfiguration;
+import dev.ratelimit.spring.autoconfigure.RateLimitRedisAutoConfiguration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The health contributor and the endpoint on the Redis backend, against real {@code redis-server} processes. The
+ * timeout is generous: a first call connects, and a busy machine must not turn that into a backend failure.
+ */
+class RedisBackendActuatorTests {
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class,
+				RateLimitRedisAutoConfiguration.class, RateLimitAutoConfiguration.class,
+				RateLimitHealthAutoConfiguration.class, RateLimitEndpointAutoConfiguration.class))
+		.withPropertyValues("ratelimit.backend=redis", "ratelimit.redis.key-prefix=" + TestRedis.uniquePrefix(),
+				"ratelimit.redis.timeout=2s", "ratelimit.policies.burst.key=api-key",
+				"ratelimit.policies.burst.limits[0].rate=10/1h",
+				"management.endpoints.web.exposure.include=ratelimits");
+
+	@Test
+	void healthIsDownWhileRedisIsStoppedSayingWhichFailureModeDecidesAndUpWhenItIsBack() {
+		try (RedisServer server = RedisServer.start()) {
+			this.runner.withPropertyValues(redis(server.endpoint()))
+				.withPropertyValues("ratelimit.redis.timeout=500ms", "ratelimit.on-backend-failure=deny")
+				.run((context) -> {
+					assertThat(context).hasSingleBean(RedisRateLimiter.class);
+					RateLimitHealthIndicator indicator = context.getBean(RateLimitHealthIndicator.class);
+					Health up = awaitStatus(indicator, Status.UP);
+					assertThat(up.getDetails()).containsEntry("backend", "redis").containsEntry("failureMode", "deny");
+
+					server.stop();
+					Health down = awaitStatus(indicator, Status.DOWN);
+					assertThat(down.getDetails()).containsEntry("backend", "redis")
+						.containsEntry("failureMode", "deny")
+						.containsKey("error");
+					assertThat(down.getDetails().get("whileDown").toString()).contains("rejected (503)");
+					assertThat(down.getDetails().get("error").toString()).contains("Redis");
+
+					server.restart();
+					Health back = awaitStatus(indicator, Status.UP);
+					assertThat(back.getDetails()).containsEntry("failureMode", "deny").doesNotContainKey("error");
+				});
+		}
+	}
+
+	@Test
+	void healthSaysThatCallsAreAllowedWhileRedisIsDownInTheAllowMode() {
+		try (RedisServer server = RedisServer.start()) {
+			this.runner.withPropertyValues(redis(server.endpoint()))
+				.withPropertyValues("ratelimit.redis.timeout=500ms")
+				.run((context) -> {
+					RateLimitHealthIndicator indicator = context.getBean(RateLimitHealthIndicator.class);
+					awaitStatus(indicator, Status.UP);
+					server.stop();
+					Health down = awaitStatus(indicator, Status.DOWN);
+					assertThat(down.getDetails()).containsEntry("failureMode", "allow");
+					assertThat(down.getDetails().get("whileDown").toString()).contains("allowed");
+				});
+		}
+	}
+
+	@Test
+	void readsAClientsStateInRedisWithoutConsumingAndResetsIt() {
+		this.runner.withPropertyValues(redis(TestRedis.standalone())).run((context) -> {
+			RateLimitService service = context.getBean(RateLimitService.class);
+			RateLimitsEndpoint endpoint = context.getBean(RateLimitsEndpoint.class);
+			MockHttpServletRequest request = new MockHttpServletRequest();
+			request.addHeader("X-API-Key", "redis-client");
+			for (int i = 0; i < 3; i++) {
+				assertThat(service.decide(List.of("burst"), 1, RateLimitContext.forRequest(request, null)).decision())
+					.satisfies((decision) -> assertThat(decision.source()).isEqualTo(Decision.Source.BACKEND))
+					.satisfies((decision) -> assertThat(decision.isAllowed()).isTrue());
+			}
+			for (int read = 0; read < 3; read++) {
+				KeyStateDescriptor state = endpoint.key("burst", "redis-client", null);
+				assertThat(state).isNotNull();
+				assertThat(state.limits()).singleElement().satisfies((limit) -> {
+					assertThat(limit.algorithm()).isEqualTo("token-bucket");
+					assertThat(limit.limit()).isEqualTo(10);
+					assertThat(limit.remaining()).isEqualTo(7);
+					assertThat(limit.resetSeconds()).isBetween(1079L, 1080L);
+				});
+			}
+			endpoint.reset("burst", "redis-client");
+			assertThat(endpoint.key("burst", "redis-client", null).limits().get(0).remaining()).isEqualTo(10);
+			assertThat(service.decide(List.of("burst"), 1, RateLimitContext.forRequest(request, null))
+				.decision()
+				.remaining()).isEqualTo(9);
+		});
+	}
+
+	/**
+	 * Polls the indicator, which pings Redis, until it reports a status: a real server takes its time to die and to
+	 * come back, and the client reconnects with a back-off.
+	 */
+	private static Health awaitStatus(RateLimitHealthIndicator indicator, Status status) {
+		return await().atMost(Duration.ofSeconds(30))
+			.pollInterval(Duration.ofMillis(50))
+			.until(indicator::health, (health) -> health.getStatus().equals(status));
+	}
+
+	private static String[] redis(RedisEndpoint endpoint) {
+		return (endpoint.password() != null)
+				? new String[] { "spring.data.redis.host=" + endpoint.host(),
+						"spring.data.redis.port=" + endpoint.port(),
+						"spring.data.redis.database=" + endpoint.database(),
+						"spring.data.redis.password=" + endpoint.password() }
+				: new String[] { "spring.data.redis.host=" + endpoint.host(),
+						"spring.data.redis.port=" + endpoint.port(),
+						"spring.data.redis.database=" + endpoint.database() };
+	}
+
+}
