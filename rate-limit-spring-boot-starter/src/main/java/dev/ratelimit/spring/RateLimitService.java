@@ -128,7 +128,10 @@ public final class RateLimitService {
 		};
 		for (Policy policy : used.values()) {
 			if (!policy.isShadow()) {
-				outcomes.put(policy.name(), enforced);
+				// Each policy reports its own verdict: of a rejected call, only the policies whose limits rejected it
+				// count as rejected, so that a rejection ratio per policy shows which policy is doing the rejecting.
+				boolean innocent = enforced == RateLimitOutcome.REJECTED && !rejectedBy(policy.name(), decision);
+				outcomes.put(policy.name(), innocent ? RateLimitOutcome.ALLOWED : enforced);
 			}
 			else if (result.shadowDecision() != null) {
 				outcomes.put(policy.name(), shadowRejected(policy.name(), result.shadowDecision())
@@ -139,10 +142,11 @@ public final class RateLimitService {
 	}
 
 	private static boolean shadowRejected(String policy, Decision shadowDecision) {
-		if (shadowDecision.source() == Decision.Source.FAILED_CLOSED) {
-			return true;
-		}
-		for (LimitStatus status : shadowDecision.rejectedBy()) {
+		return shadowDecision.source() == Decision.Source.FAILED_CLOSED || rejectedBy(policy, shadowDecision);
+	}
+
+	private static boolean rejectedBy(String policy, Decision decision) {
+		for (LimitStatus status : decision.rejectedBy()) {
 			if (status.target().policy().equals(policy)) {
 				return true;
 			}
