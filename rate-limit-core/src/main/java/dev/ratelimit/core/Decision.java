@@ -1,9 +1,8 @@
 package dev.ratelimit.core;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
+import java.util.Objects;
 
 import org.jspecify.annotations.Nullable;
 
@@ -40,7 +39,10 @@ public final class Decision {
 
 	private final boolean allowed;
 
-	private final List<LimitStatus> statuses;
+	/** The statuses, or {@code null} for a decision on one limit, which keeps its status in {@link #only}. */
+	private final @Nullable List<LimitStatus> statuses;
+
+	private final @Nullable LimitStatus only;
 
 	private final int deciding;
 
@@ -54,6 +56,7 @@ public final class Decision {
 			long retryAfterMicros) {
 		this.allowed = allowed;
 		this.statuses = statuses;
+		this.only = null;
 		this.deciding = deciding;
 		this.leases = leases;
 		this.source = source;
@@ -66,6 +69,26 @@ public final class Decision {
 	 */
 	public static Decision unlimited() {
 		return UNLIMITED;
+	}
+
+	private Decision(LimitStatus only) {
+		this.allowed = only.allowed();
+		this.statuses = null;
+		this.only = only;
+		this.deciding = 0;
+		this.leases = List.of();
+		this.source = Source.BACKEND;
+		this.retryAfterMicros = this.allowed ? 0 : Math.max(0, only.retryAfterMicros());
+	}
+
+	/**
+	 * Returns the decision made by a backend on a call with one limit and no leases, as
+	 * {@code of(List.of(status), List.of())} does, without a list.
+	 * @param status the status of the limit
+	 * @return the decision
+	 */
+	public static Decision of(LimitStatus status) {
+		return new Decision(Objects.requireNonNull(status, "status must not be null"));
 	}
 
 	/**
@@ -89,6 +112,13 @@ public final class Decision {
 		if (statuses.isEmpty()) {
 			return (source == Source.BACKEND) ? UNLIMITED : new Decision(true, List.of(), -1, List.of(), source, 0);
 		}
+		if (statuses.size() == 1) {
+			// Most calls name one limit: it decides, and an immutable list needs no copy.
+			LimitStatus only = statuses.get(0);
+			boolean allowed = only.allowed();
+			return new Decision(allowed, List.copyOf(statuses), 0, allowed ? List.copyOf(leases) : List.of(), source,
+					allowed ? 0 : Math.max(0, only.retryAfterMicros()));
+		}
 		boolean allowed = true;
 		long retryAfter = 0;
 		for (LimitStatus status : statuses) {
@@ -109,8 +139,7 @@ public final class Decision {
 				deciding = i;
 			}
 		}
-		List<LimitStatus> copy = Collections.unmodifiableList(new ArrayList<>(statuses));
-		return new Decision(allowed, copy, deciding, allowed ? List.copyOf(leases) : List.of(), source,
+		return new Decision(allowed, List.copyOf(statuses), deciding, allowed ? List.copyOf(leases) : List.of(), source,
 				allowed ? 0 : retryAfter);
 	}
 
@@ -164,7 +193,7 @@ public final class Decision {
 	 * @return the statuses
 	 */
 	public List<LimitStatus> statuses() {
-		return this.statuses;
+		return (this.statuses != null) ? this.statuses : List.of(Objects.requireNonNull(this.only));
 	}
 
 	/**
@@ -172,7 +201,10 @@ public final class Decision {
 	 * @return the deciding status
 	 */
 	public @Nullable LimitStatus decidingStatus() {
-		return (this.deciding < 0) ? null : this.statuses.get(this.deciding);
+		if (this.only != null) {
+			return this.only;
+		}
+		return (this.deciding < 0) ? null : Objects.requireNonNull(this.statuses).get(this.deciding);
 	}
 
 	/**
@@ -183,7 +215,7 @@ public final class Decision {
 		if (this.allowed) {
 			return List.of();
 		}
-		return this.statuses.stream().filter((status) -> !status.allowed()).toList();
+		return statuses().stream().filter((status) -> !status.allowed()).toList();
 	}
 
 	/**
@@ -237,7 +269,7 @@ public final class Decision {
 	public Duration delay() {
 		long delay = 0;
 		if (this.allowed) {
-			for (LimitStatus status : this.statuses) {
+			for (LimitStatus status : statuses()) {
 				delay = Math.max(delay, status.delayMicros());
 			}
 		}
@@ -249,7 +281,7 @@ public final class Decision {
 	 * @return whether the call can never pass
 	 */
 	public boolean exceedsCapacity() {
-		for (LimitStatus status : this.statuses) {
+		for (LimitStatus status : statuses()) {
 			if (status.exceedsCapacity()) {
 				return true;
 			}
@@ -268,7 +300,7 @@ public final class Decision {
 	@Override
 	public String toString() {
 		return "Decision[" + (this.allowed ? "allowed" : "rejected") + ", source=" + this.source + ", remaining="
-				+ remaining() + ", retryAfterMicros=" + this.retryAfterMicros + ", statuses=" + this.statuses + "]";
+				+ remaining() + ", retryAfterMicros=" + this.retryAfterMicros + ", statuses=" + statuses() + "]";
 	}
 
 }

@@ -25,4 +25,19 @@ public record KeyedLimit(String policy, String key, Limit limit) {
 		Objects.requireNonNull(limit, "limit must not be null");
 	}
 
+	// Written out rather than generated: a keyed limit is hashed and compared on every decision.
+	@Override
+	public boolean equals(Object other) {
+		if (this == other) {
+			return true;
+		}
+		return other instanceof KeyedLimit that && this.key.equals(that.key) && this.policy.equals(that.policy)
+				&& this.limit.equals(that.limit);
+	}
+
+	@Override
+	public int hashCode() {
+		return (31 * this.policy.hashCode() + this.key.hashCode()) * 31 + this.limit.hashCode();
+	}
+
 }

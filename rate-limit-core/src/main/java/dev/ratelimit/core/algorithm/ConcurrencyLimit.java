@@ -1,6 +1,7 @@
 package dev.ratelimit.core.algorithm;
 
 import java.util.Iterator;
+import java.util.concurrent.atomic.AtomicLong;
 
 import dev.ratelimit.core.Limit;
 
@@ -14,6 +15,12 @@ import org.jspecify.annotations.Nullable;
 public final class ConcurrencyLimit implements LimitAlgorithm<LeaseState> {
 
 	static final ConcurrencyLimit INSTANCE = new ConcurrencyLimit();
+
+	/**
+	 * Lease ids are unique in the JVM, not per state: a key's state may be dropped and created again while a caller
+	 * still holds a lease of the old state, and its late release must not remove someone else's lease.
+	 */
+	private static final AtomicLong LEASE_IDS = new AtomicLong();
 
 	private ConcurrencyLimit() {
 	}
@@ -62,7 +69,7 @@ public final class ConcurrencyLimit implements LimitAlgorithm<LeaseState> {
 		if (cost == 0) {
 			return null;
 		}
-		String id = Long.toString(state.nextId++);
+		String id = Long.toString(LEASE_IDS.incrementAndGet());
 		state.leases.add(new LeaseState.Entry(id, now + limit.leaseTimeMicros(), cost));
 		return id;
 	}

@@ -33,7 +33,7 @@ public final class LeakyBucket implements LimitAlgorithm<BucketState> {
 		if (elapsed <= 0) {
 			return state.level;
 		}
-		if (elapsed >= ceilDiv(state.level, limit.unitsPerMicro())) {
+		if (TokenBucket.reaches(elapsed, limit.unitsPerMicro(), state.level)) {
 			return 0;
 		}
 		return state.level - elapsed * limit.unitsPerMicro();

@@ -10,8 +10,6 @@ public final class LeaseState {
 
 	final List<Entry> leases = new ArrayList<>();
 
-	long nextId;
-
 	LeaseState() {
 	}
 

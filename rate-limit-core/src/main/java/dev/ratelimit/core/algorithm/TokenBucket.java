@@ -40,10 +40,26 @@ public final class TokenBucket implements LimitAlgorithm<BucketState> {
 		if (elapsed <= 0) {
 			return state.level;
 		}
-		if (elapsed >= ceilDiv(deficit, limit.unitsPerMicro())) {
+		if (reaches(elapsed, limit.unitsPerMicro(), deficit)) {
 			return full;
 		}
 		return state.level + elapsed * limit.unitsPerMicro();
+	}
+
+	/**
+	 * Returns whether {@code elapsed} microseconds at {@code perMicro} units each add up to at least {@code units}:
+	 * {@code elapsed >= ceilDiv(units, perMicro)}, exactly, without a division (this runs on every decision) and
+	 * without overflow (the product is taken in 128 bits).
+	 * @param elapsed the time, positive
+	 * @param perMicro the units per microsecond, positive
+	 * @param units the units to reach, positive
+	 * @return whether {@code elapsed * perMicro >= units}
+	 */
+	static boolean reaches(long elapsed, long perMicro, long units) {
+		if (elapsed >= units) {
+			return true;
+		}
+		return Math.multiplyHigh(elapsed, perMicro) != 0 || Long.compareUnsigned(elapsed * perMicro, units) >= 0;
 	}
 
 	@Override

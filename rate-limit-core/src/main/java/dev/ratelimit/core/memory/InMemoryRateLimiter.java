@@ -2,22 +2,25 @@ package dev.ratelimit.core.memory;
 
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
+import com.github.benmanes.caffeine.cache.Policy;
 
+import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.KeyedLimit;
 import dev.ratelimit.core.Lease;
+import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.LimitStatus;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.core.TimeSource;
-import dev.ratelimit.core.algorithm.LimitAlgorithm;
 import dev.ratelimit.core.algorithm.Outcome;
 
 import org.jspecify.annotations.Nullable;
@@ -28,32 +31,55 @@ import org.jspecify.annotations.Nullable;
  * <p>
  * State lives in a bounded Caffeine cache: at most {@code maxKeys} keyed limits are held, the least valuable evicted
  * first (Caffeine's size policy favours keys in recent, frequent use), and each is dropped once it has been idle for
- * its limit's {@link dev.ratelimit.core.Limit#retentionMicros() retention}, after which its state would be
- * indistinguishable from a fresh one. Each keyed limit has its own lock, held only for the few arithmetic operations
- * of a decision; a call with several limits takes their locks in a global order, so that all its limits are decided
- * together without deadlock and without a global lock.
+ * its limit's {@link dev.ratelimit.core.Limit#retentionMicros() retention} (and at most half as long again), after
+ * which its state would be indistinguishable from a fresh one.
+ *
+ * <p>
+ * Each keyed limit has its own version stamp, which is also its lock: no global lock. A call with one limit whose
+ * state is a few numbers (token and leaky buckets, fixed and sliding windows) reads the state optimistically and
+ * commits with one compare-and-set of the stamp, so a rejected call writes nothing at all; other calls hold the locks
+ * of all their limits at once (taking all or none, so without deadlock), so that all their limits are decided
+ * together.
+ *
+ * <p>
+ * The hot path reads the cache without Caffeine's bookkeeping. Caffeine still sees every key's creation and, for a key
+ * in use, a sample of its calls: at least one each half retention (which is why a key may be kept up to half a
+ * retention longer) and about one call in {@value #RECORD_ONE_IN}, so that its size policy still knows which keys are
+ * hot.
  */
 public final class InMemoryRateLimiter implements RateLimiter {
 
 	/** The default bound on tracked keys. */
 	public static final long DEFAULT_MAX_KEYS = 1_000_000;
 
-	private static final Comparator<Slot> LOCK_ORDER = Comparator.comparingLong((slot) -> slot.order);
+	/** About one call in this many is shown to Caffeine's size policy. */
+	static final int RECORD_ONE_IN = 1024;
 
 	private final Cache<KeyedLimit, Slot> slots;
 
+	private final Policy<KeyedLimit, Slot> policy;
+
+	private final Policy.VarExpiration<KeyedLimit, Slot> expiration;
+
 	private final TimeSource timeSource;
 
-	private final AtomicLong slotSequence = new AtomicLong();
+	/**
+	 * Caffeine's clock, in microseconds: the latest time this limiter has shown it, advanced before every call that
+	 * lets Caffeine record, expire or evict, so that the hot path reads the time source only once.
+	 */
+	private final AtomicLong cacheTime;
 
 	private InMemoryRateLimiter(Builder builder) {
 		this.timeSource = builder.timeSource;
+		this.cacheTime = new AtomicLong(this.timeSource.nowMicros());
 		this.slots = Caffeine.newBuilder()
 			.maximumSize(builder.maxKeys)
 			.expireAfter(new RetentionExpiry())
-			.ticker(() -> this.timeSource.nowMicros() * 1000)
+			.ticker(() -> this.cacheTime.get() * 1000)
 			.executor(Runnable::run)
 			.build();
+		this.policy = this.slots.policy();
+		this.expiration = this.policy.expireVariably().orElseThrow();
 	}
 
 	/**
@@ -66,44 +92,176 @@ public final class InMemoryRateLimiter implements RateLimiter {
 
 	@Override
 	public Decision acquire(List<KeyedLimit> limits, long cost) {
-		if (cost < 0) {
-			throw new IllegalArgumentException("cost must be at least 0 (was " + cost + ")");
-		}
+		checkCost(cost);
 		int count = limits.size();
 		if (count == 0) {
 			return Decision.unlimited();
 		}
 		if (count == 1) {
-			KeyedLimit target = limits.get(0);
-			Slot slot = slot(target);
-			synchronized (slot) {
-				long now = this.timeSource.nowMicros();
-				Outcome outcome = slot.evaluate(target, now, cost);
-				String leaseId = outcome.allowed() ? slot.apply(target, now, cost) : null;
-				List<Lease> leases = (leaseId != null) ? List.of(new Lease(target, leaseId, cost)) : List.of();
-				return Decision.of(List.of(LimitStatus.of(target, outcome)), leases);
-			}
+			return acquireOne(limits.get(0), cost);
 		}
 		Slot[] held = new Slot[count];
 		for (int i = 0; i < count; i++) {
 			held[i] = slot(limits.get(i));
 		}
-		Slot[] ordered = held.clone();
-		Arrays.sort(ordered, LOCK_ORDER);
-		return decideLocked(ordered, 0, limits, held, cost);
-	}
-
-	private Decision decideLocked(Slot[] ordered, int index, List<KeyedLimit> limits, Slot[] held, long cost) {
-		if (index < ordered.length) {
-			synchronized (ordered[index]) {
-				return decideLocked(ordered, index + 1, limits, held, cost);
+		Slot[] distinct = distinct(held);
+		lockAll(distinct);
+		long now;
+		Decision decision;
+		try {
+			now = this.timeSource.nowMicros();
+			decision = decideLocked(limits, held, cost, now);
+		}
+		finally {
+			for (Slot slot : distinct) {
+				slot.unlock();
 			}
 		}
-		long now = this.timeSource.nowMicros();
+		for (int i = 0; i < count; i++) {
+			recordSometimes(held[i], limits.get(i), now);
+		}
+		return decision;
+	}
+
+	private static Slot[] distinct(Slot[] held) {
+		Slot[] distinct = new Slot[held.length];
+		int count = 0;
+		for (int i = 0; i < held.length; i++) {
+			if (firstOccurrence(held, i)) {
+				distinct[count++] = held[i];
+			}
+		}
+		return (count == held.length) ? distinct : Arrays.copyOf(distinct, count);
+	}
+
+	/**
+	 * Takes the locks of all the slots of a call, or none: a slot held by another call makes this one let go of what
+	 * it holds and try again, so that two calls never wait for each other (no lock order needed, no deadlock).
+	 */
+	private static void lockAll(Slot[] slots) {
+		for (int spins = 0;; spins++) {
+			int locked = 0;
+			while (locked < slots.length && slots[locked].tryLock()) {
+				locked++;
+			}
+			if (locked == slots.length) {
+				return;
+			}
+			while (locked > 0) {
+				slots[--locked].unlock();
+			}
+			Slot.backOff(spins);
+		}
+	}
+
+	@Override
+	public Decision acquire(KeyedLimit limit) {
+		return acquireOne(limit, 1);
+	}
+
+	@Override
+	public Decision acquire(KeyedLimit limit, long cost) {
+		checkCost(cost);
+		return acquireOne(limit, cost);
+	}
+
+	/**
+	 * Decides a call against one limit and, if allowed, takes {@code cost} permits, as {@link #acquire(KeyedLimit,
+	 * long)} does, but answers only whether the call may proceed: the same decision without building a
+	 * {@link Decision}, for callers that need no headers.
+	 * @param limit the keyed limit, of any algorithm but {@link Algorithm#CONCURRENCY} (whose permits must be
+	 * released through a decision)
+	 * @param cost the permits the call takes, at least 0
+	 * @return whether the call is allowed
+	 * @throws IllegalArgumentException if the cost is negative or the limit is a concurrency limit
+	 */
+	public boolean tryAcquire(KeyedLimit limit, long cost) {
+		checkCost(cost);
+		if (limit.limit().algorithm() == Algorithm.CONCURRENCY) {
+			throw new IllegalArgumentException("tryAcquire cannot hand out the lease of concurrency limit '"
+					+ limit.policy() + "'; use acquire and release the decision");
+		}
+		Slot slot = slot(limit);
+		Outcome outcome = slot.optimistic() ? decideOptimistically(slot, limit, cost)
+				: decideLockedOne(slot, limit, cost).outcome;
+		return outcome.allowed();
+	}
+
+	private static void checkCost(long cost) {
+		if (cost < 0) {
+			throw new IllegalArgumentException("cost must be at least 0 (was " + cost + ")");
+		}
+	}
+
+	private Decision acquireOne(KeyedLimit target, long cost) {
+		Slot slot = slot(target);
+		Decision decision;
+		if (slot.optimistic()) {
+			Outcome outcome = decideOptimistically(slot, target, cost);
+			decision = Decision.of(LimitStatus.of(target, outcome));
+		}
+		else {
+			Locked locked = decideLockedOne(slot, target, cost);
+			LimitStatus status = LimitStatus.of(target, locked.outcome);
+			decision = (locked.leaseId != null)
+					? Decision.of(List.of(status), List.of(new Lease(target, locked.leaseId, cost)))
+					: Decision.of(status);
+		}
+		return decision;
+	}
+
+	/**
+	 * Reads the state under an even stamp, decides, and either returns a rejection once the stamp shows the state did
+	 * not change meanwhile, or commits an allowed call by moving the stamp from that even value to odd, applying the
+	 * cost, and moving it to the next even value. The time is read after the stamp, so that with a monotonic clock a
+	 * decision never sees a state from its future.
+	 */
+	private Outcome decideOptimistically(Slot slot, KeyedLimit target, long cost) {
+		Limit limit = target.limit();
+		for (int losses = 0;; losses++) {
+			int stamp = slot.stamp();
+			if ((stamp & 1) == 0) {
+				long now = this.timeSource.nowMicros();
+				Outcome outcome = slot.evaluate(limit, now, cost);
+				if (!outcome.allowed()) {
+					if (slot.validate(stamp)) {
+						recordSometimes(slot, target, now);
+						return outcome;
+					}
+				}
+				else if (slot.tryLock(stamp)) {
+					slot.apply(limit, now, cost);
+					slot.unlock();
+					recordSometimes(slot, target, now);
+					return outcome;
+				}
+			}
+			Slot.contended(losses);
+		}
+	}
+
+	private Locked decideLockedOne(Slot slot, KeyedLimit target, long cost) {
+		long now;
+		Locked locked;
+		slot.lock();
+		try {
+			now = this.timeSource.nowMicros();
+			Outcome outcome = slot.evaluate(target.limit(), now, cost);
+			String leaseId = outcome.allowed() ? slot.apply(target.limit(), now, cost) : null;
+			locked = new Locked(outcome, leaseId);
+		}
+		finally {
+			slot.unlock();
+		}
+		recordSometimes(slot, target, now);
+		return locked;
+	}
+
+	private Decision decideLocked(List<KeyedLimit> limits, Slot[] held, long cost, long now) {
 		List<LimitStatus> statuses = new ArrayList<>(held.length);
 		boolean allowed = true;
 		for (int i = 0; i < held.length; i++) {
-			Outcome outcome = held[i].evaluate(limits.get(i), now, cost);
+			Outcome outcome = held[i].evaluate(limits.get(i).limit(), now, cost);
 			allowed &= outcome.allowed();
 			statuses.add(LimitStatus.of(limits.get(i), outcome));
 		}
@@ -111,7 +269,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		if (allowed) {
 			for (int i = 0; i < held.length; i++) {
 				if (firstOccurrence(held, i)) {
-					String leaseId = held[i].apply(limits.get(i), now, cost);
+					String leaseId = held[i].apply(limits.get(i).limit(), now, cost);
 					if (leaseId != null) {
 						leases.add(new Lease(limits.get(i), leaseId, cost));
 					}
@@ -134,15 +292,20 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	public List<LimitStatus> inspect(List<KeyedLimit> limits) {
 		List<LimitStatus> statuses = new ArrayList<>(limits.size());
 		for (KeyedLimit target : limits) {
+			advanceCacheTime(this.timeSource.nowMicros());
 			Slot slot = this.slots.getIfPresent(target);
-			long now = this.timeSource.nowMicros();
 			Outcome outcome;
 			if (slot == null) {
-				outcome = Slot.evaluateFresh(target, now);
+				long now = this.timeSource.nowMicros();
+				outcome = Slot.fresh(target.limit(), now, now).evaluate(target.limit(), now, 0);
 			}
 			else {
-				synchronized (slot) {
-					outcome = slot.evaluate(target, now, 0);
+				slot.lock();
+				try {
+					outcome = slot.evaluate(target.limit(), this.timeSource.nowMicros(), 0);
+				}
+				finally {
+					slot.unlock();
 				}
 			}
 			statuses.add(LimitStatus.of(target, outcome));
@@ -153,10 +316,14 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	@Override
 	public void release(Decision decision) {
 		for (Lease lease : decision.leases()) {
-			Slot slot = this.slots.getIfPresent(lease.target());
+			Slot slot = this.policy.getIfPresentQuietly(lease.target());
 			if (slot != null) {
-				synchronized (slot) {
-					slot.release(lease.target(), lease.id(), this.timeSource.nowMicros());
+				slot.lock();
+				try {
+					slot.release(lease.target().limit(), lease.id(), this.timeSource.nowMicros());
+				}
+				finally {
+					slot.unlock();
 				}
 			}
 		}
@@ -179,84 +346,82 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	 * Performs pending evictions and expirations now, as Caffeine's {@code cleanUp}.
 	 */
 	public void cleanUp() {
+		advanceCacheTime(this.timeSource.nowMicros());
 		this.slots.cleanUp();
 	}
 
-	private Slot slot(KeyedLimit target) {
-		return this.slots.get(target, (key) -> new Slot(this.slotSequence.incrementAndGet()));
-	}
-
 	/**
-	 * The state of one keyed limit and the lock that guards it.
+	 * Finds the slot of a keyed limit without Caffeine's bookkeeping, or creates it through Caffeine.
 	 */
-	static final class Slot {
-
-		final long order;
-
-		@Nullable Object state;
-
-		Slot(long order) {
-			this.order = order;
+	private Slot slot(KeyedLimit target) {
+		Slot slot = this.policy.getIfPresentQuietly(target);
+		if (slot != null) {
+			return slot;
 		}
-
-		@SuppressWarnings("unchecked")
-		private static <S> LimitAlgorithm<S> algorithm(KeyedLimit target) {
-			return (LimitAlgorithm<S>) LimitAlgorithm.of(target.limit());
-		}
-
-		static Outcome evaluateFresh(KeyedLimit target, long now) {
-			LimitAlgorithm<Object> algorithm = algorithm(target);
-			return algorithm.evaluate(target.limit(), algorithm.fresh(target.limit(), now), now, 0);
-		}
-
-		Outcome evaluate(KeyedLimit target, long now, long cost) {
-			LimitAlgorithm<Object> algorithm = algorithm(target);
-			Object current = this.state;
-			if (current == null) {
-				current = algorithm.fresh(target.limit(), now);
-				this.state = current;
-			}
-			return algorithm.evaluate(target.limit(), current, now, cost);
-		}
-
-		@Nullable String apply(KeyedLimit target, long now, long cost) {
-			LimitAlgorithm<Object> algorithm = algorithm(target);
-			return algorithm.apply(target.limit(), Objects.requireNonNull(this.state), now, cost);
-		}
-
-		void release(KeyedLimit target, String leaseId, long now) {
-			Object current = this.state;
-			if (current != null) {
-				LimitAlgorithm<Object> algorithm = algorithm(target);
-				algorithm.release(target.limit(), current, leaseId, now);
-			}
-		}
-
+		long now = this.timeSource.nowMicros();
+		advanceCacheTime(now);
+		return this.slots.get(target, (key) -> Slot.fresh(key.limit(), now, now + recordInterval(key)));
 	}
 
 	/**
-	 * Keeps each keyed limit for its limit's retention after its last use.
+	 * Shows a call made at {@code now} to Caffeine when the key's last shown call is half a retention old (so that it
+	 * expires no earlier than a retention after its last real call) or, at random, one call in
+	 * {@value #RECORD_ONE_IN}. Should Caffeine have expired the key meanwhile, this slot, which the call just used,
+	 * takes its place again, so that the call's permits are not forgotten.
+	 */
+	private void recordSometimes(Slot slot, KeyedLimit target, long now) {
+		if (now < slot.recordBy && (ThreadLocalRandom.current().nextInt() & (RECORD_ONE_IN - 1)) != 0) {
+			return;
+		}
+		advanceCacheTime(now);
+		this.slots.get(target, (key) -> slot);
+		// Caffeine (3.2) does not extend a variable expiry on a read hit: without this, a key in use would be
+		// forgotten one retention after its creation, and come back fresh (RetentionTest).
+		this.expiration.setExpiresAfter(target, RetentionExpiry.keepNanos(target), TimeUnit.NANOSECONDS);
+		slot.recordBy = now + recordInterval(target);
+	}
+
+	private void advanceCacheTime(long now) {
+		long shown = this.cacheTime.get();
+		while (now > shown && !this.cacheTime.compareAndSet(shown, now)) {
+			shown = this.cacheTime.get();
+		}
+	}
+
+	/** Half a retention: the longest a key in use goes without showing Caffeine a call. */
+	static long recordInterval(KeyedLimit target) {
+		return Math.max(1, target.limit().retentionMicros() / 2);
+	}
+
+	/** What a locked decision on one limit gives. */
+	private record Locked(Outcome outcome, @Nullable String leaseId) {
+	}
+
+	/**
+	 * Keeps each keyed limit for its limit's retention after the last call Caffeine saw, plus the longest a key in use
+	 * goes without showing Caffeine a call.
 	 */
 	private static final class RetentionExpiry implements Expiry<KeyedLimit, Slot> {
 
-		private static long retentionNanos(KeyedLimit key) {
+		static long keepNanos(KeyedLimit key) {
 			long micros = key.limit().retentionMicros();
+			micros = (micros > Long.MAX_VALUE / 2) ? Long.MAX_VALUE : micros + recordInterval(key);
 			return (micros > Long.MAX_VALUE / 1000) ? Long.MAX_VALUE : micros * 1000;
 		}
 
 		@Override
 		public long expireAfterCreate(KeyedLimit key, Slot value, long currentTime) {
-			return retentionNanos(key);
+			return keepNanos(key);
 		}
 
 		@Override
 		public long expireAfterUpdate(KeyedLimit key, Slot value, long currentTime, long currentDuration) {
-			return retentionNanos(key);
+			return keepNanos(key);
 		}
 
 		@Override
 		public long expireAfterRead(KeyedLimit key, Slot value, long currentTime, long currentDuration) {
-			return retentionNanos(key);
+			return keepNanos(key);
 		}
 
 	}

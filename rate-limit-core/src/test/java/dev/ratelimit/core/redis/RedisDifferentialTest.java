@@ -13,6 +13,7 @@ import dev.ratelimit.core.LeakMode;
 import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.LimitStatus;
 import dev.ratelimit.core.ManualTimeSource;
+import dev.ratelimit.core.memory.InMemoryRateLimiter;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.core.redis.testing.TestRedis;
 import org.junit.jupiter.api.AfterAll;
@@ -107,7 +108,7 @@ class RedisDifferentialTest {
 	static void replay(RedisConnectionFactory connectionFactory, Limit limit, boolean combined, long seed) {
 		Random random = new Random(seed);
 		ManualTimeSource clock = new ManualTimeSource();
-		RateLimiter memory = new ReferenceLimiter(clock);
+		RateLimiter memory = InMemoryRateLimiter.builder().timeSource(clock).build();
 		RedisRateLimiter redis = redis(connectionFactory, clock);
 		List<KeyedLimit> primary = List.of(new KeyedLimit("p", "alice", limit),
 				new KeyedLimit("p", "bob{}\n\u00e9", limit));

@@ -1,0 +1,243 @@
+package dev.ratelimit.core.memory;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.concurrent.locks.LockSupport;
+
+import dev.ratelimit.core.Limit;
+import dev.ratelimit.core.algorithm.BucketState;
+import dev.ratelimit.core.algorithm.LimitAlgorithm;
+import dev.ratelimit.core.algorithm.Outcome;
+import dev.ratelimit.core.algorithm.WindowState;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The state of one keyed limit and the stamp that guards it: even while the state is stable, odd while a writer
+ * holds it. The state of buckets and windows is a few numbers held in the slot itself (no second object per key); the
+ * algorithm's math runs on a state object made for the call, which the JIT keeps in registers.
+ */
+abstract class Slot {
+
+	private static final VarHandle STAMP;
+
+	static {
+		try {
+			STAMP = MethodHandles.lookup().findVarHandle(Slot.class, "stamp", int.class);
+		}
+		catch (ReflectiveOperationException ex) {
+			throw new ExceptionInInitializerError(ex);
+		}
+	}
+
+	@SuppressWarnings("unused") // Through STAMP.
+	private int stamp;
+
+	/** When this key should next show Caffeine a call, in microseconds; read and written racily. */
+	long recordBy;
+
+	Slot(long recordBy) {
+		this.recordBy = recordBy;
+	}
+
+	/**
+	 * Returns the slot of a key seen for the first time at {@code now}, holding its algorithm's fresh state.
+	 */
+	static Slot fresh(Limit limit, long now, long recordBy) {
+		return switch (limit.algorithm()) {
+			case TOKEN_BUCKET, LEAKY_BUCKET -> new BucketSlot(Slot.<BucketState>algorithm(limit).fresh(limit, now), recordBy);
+			case FIXED_WINDOW, SLIDING_WINDOW_COUNTER -> new WindowSlot(Slot.<WindowState>algorithm(limit).fresh(limit, now), recordBy);
+			case SLIDING_WINDOW_LOG, CONCURRENCY -> new ObjectSlot(algorithm(limit).fresh(limit, now), recordBy);
+		};
+	}
+
+	@SuppressWarnings("unchecked")
+	static <S> LimitAlgorithm<S> algorithm(Limit limit) {
+		return (LimitAlgorithm<S>) LimitAlgorithm.of(limit);
+	}
+
+	/**
+	 * Whether the state is a few numbers, which a reader racing a writer may read torn without harm (the stamp tells
+	 * it to read again), unlike a log or a list of leases.
+	 */
+	abstract boolean optimistic();
+
+	/** Decides a call without changing the state; under the lock, or optimistically if {@link #optimistic()}. */
+	abstract Outcome evaluate(Limit limit, long now, long cost);
+
+	/** Takes the permits of a call {@link #evaluate} allowed at the same {@code now}; under the lock. */
+	abstract @Nullable String apply(Limit limit, long now, long cost);
+
+	/** Gives back a lease; under the lock. */
+	void release(Limit limit, String leaseId, long now) {
+	}
+
+	final int stamp() {
+		return (int) STAMP.getAcquire(this);
+	}
+
+	/** Whether the state read since {@code stamp} was stable throughout. */
+	final boolean validate(int stamp) {
+		VarHandle.acquireFence();
+		return (int) STAMP.getOpaque(this) == stamp;
+	}
+
+	/** Takes the lock if the state is still as read under {@code stamp}. */
+	final boolean tryLock(int stamp) {
+		return STAMP.compareAndSet(this, stamp, stamp + 1);
+	}
+
+	/** Takes the lock if it is free now. */
+	final boolean tryLock() {
+		int stamp = (int) STAMP.getOpaque(this);
+		return (stamp & 1) == 0 && STAMP.compareAndSet(this, stamp, stamp + 1);
+	}
+
+	final void lock() {
+		for (int spins = 0; !tryLock(); spins++) {
+			backOff(spins);
+		}
+	}
+
+	final void unlock() {
+		STAMP.setRelease(this, (int) STAMP.getOpaque(this) + 1);
+	}
+
+	/** Spins briefly, then yields: a holder keeps the lock only for a few arithmetic operations. */
+	static void backOff(int spins) {
+		if (spins < 100) {
+			Thread.onSpinWait();
+		}
+		else {
+			Thread.yield();
+		}
+	}
+
+	/**
+	 * Waits after losing a race for the stamp: spins once, then parks for the shortest time the OS gives (tens of
+	 * microseconds). Under contention, letting the winner go on alone, with the state's cache line in its own core's
+	 * cache, does several times more decisions per second than taking turns, which moves the line between cores on
+	 * every decision (Resilience4j's limiter backs off the same way).
+	 */
+	static void contended(int losses) {
+		if (losses == 0) {
+			Thread.onSpinWait();
+		}
+		else {
+			LockSupport.parkNanos(1);
+		}
+	}
+
+	/**
+	 * A token or leaky bucket: a level and the time of that level.
+	 */
+	static final class BucketSlot extends Slot {
+
+		private long level;
+
+		private long updatedAt;
+
+		BucketSlot(BucketState fresh, long recordBy) {
+			super(recordBy);
+			this.level = fresh.level();
+			this.updatedAt = fresh.updatedAt();
+		}
+
+		@Override
+		boolean optimistic() {
+			return true;
+		}
+
+		@Override
+		Outcome evaluate(Limit limit, long now, long cost) {
+			return Slot.<BucketState>algorithm(limit).evaluate(limit, BucketState.of(this.level, this.updatedAt), now,
+					cost);
+		}
+
+		@Override
+		@Nullable String apply(Limit limit, long now, long cost) {
+			BucketState state = BucketState.of(this.level, this.updatedAt);
+			String lease = Slot.<BucketState>algorithm(limit).apply(limit, state, now, cost);
+			this.level = state.level();
+			this.updatedAt = state.updatedAt();
+			return lease;
+		}
+
+	}
+
+	/**
+	 * A fixed window or sliding window counter: the current window's start and count, and the previous window's.
+	 */
+	static final class WindowSlot extends Slot {
+
+		private long start;
+
+		private long current;
+
+		private long previous;
+
+		WindowSlot(WindowState fresh, long recordBy) {
+			super(recordBy);
+			this.start = fresh.start();
+			this.current = fresh.current();
+			this.previous = fresh.previous();
+		}
+
+		@Override
+		boolean optimistic() {
+			return true;
+		}
+
+		@Override
+		Outcome evaluate(Limit limit, long now, long cost) {
+			return Slot.<WindowState>algorithm(limit).evaluate(limit,
+					WindowState.of(this.start, this.current, this.previous), now, cost);
+		}
+
+		@Override
+		@Nullable String apply(Limit limit, long now, long cost) {
+			WindowState state = WindowState.of(this.start, this.current, this.previous);
+			String lease = Slot.<WindowState>algorithm(limit).apply(limit, state, now, cost);
+			this.start = state.start();
+			this.current = state.current();
+			this.previous = state.previous();
+			return lease;
+		}
+
+	}
+
+	/**
+	 * A sliding window log or a concurrency limit: a state object changed in place, only under the lock.
+	 */
+	static final class ObjectSlot extends Slot {
+
+		private final Object state;
+
+		ObjectSlot(Object state, long recordBy) {
+			super(recordBy);
+			this.state = state;
+		}
+
+		@Override
+		boolean optimistic() {
+			return false;
+		}
+
+		@Override
+		Outcome evaluate(Limit limit, long now, long cost) {
+			return algorithm(limit).evaluate(limit, this.state, now, cost);
+		}
+
+		@Override
+		@Nullable String apply(Limit limit, long now, long cost) {
+			return algorithm(limit).apply(limit, this.state, now, cost);
+		}
+
+		@Override
+		void release(Limit limit, String leaseId, long now) {
+			algorithm(limit).release(limit, this.state, leaseId, now);
+		}
+
+	}
+
+}
