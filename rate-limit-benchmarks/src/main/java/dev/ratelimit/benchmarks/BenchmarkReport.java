@@ -1,0 +1,438 @@
+package dev.ratelimit.benchmarks;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeMap;
+import java.util.stream.Stream;
+
+/**
+ * Writes {@code docs/BENCHMARKS.md} from the result files of one run and prints one line per ratio of issue 7,
+ * {@code ratio NAME VALUE} (ours divided by theirs; above 1 is better, except for bytes).
+ *
+ * <p>
+ * It reads every {@code *.json} file of the results folder: JMH result files (a JSON array), and the files of the
+ * measurements that JMH does not make (an object with a {@code measurements} array of {@code name}, {@code score},
+ * {@code error}, {@code unit}). A measurement's name is {@code Class.method[param=value,...]} for JMH results. A ratio
+ * whose measurements are missing is reported as pending, so that a section (Redis, HTTP) joins the report as soon as
+ * its results appear under the names listed in {@link #RATIOS}.
+ *
+ * <p>
+ * Usage: {@code BenchmarkReport RESULTS_DIR OUTPUT.md MODE COMMIT [NOTES.md]}.
+ */
+public final class BenchmarkReport {
+
+	/** A measurement: a score with its error (99.9% confidence half-width for JMH) and unit. */
+	record Measurement(String name, double score, double error, String unit, double allocBytesPerOp) {
+	}
+
+	/** A ratio of issue 7 and its target. */
+	record Ratio(String name, String ours, String theirs, double target, boolean lowerIsBetter, String pendingReason) {
+
+		boolean met(double value) {
+			return this.lowerIsBetter ? value <= this.target : value >= this.target;
+		}
+
+		String targetText() {
+			return (this.lowerIsBetter ? "≤ " : "≥ ") + format(this.target);
+		}
+
+	}
+
+	private static final String REDIS_PENDING = "Redis benchmarks not yet in run.sh";
+
+	private static final String HTTP_PENDING = "HTTP benchmarks not yet in run.sh";
+
+	static final List<Ratio> RATIOS = List.of(
+			new Ratio("memory-1t-vs-bucket4j", "OneKeyOneThread.oursTryAcquire[path=allowed]",
+					"OneKeyOneThread.bucket4j[path=allowed]", 1.2, false, ""),
+			new Ratio("memory-2t-vs-bucket4j", "OneKeyTwoThreads.oursTryAcquire[path=allowed]",
+					"OneKeyTwoThreads.bucket4j[path=allowed]", 1.5, false, ""),
+			new Ratio("memory-1t-vs-resilience4j", "OneKeyOneThread.oursTryAcquire[path=allowed]",
+					"OneKeyOneThread.resilience4j[path=allowed]", 1.0, false, ""),
+			new Ratio("memory-1t-vs-guava", "OneKeyOneThread.oursTryAcquire[path=allowed]",
+					"OneKeyOneThread.guava[path=allowed]", 1.0, false, ""),
+			new Ratio("memory-1m-keys-vs-bucket4j", "ManyKeys.ours[keys=1000000,path=allowed]",
+					"ManyKeys.bucket4j[keys=1000000,path=allowed]", 1.5, false, ""),
+			new Ratio("bytes-per-key-vs-bucket4j", "RetainedHeap.ours", "RetainedHeap.bucket4j", 0.5, true, ""),
+			new Ratio("redis-hot-64-vs-bucket4j", "RedisHotKey64.ours", "RedisHotKey64.bucket4jLettuce", 3.0, false,
+					REDIS_PENDING),
+			new Ratio("redis-hot-64-vs-scg", "RedisHotKey64.ours", "RedisHotKey64.springCloudGateway", 1.3, false,
+					REDIS_PENDING),
+			new Ratio("redis-hot-64-vs-ceiling", "RedisHotKey64.ours", "RedisCeiling.evalsha", 0.7, false,
+					REDIS_PENDING),
+			new Ratio("http-memory-vs-off", "Http.memory", "Http.off", 0.95, false, HTTP_PENDING),
+			new Ratio("http-redis-vs-off", "Http.redis", "Http.off", 0.85, false, HTTP_PENDING));
+
+	/** The competitors of the one-key benchmarks, in table order, with what each call does. */
+	private static final Map<String, String> ONE_KEY_ROWS = new LinkedHashMap<>();
+
+	static {
+		ONE_KEY_ROWS.put("oursTryAcquire", "**ours**: `InMemoryRateLimiter.tryAcquire(keyedLimit, 1)`, lookup in its "
+				+ "bounded store, returns a boolean");
+		ONE_KEY_ROWS.put("ours", "**ours**: `InMemoryRateLimiter.acquire(keyedLimit)`, lookup in its bounded store, "
+				+ "returns a full `Decision`");
+		ONE_KEY_ROWS.put("bucket4j", "Bucket4j default (lock-free) bucket: `map.get(key).tryConsume(1)`");
+		ONE_KEY_ROWS.put("bucket4jSynchronized", "Bucket4j synchronized bucket: `map.get(key).tryConsume(1)`");
+		ONE_KEY_ROWS.put("resilience4j", "Resilience4j `AtomicRateLimiter`: `map.get(key).acquirePermission()`");
+		ONE_KEY_ROWS.put("guava", "Guava `RateLimiter`: `map.get(key).tryAcquire()`");
+		ONE_KEY_ROWS.put("bucket4jDirect", "Bucket4j default bucket without lookup: `bucket.tryConsume(1)` "
+				+ "(reference only)");
+	}
+
+	private static final Map<String, String> MANY_KEYS_ROWS = new LinkedHashMap<>();
+
+	static {
+		MANY_KEYS_ROWS.put("ours", "**ours**: `acquire(new KeyedLimit(policy, key, limit))` → `Decision`");
+		MANY_KEYS_ROWS.put("bucket4j", "Bucket4j: `map.computeIfAbsent(key, newBucket).tryConsume(1)`");
+	}
+
+	private BenchmarkReport() {
+	}
+
+	public static void main(String[] args) throws IOException {
+		if (args.length < 4) {
+			System.err.println("usage: BenchmarkReport RESULTS_DIR OUTPUT.md MODE COMMIT [NOTES.md]");
+			System.exit(2);
+		}
+		Path results = Path.of(args[0]);
+		Map<String, Measurement> measurements = new TreeMap<>();
+		Map<String, Object> environment = new LinkedHashMap<>();
+		try (Stream<Path> files = Files.list(results)) {
+			for (Path file : files.filter((f) -> f.toString().endsWith(".json")).sorted().toList()) {
+				read(Json.parse(Files.readString(file)), measurements, environment);
+			}
+		}
+		Path notes = (args.length > 4) ? Path.of(args[4]) : null;
+		String report = new BenchmarkReport().render(measurements, environment, args[2], args[3], results, notes);
+		Files.writeString(Path.of(args[1]), report);
+		for (Ratio ratio : RATIOS) {
+			Double value = value(ratio, measurements);
+			if (value != null) {
+				System.out.println("ratio " + ratio.name() + " " + format(value));
+			}
+			else {
+				System.out.println("# ratio " + ratio.name() + " skipped: " + pendingReason(ratio));
+			}
+		}
+	}
+
+	@SuppressWarnings("unchecked")
+	private static void read(Object json, Map<String, Measurement> into, Map<String, Object> environment) {
+		if (json instanceof List<?> jmh) {
+			for (Object entry : jmh) {
+				Map<String, Object> result = (Map<String, Object>) entry;
+				String benchmark = (String) result.get("benchmark");
+				String simple = benchmark.substring(benchmark.lastIndexOf('.', benchmark.lastIndexOf('.') - 1) + 1);
+				Map<String, Object> params = (Map<String, Object>) result.getOrDefault("params", Map.of());
+				StringBuilder name = new StringBuilder(simple);
+				if (!params.isEmpty()) {
+					StringBuilder list = new StringBuilder();
+					new TreeMap<>(params).forEach((k, v) -> list.append(list.length() > 0 ? "," : "").append(k)
+						.append('=')
+						.append(v));
+					name.append('[').append(list).append(']');
+				}
+				Map<String, Object> primary = (Map<String, Object>) result.get("primaryMetric");
+				Map<String, Object> secondary = (Map<String, Object>) result.getOrDefault("secondaryMetrics", Map.of());
+				Object alloc = secondary.get("gc.alloc.rate.norm");
+				double allocPerOp = (alloc != null) ? Json.number(((Map<String, Object>) alloc).get("score"))
+						: Double.NaN;
+				into.put(name.toString(), new Measurement(name.toString(), Json.number(primary.get("score")),
+						Json.number(primary.get("scoreError")), (String) primary.get("scoreUnit"), allocPerOp));
+				environment.putIfAbsent("jdk", result.get("jdkVersion") + " (" + result.get("vmName") + " "
+						+ result.get("vmVersion") + ")");
+				environment.putIfAbsent("warmup", whole(result.get("warmupIterations")) + " × " + result.get("warmupTime"));
+				environment.putIfAbsent("measurement",
+						whole(result.get("measurementIterations")) + " × " + result.get("measurementTime"));
+				environment.putIfAbsent("forks", whole(result.get("forks")));
+				environment.merge("jvmArgs", String.valueOf(result.get("jvmArgs")),
+						(a, b) -> a.toString().contains(b.toString()) ? a : a + ", " + b);
+			}
+		}
+		else if (json instanceof Map<?, ?> object && object.get("measurements") instanceof List<?> list) {
+			for (Object entry : list) {
+				Map<String, Object> m = (Map<String, Object>) entry;
+				String name = (String) m.get("name");
+				into.put(name, new Measurement(name, Json.number(m.get("score")), Json.number(m.get("error")),
+						(String) m.get("unit"), Double.NaN));
+			}
+		}
+	}
+
+	private static Double value(Ratio ratio, Map<String, Measurement> measurements) {
+		Measurement ours = measurements.get(ratio.ours());
+		Measurement theirs = measurements.get(ratio.theirs());
+		if (ours == null || theirs == null || theirs.score() == 0) {
+			return null;
+		}
+		return ours.score() / theirs.score();
+	}
+
+	private static String pendingReason(Ratio ratio) {
+		return ratio.pendingReason().isEmpty() ? "no result for " + ratio.ours() + " or " + ratio.theirs()
+				: ratio.pendingReason();
+	}
+
+	private String render(Map<String, Measurement> m, Map<String, Object> environment, String mode, String commit,
+			Path results, Path notes) throws IOException {
+		StringBuilder out = new StringBuilder();
+		out.append("# Benchmarks\n\n");
+		out.append("Generated by `rate-limit-benchmarks/run.sh").append("quick".equals(mode) ? " --quick" : "")
+			.append("` from commit `").append(commit).append("`. Every number below comes from one run on one machine; ")
+			.append("the machines are shared and noisy, so compare the **ratios** (ours ÷ theirs, measured side by side ")
+			.append("in the same run), not the absolute numbers. ")
+			.append("quick".equals(mode) ? "**This is a quick run** (short warm-up): peers' numbers may be too low; "
+					+ "use the full run for claims. " : "")
+			.append("The raw JMH JSON is in [`docs/benchmarks/`](benchmarks/).\n\n");
+
+		out.append("## Ratios and targets (issue 7)\n\n");
+		out.append("| ratio | value | target | |\n|---|---:|---:|---|\n");
+		for (Ratio ratio : RATIOS) {
+			Double value = value(ratio, m);
+			out.append("| `").append(ratio.name()).append("` | ");
+			if (value == null) {
+				out.append("— | ").append(ratio.targetText()).append(" | pending: ").append(pendingReason(ratio))
+					.append(" |\n");
+			}
+			else {
+				out.append(format(value)).append(" | ").append(ratio.targetText()).append(" | ")
+					.append(ratio.met(value) ? "met" : "**missed**").append(" |\n");
+			}
+		}
+		bestOfOthers(out, m, "OneKeyOneThread", "1 thread");
+		bestOfOthers(out, m, "OneKeyTwoThreads", "2 threads");
+		out.append('\n');
+
+		out.append("## In memory, one key\n\n");
+		out.append("One hot key that every thread calls. *Allowed*: a billion permits per second, so every call passes. ")
+			.append("*Rejected*: 1000 per second, so all but a few calls per million are turned away. ")
+			.append("The same work on every side: each call finds the key's limiter by its key, decides, and answers. ")
+			.append("Each competitor's limiter is looked up by the same key in a `ConcurrentHashMap` and answers a ")
+			.append("boolean; ours looks the key up in its own bounded store (Caffeine, with idle expiry) and answers ")
+			.append("a boolean with `tryAcquire`, the same answer, which the ratios use, or a full `Decision` ")
+			.append("(remaining, retry-after, reset-after: what the HTTP headers need) with `acquire`. ")
+			.append("Bucket4j without the lookup is shown for reference.\n\n");
+		oneKeyTable(out, m, "OneKeyOneThread", "1 thread");
+		oneKeyTable(out, m, "OneKeyTwoThreads", "2 threads on the same key");
+
+		out.append("## In memory, 1,000,000 keys\n\n");
+		out.append("Each call picks one of a million clients at random (per-thread xorshift); both stores hold every ")
+			.append("client before measuring. *Allowed*: 1000 per minute per key (the paid tier), each key called about ")
+			.append("once a second. ")
+			.append("*Rejected*: 1 per hour per key, taken before measuring.\n\n");
+		table(out, m, "ManyKeys", "[keys=1000000,path=%s]", MANY_KEYS_ROWS, List.of("ours"), "1 thread");
+
+		out.append("## Retained heap per key\n\n");
+		out.append("A separate JVM per library fills 1,000,000 distinct keys (token bucket 60/1m, one call each), ")
+			.append("then measures the used heap after full GCs against the same measurement before filling. The key ")
+			.append("strings exist before and after, so neither side is charged for them; ours is charged for the ")
+			.append("`KeyedLimit` its store keeps as the map key. Bucket4j is measured with each bucket built as its ")
+			.append("documentation shows (`Bucket.builder().addLimit(limit -> limit.capacity(60).refillGreedy(60, ")
+			.append("ofMinutes(1)))`, which the ratio uses) and, frugally, with one `Bandwidth` shared by all ")
+			.append("buckets.\n\n");
+		out.append("| library | bytes per key | ours ÷ this |\n|---|---:|---:|\n");
+		Measurement oursBytes = m.get("RetainedHeap.ours");
+		for (String library : List.of("ours", "bucket4j", "bucket4jSharedBandwidth")) {
+			Measurement bytes = m.get("RetainedHeap." + library);
+			out.append("| ").append(library).append(" | ").append((bytes != null) ? format(bytes.score()) : "—")
+				.append(" | ");
+			if (bytes != null && oursBytes != null && !"ours".equals(library)) {
+				out.append(format(oursBytes.score() / bytes.score()));
+			}
+			out.append(" |\n");
+		}
+		out.append('\n');
+
+		section(out, m, "Redis", "RedisHotKey64.", REDIS_PENDING
+				+ ": one thread synchronous and 64 in flight, one hot key and 100,000 keys, against a server the "
+				+ "benchmark starts itself; ours (token bucket, sliding window counter), Bucket4j-Lettuce, Spring Cloud "
+				+ "Gateway's script, and the `redis-benchmark` EVALSHA/PING ceiling.");
+		section(out, m, "HTTP", "Http.", HTTP_PENDING
+				+ ": the sample app's throughput and p99 under a fixed load, limiter on (memory, Redis) vs off.");
+
+		out.append("## Machine and versions\n\n");
+		out.append("| | |\n|---|---|\n");
+		out.append("| cores (`nproc`) | ").append(Runtime.getRuntime().availableProcessors()).append(" |\n");
+		out.append("| CPU | ").append(cpuModel()).append(" |\n");
+		out.append("| memory | ").append(memTotal()).append(" |\n");
+		out.append("| OS | ").append(System.getProperty("os.name")).append(' ').append(System.getProperty("os.version"))
+			.append(" |\n");
+		out.append("| JDK | ").append(environment.getOrDefault("jdk", System.getProperty("java.vm.version")))
+			.append(" |\n");
+		out.append("| JMH | warm-up ").append(environment.getOrDefault("warmup", "?")).append(", measurement ")
+			.append(environment.getOrDefault("measurement", "?")).append(", forks ")
+			.append(environment.getOrDefault("forks", "?")).append(", JVM args (per class) `")
+			.append(environment.getOrDefault("jvmArgs", "?")).append("` |\n");
+		Properties versions = new Properties();
+		try (InputStream in = BenchmarkReport.class.getResourceAsStream("/benchmark-versions.properties")) {
+			if (in != null) {
+				versions.load(in);
+			}
+		}
+		for (String name : List.of("rate-limit", "caffeine", "bucket4j", "resilience4j", "guava", "jmh")) {
+			out.append("| ").append(name).append(" | ").append(versions.getProperty(name, "?")).append(" |\n");
+		}
+		out.append('\n');
+
+		if (notes != null && Files.exists(notes)) {
+			out.append("## Notes\n\n").append(Files.readString(notes).strip()).append("\n\n");
+		}
+
+		out.append("## Reproduce\n\n");
+		out.append("```\nrate-limit-benchmarks/run.sh          # full: 10 × 1 s warm-up, 5 × 1 s measurement, 2 forks\n")
+			.append("rate-limit-benchmarks/run.sh --quick  # under 6 minutes, for checking, not for claims\n```\n\n")
+			.append("Result files: ");
+		try (Stream<Path> files = Files.list(results)) {
+			out.append(String.join(", ",
+					files.map((f) -> "`" + f.getFileName() + "`").sorted().toList()));
+		}
+		out.append(".\n");
+		return out.toString();
+	}
+
+	private static void bestOfOthers(StringBuilder out, Map<String, Measurement> m, String benchmark, String label) {
+		Measurement ours = m.get(benchmark + ".oursTryAcquire[path=allowed]");
+		Measurement best = null;
+		for (String other : List.of("bucket4jSynchronized", "resilience4j", "guava")) {
+			Measurement candidate = m.get(benchmark + "." + other + "[path=allowed]");
+			if (candidate != null && (best == null || candidate.score() > best.score())) {
+				best = candidate;
+			}
+		}
+		if (ours != null && best != null) {
+			double value = ours.score() / best.score();
+			out.append("| ").append(label).append(", vs the best of Bucket4j synchronized, Resilience4j and Guava (")
+				.append(best.name().substring(benchmark.length() + 1, best.name().indexOf('[')))
+				.append(") | ")
+				.append(format(value))
+				.append(" | ≥ 1 | ")
+				.append(value >= 1 ? "met" : "**missed**")
+				.append(" |\n");
+		}
+	}
+
+	private static void oneKeyTable(StringBuilder out, Map<String, Measurement> m, String benchmark, String label) {
+		table(out, m, benchmark, "[path=%s]", ONE_KEY_ROWS, List.of("oursTryAcquire", "ours"), label);
+	}
+
+	private static void table(StringBuilder out, Map<String, Measurement> m, String benchmark, String params,
+			Map<String, String> rows, List<String> ours, String label) {
+		out.append("### ").append(label).append("\n\n");
+		StringBuilder header = new StringBuilder("| library, call");
+		StringBuilder rule = new StringBuilder("|---");
+		for (String path : List.of("allowed", "rejected")) {
+			header.append(" | ").append(path).append(" ops/s");
+			rule.append("|---:");
+			for (String mine : ours) {
+				header.append(" | ").append(ours.size() > 1 ? "`" + mine + "`" : "ours").append(" ÷ this");
+				rule.append("|---:");
+			}
+		}
+		out.append(header).append(" | allocated B/op (allowed) |\n").append(rule).append("|---:|\n");
+		for (Map.Entry<String, String> row : rows.entrySet()) {
+			out.append("| ").append(row.getValue());
+			for (String path : List.of("allowed", "rejected")) {
+				String suffix = String.format(params, path);
+				Measurement theirs = m.get(benchmark + "." + row.getKey() + suffix);
+				out.append(" | ").append((theirs != null) ? opsPerSecond(theirs) : "—");
+				for (String name : ours) {
+					Measurement mine = m.get(benchmark + "." + name + suffix);
+					out.append(" | ");
+					if (theirs != null && mine != null && !ours.contains(row.getKey())) {
+						out.append(format(mine.score() / theirs.score()));
+					}
+				}
+			}
+			Measurement allowed = m.get(benchmark + "." + row.getKey() + String.format(params, "allowed"));
+			out.append(" | ")
+				.append((allowed != null && !Double.isNaN(allowed.allocBytesPerOp()))
+						? String.format(Locale.ROOT, "%.0f", allowed.allocBytesPerOp()) : "—")
+				.append(" |\n");
+		}
+		out.append('\n');
+	}
+
+	private static void section(StringBuilder out, Map<String, Measurement> m, String title, String prefix,
+			String pending) {
+		out.append("## ").append(title).append("\n\n");
+		List<Measurement> found = new ArrayList<>();
+		for (Measurement measurement : m.values()) {
+			if (measurement.name().startsWith(prefix)) {
+				found.add(measurement);
+			}
+		}
+		if (found.isEmpty()) {
+			out.append("Pending. ").append(pending).append("\n\n");
+			return;
+		}
+		out.append("| measurement | score | unit |\n|---|---:|---|\n");
+		for (Measurement measurement : found) {
+			out.append("| `").append(measurement.name()).append("` | ").append(opsPerSecond(measurement))
+				.append(" | ").append(measurement.unit()).append(" |\n");
+		}
+		out.append('\n');
+	}
+
+	private static String opsPerSecond(Measurement m) {
+		if (Double.isNaN(m.error())) {
+			return scaled(m.score());
+		}
+		return scaled(m.score()) + " ± " + scaled(m.error());
+	}
+
+	private static String scaled(double value) {
+		if (Math.abs(value) >= 1e6) {
+			return String.format(Locale.ROOT, "%.2f M", value / 1e6);
+		}
+		if (Math.abs(value) >= 1e4) {
+			return String.format(Locale.ROOT, "%.1f k", value / 1e3);
+		}
+		return String.format(Locale.ROOT, "%.0f", value);
+	}
+
+	private static String whole(Object value) {
+		return (value instanceof Double number) ? Long.toString(Math.round(number)) : String.valueOf(value);
+	}
+
+	static String format(double value) {
+		return String.format(Locale.ROOT, "%.2f", value);
+	}
+
+	private static String cpuModel() {
+		try {
+			for (String line : Files.readAllLines(Path.of("/proc/cpuinfo"))) {
+				if (line.startsWith("model name")) {
+					return line.substring(line.indexOf(':') + 1).strip();
+				}
+			}
+		}
+		catch (IOException ex) {
+			// Not Linux: fall through.
+		}
+		return System.getProperty("os.arch");
+	}
+
+	private static String memTotal() {
+		try {
+			for (String line : Files.readAllLines(Path.of("/proc/meminfo"))) {
+				if (line.startsWith("MemTotal:")) {
+					long kb = Long.parseLong(line.replaceAll("[^0-9]", ""));
+					return String.format(Locale.ROOT, "%.1f GiB", kb / 1024.0 / 1024.0);
+				}
+			}
+		}
+		catch (IOException | NumberFormatException ex) {
+			// Not Linux: fall through.
+		}
+		return "?";
+	}
+
+}

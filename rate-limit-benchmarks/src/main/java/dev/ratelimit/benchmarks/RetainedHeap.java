@@ -1,0 +1,108 @@
+package dev.ratelimit.benchmarks;
+
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryMXBean;
+import java.util.Locale;
+import java.util.concurrent.ConcurrentHashMap;
+
+import io.github.bucket4j.Bandwidth;
+import io.github.bucket4j.Bucket;
+
+import dev.ratelimit.core.KeyedLimit;
+import dev.ratelimit.core.Limit;
+import dev.ratelimit.core.memory.InMemoryRateLimiter;
+
+/**
+ * Measures the heap a limiter retains per key: the used heap after a full GC, before and after one call for each of
+ * N distinct keys, divided by N. The client names exist before the first measurement and outlive the second, so they
+ * are not counted on either side (an application holds its keys anyway); what is counted is everything the store
+ * keeps for a key: for ours the {@link KeyedLimit} it retains as the map key, its entry and the state; for Bucket4j
+ * the map entry, the bucket, its configuration and its state. Bucket4j is measured twice: with each bucket built as
+ * its documentation shows ({@code addLimit(limit -> limit.capacity(..).refillGreedy(..))}, so each bucket has its own
+ * {@code Bandwidth}), and with one {@code Bandwidth} shared by all buckets.
+ *
+ * <p>
+ * Run it in a JVM of its own per library: {@code java -cp benchmarks.jar dev.ratelimit.benchmarks.RetainedHeap ours
+ * 1000000 result.json}. It writes one JSON object to the file and a line to standard output.
+ */
+public final class RetainedHeap {
+
+	private static final String POLICY = "api";
+
+	private RetainedHeap() {
+	}
+
+	public static void main(String[] args) throws Exception {
+		if (args.length < 2) {
+			System.err.println("usage: RetainedHeap ours|bucket4j|bucket4jSharedBandwidth KEYS [RESULT.json]");
+			System.exit(2);
+		}
+		String library = args[0];
+		int keys = Integer.parseInt(args[1]);
+		String[] names = new String[keys];
+		for (int i = 0; i < keys; i++) {
+			names[i] = "client-" + i;
+		}
+		Limit limit = Limit.tokenBucket("60/1m");
+		Bandwidth bandwidth = Bandwidth.builder().capacity(60).refillGreedy(60, java.time.Duration.ofMinutes(1)).build();
+		long before = usedAfterGc();
+		Object store = switch (library) {
+			case "ours" -> {
+				InMemoryRateLimiter limiter = InMemoryRateLimiter.builder().maxKeys(keys).build();
+				for (String name : names) {
+					limiter.acquire(new KeyedLimit(POLICY, name, limit));
+				}
+				limiter.cleanUp();
+				yield limiter;
+			}
+			case "bucket4j" -> {
+				// As Bucket4j's documentation builds a bucket: its limit described in the builder.
+				ConcurrentHashMap<String, Bucket> buckets = new ConcurrentHashMap<>();
+				for (String name : names) {
+					buckets.computeIfAbsent(name, (key) -> Bucket.builder()
+						.addLimit((spec) -> spec.capacity(60).refillGreedy(60, java.time.Duration.ofMinutes(1)))
+						.build()).tryConsume(1);
+				}
+				yield buckets;
+			}
+			case "bucket4jSharedBandwidth" -> {
+				// Frugal: every bucket shares one Bandwidth.
+				ConcurrentHashMap<String, Bucket> buckets = new ConcurrentHashMap<>();
+				for (String name : names) {
+					buckets.computeIfAbsent(name, (key) -> Bucket.builder().addLimit(bandwidth).build()).tryConsume(1);
+				}
+				yield buckets;
+			}
+			default -> throw new IllegalArgumentException(
+					"Unknown library '" + library + "'; use ours, bucket4j or bucket4jSharedBandwidth");
+		};
+		long after = usedAfterGc();
+		double perKey = (double) (after - before) / keys;
+		String size = (store instanceof InMemoryRateLimiter limiter) ? Long.toString(limiter.keyCount())
+				: Integer.toString(((ConcurrentHashMap<?, ?>) store).size());
+		System.out.printf(Locale.ROOT, "bytes-per-key %s %.1f (keys held %s of %d)%n", library, perKey, size, keys);
+		if (args.length > 2) {
+			String json = String.format(Locale.ROOT,
+					"{\"measurements\": [{\"name\": \"RetainedHeap.%s\", \"score\": %.1f, \"error\": null, "
+							+ "\"unit\": \"bytes/key\", \"keys\": %d, \"held\": %s}]}%n",
+					library, perKey, keys, size);
+			java.nio.file.Files.writeString(java.nio.file.Path.of(args[2]), json);
+		}
+		// Keep everything reachable until after the second measurement.
+		if (names.length == 0 && store.hashCode() == 0) {
+			System.out.println();
+		}
+	}
+
+	private static long usedAfterGc() throws InterruptedException {
+		MemoryMXBean memory = ManagementFactory.getMemoryMXBean();
+		long used = Long.MAX_VALUE;
+		for (int i = 0; i < 5; i++) {
+			System.gc();
+			Thread.sleep(100);
+			used = Math.min(used, memory.getHeapMemoryUsage().getUsed());
+		}
+		return used;
+	}
+
+}
