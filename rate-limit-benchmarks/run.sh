@@ -8,6 +8,10 @@
 # "# ratio NAME skipped: WHY" for the ratios whose section is not part of the run yet. Raw results (JMH JSON and the
 # result files of the other measurements) go to docs/benchmarks/; docs/benchmarks/notes.md, if present, is copied
 # into the report. Extra JMH options can be given in JMH_ARGS, e.g. JMH_ARGS='-p path=allowed'.
+#
+# Redis and HTTP start their own processes (a redis-server without persistence on a free port, never 6379; three
+# instances of the sample app) and stop them on exit. They need redis-server, redis-cli, redis-benchmark and wrk on
+# the PATH.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -23,15 +27,37 @@ results="$root/docs/benchmarks"
 jar="$root/rate-limit-benchmarks/target/benchmarks.jar"
 if [[ $mode == quick ]]; then
 	jmh_timing=(-wi 3 -w 1s -i 3 -r 1s -f 1)
+	# Redis, quick: the server is the bottleneck, so a short warm-up; one hot key for every side at 64 in flight,
+	# ours and SCG's script at one thread, and 100,000 keys for ours, Bucket4j and SCG only.
+	redis_timing=(-wi 1 -w 1s -i 2 -r 1s -f 1)
+	redis_selection=('dev\.ratelimit\.benchmarks\.(RedisInFlight64\.|RedisOneThread\.(ours|springCloudGateway)$)'
+		-p keys=1)
+	redis_selection_many=('dev\.ratelimit\.benchmarks\.RedisInFlight64\.(ours|bucket4jLettuce|springCloudGateway)$'
+		-p keys=100000)
+	ceiling_requests=50000
+	round_trip_seconds=0.5
+	http_warmup=2
+	http_seconds=4
 else
 	jmh_timing=(-wi 10 -w 1s -i 5 -r 1s -f 2)
+	# Redis, full: every side, both thread counts, both key counts, 5 x 1 s warm-up and measurement, one fork.
+	redis_timing=(-wi 5 -w 1s -i 5 -r 1s -f 1)
+	redis_selection=('dev\.ratelimit\.benchmarks\.Redis(InFlight64|OneThread)\.')
+	redis_selection_many=()
+	ceiling_requests=200000
+	round_trip_seconds=2
+	http_warmup=5
+	http_seconds=10
 fi
+http_connections=32
+log_dir="$root/rate-limit-benchmarks/target/run-logs"
+app_jar="$root/sample-geocoding-app/target/sample-geocoding-app-0.1.0-SNAPSHOT.jar"
 started=$(date +%s)
 
 echo "== build"
-./mvnw -B -q -pl rate-limit-benchmarks -am package -DskipTests
+./mvnw -B -q -pl rate-limit-benchmarks,sample-geocoding-app -am package -DskipTests
 
-mkdir -p "$results"
+mkdir -p "$results" "$log_dir"
 # One report per run: results of an earlier run must not mix into this one.
 find "$results" -maxdepth 1 -name '*.json' -delete
 
@@ -52,24 +78,162 @@ run_memory() {
 	done
 }
 
+# Processes this script starts (redis-server, sample app instances): all stopped on exit, whatever happens.
+started_pids=()
+cleanup() {
+	local pid
+	for pid in "${started_pids[@]}"; do
+		kill "$pid" 2>/dev/null || true
+	done
+	for pid in "${started_pids[@]}"; do
+		wait "$pid" 2>/dev/null || true
+	done
+}
+trap cleanup EXIT
+
+# A TCP port nothing listens on (never 6379: the machine's own Redis is not ours to use).
+free_port() {
+	local port
+	while true; do
+		port=$(( 20000 + RANDOM % 30000 ))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+			echo "$port"
+			return
+		fi
+	done
+}
+
+# Starts a redis-server of our own, without persistence, on a free port; sets redis_port.
+start_redis() {
+	redis_port=$(free_port)
+	redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no --loglevel warning \
+		>"$log_dir/redis-$redis_port.log" 2>&1 &
+	started_pids+=($!)
+	local i
+	for i in $(seq 1 50); do
+		if redis-cli -p "$redis_port" ping >/dev/null 2>&1; then
+			return
+		fi
+		sleep 0.1
+	done
+	echo "redis-server did not start on port $redis_port" >&2
+	exit 1
+}
+
+# The raw ceiling: redis-benchmark (a C client, 50 connections, no pipelining) on EVALSHA of a trivial script and
+# on PING, as {"measurements": [...]} in redis-ceiling.json.
+redis_ceiling() {
+	local sha evalsha ping
+	sha=$(redis-cli -p "$redis_port" script load "return 1")
+	evalsha=$(redis-benchmark -p "$redis_port" -c 50 -P 1 -n "$ceiling_requests" --csv evalsha "$sha" 0 \
+		| tail -1 | cut -d, -f2,7 | tr -d '"')
+	ping=$(redis-benchmark -p "$redis_port" -c 50 -P 1 -n "$ceiling_requests" --csv -t ping_mbulk \
+		| tail -1 | cut -d, -f2,7 | tr -d '"')
+	echo "ceiling: EVALSHA ${evalsha%,*}/s (p99 ${evalsha#*,} ms), PING ${ping%,*}/s (p99 ${ping#*,} ms)"
+	cat >"$results/redis-ceiling.json" <<-JSON
+		{"measurements": [
+		  {"name": "RedisCeiling.evalsha", "score": ${evalsha%,*}, "unit": "ops/s"},
+		  {"name": "RedisCeiling.evalsha.p99", "score": ${evalsha#*,}, "unit": "ms"},
+		  {"name": "RedisCeiling.ping", "score": ${ping%,*}, "unit": "ops/s"},
+		  {"name": "RedisCeiling.ping.p99", "score": ${ping#*,}, "unit": "ms"}
+		]}
+	JSON
+}
+
 run_redis() {
-	# Slot for the Redis benchmarks (issue 7): start a server, run the JMH class(es) named RedisHotKey64 etc. into
-	# "$results/redis.json" (jmh redis 'dev\.ratelimit\.benchmarks\.Redis'), and write the redis-benchmark ceiling as
-	# {"measurements": [{"name": "RedisCeiling.evalsha", "score": ..., "unit": "ops/s"}]} to
-	# "$results/redis-ceiling.json". BenchmarkReport.RATIOS names the measurements it divides.
-	echo "== redis: not part of this run yet (pending the Redis backend)"
+	echo "== redis: one thread and 64 in flight, one hot key and 100,000 keys, ceiling, round trips"
+	start_redis
+	redis_ceiling
+	BENCH_REDIS_PORT=$redis_port java -cp "$jar" dev.ratelimit.benchmarks.RedisRoundTrips "$round_trip_seconds" \
+		"$results/redis-round-trips.json" ours oursSlidingWindow oursLease bucket4jLettuce springCloudGateway
+	# shellcheck disable=SC2086
+	BENCH_REDIS_PORT=$redis_port java -jar "$jar" "${redis_selection[@]}" "${redis_timing[@]}" -rf json \
+		-rff "$results/redis.json" ${JMH_ARGS:-}
+	if (( ${#redis_selection_many[@]} > 0 )); then
+		# shellcheck disable=SC2086
+		BENCH_REDIS_PORT=$redis_port java -jar "$jar" "${redis_selection_many[@]}" "${redis_timing[@]}" -rf json \
+			-rff "$results/redis-many-keys.json" ${JMH_ARGS:-}
+	fi
+	redis_cli_info=$(redis-cli -p "$redis_port" info server | grep -E '^redis_version' | tr -d '\r')
+	echo "redis-server: ${redis_cli_info#*:}"
+}
+
+# Starts the sample app on a free port with the given arguments; sets app_port. Every instance allows nearly every
+# request (the paid tier and the global capacity raised to 10^8 per second), so that each request runs the limiter's
+# allowed path and then the endpoint.
+start_app() {
+	local name=$1
+	shift
+	app_port=$(free_port)
+	java -Xms512m -Xmx512m -jar "$app_jar" --server.port="$app_port" \
+		--ratelimit.policies.api.tiers.paid[0].rate=100000000/1s \
+		--ratelimit.policies.backend-capacity.limits[0].rate=100000000/1s \
+		--logging.level.root=WARN "$@" >"$log_dir/app-$name.log" 2>&1 &
+	started_pids+=($!)
+	app_ports[$name]=$app_port
+}
+
+wait_for_app() {
+	local name=$1 port=${app_ports[$1]} i
+	for i in $(seq 1 240); do
+		if [[ $(curl -s -o /dev/null -w '%{http_code}' -H 'X-API-Key: demo-paid' \
+			"http://127.0.0.1:$port/api/reverse?lat=34&lon=-6" 2>/dev/null) == 200 ]]; then
+			return
+		fi
+		sleep 0.5
+	done
+	echo "the sample app ($name) did not answer on port $port; see $log_dir/app-$name.log" >&2
+	exit 1
+}
+
+# wrk's latency ("1.23ms", "456.00us", "1.02s") in milliseconds.
+to_ms() {
+	awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /ms$/) n += 0; else if (v ~ /s$/) n *= 1000;
+		printf "%.3f", n }'
 }
 
 run_http() {
-	# Slot for the HTTP benchmarks (issue 7): start the sample app with the limiter off, on in memory, on with Redis;
-	# write {"measurements": [{"name": "Http.off", ...}, {"name": "Http.memory", ...}, {"name": "Http.redis", ...}]}
-	# to "$results/http.json".
-	echo "== http: not part of this run yet (pending the starter)"
+	echo "== http: the sample app, limiter off, on in memory, on with Redis (${http_connections} connections, ${http_seconds} s after ${http_warmup} s warm-up)"
+	if ! command -v wrk >/dev/null; then
+		echo "wrk is not installed (apt-get install -y wrk): HTTP benchmarks skipped" >&2
+		return
+	fi
+	if [[ -z ${redis_port:-} ]]; then
+		start_redis
+	fi
+	declare -gA app_ports=()
+	start_app off --ratelimit.enabled=false
+	start_app memory
+	start_app redis --spring.profiles.active=redis --spring.data.redis.port="$redis_port"
+	local name lines=() out rps p99 non2xx
+	for name in off memory redis; do
+		wait_for_app "$name"
+	done
+	for name in off memory redis; do
+		local url="http://127.0.0.1:${app_ports[$name]}/api/reverse?lat=34&lon=-6"
+		wrk -t2 -c"$http_connections" -d"${http_warmup}s" -H 'X-API-Key: demo-paid' "$url" >/dev/null
+		out=$(wrk -t2 -c"$http_connections" -d"${http_seconds}s" --latency -H 'X-API-Key: demo-paid' "$url")
+		rps=$(awk '/^Requests\/sec:/ { print $2 }' <<<"$out")
+		p99=$(to_ms "$(awk '$1 == "99%" { print $2 }' <<<"$out")")
+		non2xx=$(awk '/Non-2xx or 3xx responses:/ { print $5 }' <<<"$out")
+		echo "http $name: $rps requests/s, p99 $p99 ms, non-2xx ${non2xx:-0}"
+		lines+=("  {\"name\": \"Http.$name\", \"score\": $rps, \"unit\": \"requests/s\"}")
+		lines+=("  {\"name\": \"Http.$name.p99\", \"score\": $p99, \"unit\": \"ms\"}")
+		lines+=("  {\"name\": \"Http.$name.non2xx\", \"score\": ${non2xx:-0}, \"unit\": \"responses\"}")
+	done
+	{
+		echo '{"measurements": ['
+		local IFS=$'\n'
+		sed '$!s/$/,/' <<<"${lines[*]}"
+		echo ']}'
+	} >"$results/http.json"
 }
 
-run_memory
-run_redis
-run_http
+# BENCH_SECTIONS picks sections for a partial run while working on one (default: all three); the report then shows
+# the others as pending.
+for section in ${BENCH_SECTIONS:-memory redis http}; do
+	"run_$section"
+done
 
 echo "== report"
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
