@@ -52,7 +52,8 @@ public final class RateLimitAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	ClientAddressResolver rateLimitClientAddressResolver(RateLimitProperties properties) {
-		return new ClientAddressResolver(PolicyRegistryFactory.trustedProxies(properties));
+		return new ClientAddressResolver(PolicyRegistryFactory.trustedProxies(properties),
+				properties.getClient().getForwardedHeader());
 	}
 
 	@Bean

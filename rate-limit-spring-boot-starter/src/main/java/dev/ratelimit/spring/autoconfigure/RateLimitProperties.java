@@ -11,6 +11,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 import dev.ratelimit.core.FailureMode;
+import dev.ratelimit.spring.key.ForwardedHeader;
 
 /**
  * Configuration of rate limiting, bound from {@code ratelimit.*}.
@@ -248,10 +249,24 @@ public class RateLimitProperties {
 		private String apiKeyHeader = "X-API-Key";
 
 		/**
-		 * Addresses or CIDR blocks of proxies allowed to set X-Forwarded-For and Forwarded; those headers are
+		 * Addresses or CIDR blocks of proxies allowed to set the forwarding header (see forwarded-header); it is
 		 * ignored when sent by anyone else.
 		 */
 		private List<String> trustedProxies = new ArrayList<>();
+
+		/**
+		 * The one forwarding header the trusted proxies write, x-forwarded-for or forwarded (RFC 7239); the other is
+		 * never read, since a proxy passes it through as the client sent it.
+		 */
+		private ForwardedHeader forwardedHeader = ForwardedHeader.X_FORWARDED_FOR;
+
+		public ForwardedHeader getForwardedHeader() {
+			return this.forwardedHeader;
+		}
+
+		public void setForwardedHeader(ForwardedHeader forwardedHeader) {
+			this.forwardedHeader = forwardedHeader;
+		}
 
 		public String getApiKeyHeader() {
 			return this.apiKeyHeader;

@@ -27,12 +27,24 @@ public final class ClientAddressResolver implements KeyResolver {
 
 	private final List<IpAddressRange> trustedProxies;
 
+	private final ForwardedHeader forwardedHeader;
+
 	/**
-	 * Creates a resolver.
-	 * @param trustedProxies the proxies whose forwarding headers are believed
+	 * Creates a resolver that reads {@code X-Forwarded-For} from trusted proxies.
+	 * @param trustedProxies the proxies whose forwarding header is believed
 	 */
 	public ClientAddressResolver(List<IpAddressRange> trustedProxies) {
+		this(trustedProxies, ForwardedHeader.X_FORWARDED_FOR);
+	}
+
+	/**
+	 * Creates a resolver.
+	 * @param trustedProxies the proxies whose forwarding header is believed
+	 * @param forwardedHeader the one header those proxies write; the other is never read
+	 */
+	public ClientAddressResolver(List<IpAddressRange> trustedProxies, ForwardedHeader forwardedHeader) {
 		this.trustedProxies = List.copyOf(trustedProxies);
+		this.forwardedHeader = forwardedHeader;
 	}
 
 	@Override
@@ -93,11 +105,10 @@ public final class ClientAddressResolver implements KeyResolver {
 		return (parsed != null) ? parsed.getHostAddress() : address.trim();
 	}
 
-	private static List<String> forwardedChain(HttpServletRequest request) {
+	private List<String> forwardedChain(HttpServletRequest request) {
 		List<String> chain = new ArrayList<>();
-		List<String> forwarded = headerValues(request, "Forwarded");
-		if (!forwarded.isEmpty()) {
-			for (String element : forwarded) {
+		if (this.forwardedHeader == ForwardedHeader.FORWARDED) {
+			for (String element : headerValues(request, "Forwarded")) {
 				String node = forNode(element);
 				if (node != null) {
 					chain.add(stripPort(node));

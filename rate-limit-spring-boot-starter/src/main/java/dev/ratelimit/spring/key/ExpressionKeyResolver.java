@@ -12,6 +12,8 @@ import dev.ratelimit.spring.RateLimitExpression;
  */
 public final class ExpressionKeyResolver implements KeyResolver {
 
+	private static final String PREFIX = "expr:";
+
 	private final RateLimitExpression expression;
 
 	/**
@@ -25,7 +27,17 @@ public final class ExpressionKeyResolver implements KeyResolver {
 	@Override
 	public @Nullable String resolveKey(RateLimitContext context) {
 		Object value = this.expression.evaluate(context);
-		return (value != null) ? value.toString() : null;
+		String text = (value != null) ? value.toString() : null;
+		return (text == null || text.isBlank()) ? null : storedKey(text);
+	}
+
+	/**
+	 * Returns the key of an expression's value: prefixed, so that no value can name another strategy's key (such as
+	 * the {@code ip:} key of a caller for whom the expression gives nothing).
+	 */
+	@Override
+	public String storedKey(String client) {
+		return PREFIX + client;
 	}
 
 	@Override

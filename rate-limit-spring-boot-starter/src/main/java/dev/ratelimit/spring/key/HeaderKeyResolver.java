@@ -13,6 +13,8 @@ import dev.ratelimit.spring.RateLimitContext;
  */
 public final class HeaderKeyResolver implements KeyResolver {
 
+	private static final String PREFIX = "header:";
+
 	private final String headerName;
 
 	/**
@@ -26,7 +28,17 @@ public final class HeaderKeyResolver implements KeyResolver {
 	@Override
 	public @Nullable String resolveKey(RateLimitContext context) {
 		HttpServletRequest request = context.request();
-		return (request != null) ? request.getHeader(this.headerName) : null;
+		String value = (request != null) ? request.getHeader(this.headerName) : null;
+		return (value == null || value.isBlank()) ? null : storedKey(value);
+	}
+
+	/**
+	 * Returns the key of a header value: prefixed, so that no value can name another strategy's key (such as the
+	 * {@code ip:} key of a caller without the header).
+	 */
+	@Override
+	public String storedKey(String client) {
+		return PREFIX + client;
 	}
 
 }

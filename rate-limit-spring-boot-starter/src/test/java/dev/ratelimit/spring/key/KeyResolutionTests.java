@@ -48,10 +48,30 @@ class KeyResolutionTests {
 	}
 
 	@Test
-	void readsQuotedIpv6ForwardedNodesWithPorts() {
+	void readsQuotedIpv6ForwardedNodesWithPortsWhenTheProxiesWriteForwarded() {
+		ClientAddressResolver forwarded = new ClientAddressResolver(
+				List.of(IpAddressRange.parse("10.0.0.0/8"), IpAddressRange.parse("fd00::/8")), ForwardedHeader.FORWARDED);
 		MockHttpServletRequest request = request("fd00::1");
 		request.addHeader("Forwarded", "For=\"[2001:db8:cafe::17]:4711\";proto=https");
-		assertThat(this.addresses.clientAddress(request)).isEqualTo("2001:db8:cafe:0:0:0:0:17");
+		request.addHeader("X-Forwarded-For", "198.51.100.66");
+		assertThat(forwarded.clientAddress(request)).isEqualTo("2001:db8:cafe:0:0:0:0:17");
+	}
+
+	@Test
+	void ignoresAForwardedHeaderThatTheProxiesDoNotWrite() {
+		// The proxy appends X-Forwarded-For and passes a client's own Forwarded header through untouched.
+		MockHttpServletRequest request = request("10.0.0.1");
+		request.addHeader("Forwarded", "for=198.51.100.77");
+		request.addHeader("X-Forwarded-For", "203.0.113.9");
+		assertThat(this.addresses.clientAddress(request)).isEqualTo("203.0.113.9");
+	}
+
+	@Test
+	void aHeaderValueCannotNameAnotherCallersAddressKey() {
+		MockHttpServletRequest request = request("192.0.2.4");
+		request.addHeader("X-Tenant", "ip:203.0.113.7");
+		RateLimitContext context = RateLimitContext.forRequest(request, null);
+		assertThat(this.factory.create("header:X-Tenant").resolveKey(context)).isEqualTo("header:ip:203.0.113.7");
 	}
 
 	@Test
@@ -102,10 +122,10 @@ class KeyResolutionTests {
 		this.beans.addBean("tenantKeys", (KeyResolver) (context) -> "tenant:" + context.request().getHeader("X-Tenant"));
 		RateLimitContext context = RateLimitContext.forRequest(request, this.beans);
 		assertThat(this.factory.create("global").resolveKey(context)).isEqualTo("global");
-		assertThat(this.factory.create("header:X-Tenant").resolveKey(context)).isEqualTo("acme");
+		assertThat(this.factory.create("header:X-Tenant").resolveKey(context)).isEqualTo("header:acme");
 		assertThat(this.factory.create("bean:tenantKeys").resolveKey(context)).isEqualTo("tenant:acme");
 		assertThat(this.factory.create("#{#request.getHeader('X-Tenant').toUpperCase()}").resolveKey(context))
-			.isEqualTo("ACME");
+			.isEqualTo("expr:ACME");
 	}
 
 	@Test
