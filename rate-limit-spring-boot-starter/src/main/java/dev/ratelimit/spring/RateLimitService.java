@@ -4,11 +4,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.KeyedLimit;
@@ -84,8 +82,9 @@ public final class RateLimitService {
 			return RateLimitResult.unlimited();
 		}
 		String tier = resolveTier(context);
-		Set<KeyedLimit> enforced = new LinkedHashSet<>();
-		Set<KeyedLimit> shadow = new LinkedHashSet<>();
+		// a few entries each: lists with a contains check keep the order and drop repeats without hashing
+		List<KeyedLimit> enforced = new ArrayList<>(4);
+		List<KeyedLimit> shadow = List.of();
 		Map<String, Policy> used = new LinkedHashMap<>();
 		for (AppliedPolicy application : applied) {
 			Policy policy = application.policy();
@@ -98,15 +97,21 @@ public final class RateLimitService {
 			if (key == null || key.isBlank()) {
 				throw new IllegalStateException("The key of rate-limit policy '" + policy.name() + "' is empty");
 			}
+			if (policy.isShadow() && shadow.isEmpty()) {
+				shadow = new ArrayList<>(2);
+			}
+			List<KeyedLimit> target = policy.isShadow() ? shadow : enforced;
 			for (Limit limit : limits) {
-				(policy.isShadow() ? shadow : enforced).add(new KeyedLimit(policy.name(), key, limit));
+				KeyedLimit keyed = new KeyedLimit(policy.name(), key, limit);
+				if (!target.contains(keyed)) {
+					target.add(keyed);
+				}
 			}
 		}
 		long start = System.nanoTime();
-		Decision decision = enforced.isEmpty() ? Decision.unlimited()
-				: this.limiter.acquire(new ArrayList<>(enforced), cost);
-		Decision shadowDecision = (decision.isAllowed() && !shadow.isEmpty())
-				? this.limiter.acquire(new ArrayList<>(shadow), cost) : null;
+		Decision decision = enforced.isEmpty() ? Decision.unlimited() : this.limiter.acquire(enforced, cost);
+		Decision shadowDecision = (decision.isAllowed() && !shadow.isEmpty()) ? this.limiter.acquire(shadow, cost)
+				: null;
 		Duration duration = Duration.ofNanos(System.nanoTime() - start);
 		RateLimitResult result = new RateLimitResult(decision, shadowDecision, tier, cost,
 				new ArrayList<>(used.keySet()));

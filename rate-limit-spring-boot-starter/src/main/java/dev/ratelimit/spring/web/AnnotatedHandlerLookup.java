@@ -1,19 +1,26 @@
 package dev.ratelimit.spring.web;
 
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.core.MethodClassKey;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.HandlerExecutionChain;
 import org.springframework.web.servlet.HandlerMapping;
+import org.springframework.web.servlet.handler.AbstractHandlerMethodMapping;
+import org.springframework.web.servlet.mvc.method.RequestMappingInfo;
+import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMapping;
 import org.springframework.web.util.ServletRequestPathUtils;
 
 import dev.ratelimit.spring.annotation.RateLimitedMethods;
@@ -23,12 +30,24 @@ import dev.ratelimit.spring.annotation.RateLimitedMethods;
  * handler method, so that the filter can leave its policies to that method's single decision. Asks the application's
  * handler mappings as the {@code DispatcherServlet} will, on a view of the request whose attribute changes are
  * discarded.
+ * <p>
+ * Most requests cannot reach an annotated method at all, and for them the full look-up (every handler mapping, as
+ * the {@code DispatcherServlet} will do it again) is skipped: on first use this remembers the request mappings of
+ * the annotated methods, and a request that matches none of them is answered at once. A request that matches one
+ * still gets the full look-up, since a more specific mapping that is not annotated may win. This shortcut is taken
+ * only when every handler-method mapping is a {@link RequestMappingInfoHandlerMapping} using path patterns (the
+ * default); annotated methods registered at run time, after the first request, are seen only by the full look-up, so
+ * an application that registers them should register them before it takes traffic.
  */
 public final class AnnotatedHandlerLookup {
 
 	private final Supplier<List<HandlerMapping>> handlerMappings;
 
 	private final RateLimitedMethods methods;
+
+	private final Map<MethodClassKey, Boolean> annotated = new ConcurrentHashMap<>();
+
+	private volatile @Nullable Candidates candidates;
 
 	/**
 	 * Creates a look-up.
@@ -51,6 +70,9 @@ public final class AnnotatedHandlerLookup {
 		}
 		HttpServletRequest view = new AttributeIsolatingRequest(request);
 		ServletRequestPathUtils.parseAndCache(view);
+		if (!candidates().mayMatch(view)) {
+			return false;
+		}
 		for (HandlerMapping mapping : this.handlerMappings.get()) {
 			HandlerExecutionChain chain;
 			try {
@@ -61,11 +83,77 @@ public final class AnnotatedHandlerLookup {
 				return false;
 			}
 			if (chain != null) {
-				return chain.getHandler() instanceof HandlerMethod handler
-						&& RateLimitedMethods.isAnnotated(handler.getMethod(), handler.getBeanType());
+				return chain.getHandler() instanceof HandlerMethod handler && isAnnotated(handler);
 			}
 		}
 		return false;
+	}
+
+	private boolean isAnnotated(HandlerMethod handler) {
+		return this.annotated.computeIfAbsent(new MethodClassKey(handler.getMethod(), handler.getBeanType()),
+				(key) -> RateLimitedMethods.isAnnotated(handler.getMethod(), handler.getBeanType()));
+	}
+
+	private Candidates candidates() {
+		Candidates found = this.candidates;
+		if (found == null) {
+			found = Candidates.of(this.handlerMappings.get(), this::isAnnotated);
+			this.candidates = found;
+		}
+		return found;
+	}
+
+	/**
+	 * The request mappings of the annotated handler methods, or {@code null} mappings when some handler-method
+	 * mapping is of a kind whose mappings cannot be checked here.
+	 * @param mappings the request mappings of annotated methods, or {@code null} if every request may match
+	 */
+	private record Candidates(@Nullable List<RequestMappingInfo> mappings) {
+
+		static Candidates of(List<HandlerMapping> handlerMappings,
+				Predicate<HandlerMethod> isAnnotated) {
+			List<RequestMappingInfo> mappings = new ArrayList<>();
+			for (HandlerMapping mapping : handlerMappings) {
+				if (mapping instanceof RequestMappingInfoHandlerMapping requestMappings) {
+					for (Map.Entry<RequestMappingInfo, HandlerMethod> entry : requestMappings.getHandlerMethods()
+						.entrySet()) {
+						if (entry.getKey().getPathPatternsCondition() == null) {
+							return new Candidates(null);
+						}
+						if (isAnnotated.test(entry.getValue())) {
+							mappings.add(entry.getKey());
+						}
+					}
+				}
+				else if (mapping instanceof AbstractHandlerMethodMapping<?>) {
+					return new Candidates(null);
+				}
+			}
+			return new Candidates(List.copyOf(mappings));
+		}
+
+		/**
+		 * Returns whether the request may be handled by an annotated method: {@code false} only if it matches none
+		 * of their mappings.
+		 */
+		boolean mayMatch(HttpServletRequest request) {
+			if (this.mappings == null) {
+				return true;
+			}
+			for (RequestMappingInfo mapping : this.mappings) {
+				try {
+					if (mapping.getMatchingCondition(request) != null) {
+						return true;
+					}
+				}
+				catch (RuntimeException ex) {
+					// a condition that cannot be checked here is left to the full look-up
+					return true;
+				}
+			}
+			return false;
+		}
+
 	}
 
 	/**

@@ -1,14 +1,10 @@
 package dev.ratelimit.spring.web;
 
-import java.util.HashMap;
-import java.util.IdentityHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
 
 import jakarta.servlet.http.HttpServletResponse;
 
+import dev.ratelimit.core.KeyedLimit;
 import dev.ratelimit.core.LimitStatus;
 import dev.ratelimit.spring.RateLimitResult;
 
@@ -65,26 +61,32 @@ public class RateLimitHeaders {
 		if (statuses.isEmpty() || headline == null || response.isCommitted() || !(this.enabled || this.legacy)) {
 			return;
 		}
-		Map<LimitStatus, String> names = itemNames(statuses);
+		String[] names = itemNames(statuses);
 		if (this.enabled) {
-			StringBuilder policy = new StringBuilder();
-			Set<String> written = new LinkedHashSet<>();
-			for (LimitStatus status : statuses) {
-				String name = names.get(status);
-				if (written.add(name)) {
+			StringBuilder policy = new StringBuilder(32 * names.length);
+			String headlineName = null;
+			for (int i = 0; i < names.length; i++) {
+				LimitStatus status = statuses.get(i);
+				if (status == headline) {
+					headlineName = names[i];
+				}
+				if (firstWithName(names, i)) {
 					if (policy.length() > 0) {
 						policy.append(", ");
 					}
-					policy.append(quote(name))
-						.append(";q=")
+					quote(policy, names[i]).append(";q=")
 						.append(status.limit())
 						.append(";w=")
 						.append(seconds(status.target().limit().windowMicros()));
 				}
 			}
 			response.setHeader(RATE_LIMIT_POLICY, policy.toString());
-			response.setHeader(RATE_LIMIT, quote(names.get(headline)) + ";r=" + headline.remaining() + ";t="
-					+ seconds(headline.resetAfterMicros()));
+			StringBuilder current = new StringBuilder(32);
+			quote(current, (headlineName != null) ? headlineName : headline.target().policy()).append(";r=")
+				.append(headline.remaining())
+				.append(";t=")
+				.append(seconds(headline.resetAfterMicros()));
+			response.setHeader(RATE_LIMIT, current.toString());
 		}
 		if (this.legacy) {
 			response.setHeader(X_RATE_LIMIT_LIMIT, Long.toString(headline.limit()));
@@ -93,25 +95,42 @@ public class RateLimitHeaders {
 		}
 	}
 
-	private static Map<LimitStatus, String> itemNames(List<LimitStatus> statuses) {
-		Map<String, Integer> limitsPerPolicy = new HashMap<>();
-		for (LimitStatus status : statuses) {
-			limitsPerPolicy.merge(status.target().policy() + "\u0000" + status.target().key(), 1, Integer::sum);
-		}
-		Map<String, Integer> seen = new HashMap<>();
-		Map<LimitStatus, String> names = new IdentityHashMap<>();
-		for (LimitStatus status : statuses) {
-			String group = status.target().policy() + "\u0000" + status.target().key();
-			String policy = status.target().policy();
-			if (limitsPerPolicy.get(group) == 1) {
-				names.put(status, policy);
+	/**
+	 * Names each status as its policy, or, where a policy has several limits for the same key, as the policy with the
+	 * limit's index among them ({@code api[0]}, {@code api[1]}). The lists are a few entries long: compared pairwise,
+	 * without maps.
+	 */
+	private static String[] itemNames(List<LimitStatus> statuses) {
+		int size = statuses.size();
+		String[] names = new String[size];
+		for (int i = 0; i < size; i++) {
+			KeyedLimit target = statuses.get(i).target();
+			int index = 0;
+			boolean shared = false;
+			for (int j = 0; j < size; j++) {
+				if (j != i && sameGroup(target, statuses.get(j).target())) {
+					shared = true;
+					if (j < i) {
+						index++;
+					}
+				}
 			}
-			else {
-				int index = seen.merge(group, 1, Integer::sum) - 1;
-				names.put(status, policy + "[" + index + "]");
-			}
+			names[i] = shared ? target.policy() + "[" + index + "]" : target.policy();
 		}
 		return names;
+	}
+
+	private static boolean sameGroup(KeyedLimit a, KeyedLimit b) {
+		return a.policy().equals(b.policy()) && a.key().equals(b.key());
+	}
+
+	private static boolean firstWithName(String[] names, int i) {
+		for (int j = 0; j < i; j++) {
+			if (names[j].equals(names[i])) {
+				return false;
+			}
+		}
+		return true;
 	}
 
 	/**
@@ -123,18 +142,18 @@ public class RateLimitHeaders {
 		return (micros <= 0) ? 0 : (micros + 999_999) / 1_000_000;
 	}
 
-	private static String quote(String name) {
-		StringBuilder quoted = new StringBuilder(name.length() + 2).append('"');
+	private static StringBuilder quote(StringBuilder out, String name) {
+		out.append('"');
 		for (int i = 0; i < name.length(); i++) {
 			char c = name.charAt(i);
 			if (c == '"' || c == '\\') {
-				quoted.append('\\');
+				out.append('\\');
 			}
 			if (c >= 0x20 && c < 0x7F) {
-				quoted.append(c);
+				out.append(c);
 			}
 		}
-		return quoted.append('"').toString();
+		return out.append('"');
 	}
 
 }

@@ -197,6 +197,29 @@ class RateLimitWebTests {
 	}
 
 	@Test
+	void decidesOnceWithTheAnnotationWhenTheAnnotatedMappingWins() throws Exception {
+		int before = this.limiter.acquires();
+		this.mvc.perform(get("/api/shelf/book").header("X-Client", "shelf-book"))
+			.andExpect(status().isOk())
+			.andExpect(header().string("RateLimit-Policy", "\"weighted\";q=10;w=60, \"batch\";q=10;w=60"));
+		assertThat(this.limiter.acquires() - before).isOne();
+		assertThat(this.limiter.lastLimits()).extracting((limit) -> limit.policy()).containsExactly("weighted", "batch");
+	}
+
+	@Test
+	void leavesTheDecisionToTheFilterWhenAMoreSpecificPlainMappingWins() throws Exception {
+		// "/api/shelf/plain" also matches the annotated "/api/shelf/{item}", but the plain mapping handles it
+		int before = this.limiter.acquires();
+		this.mvc.perform(get("/api/shelf/plain").header("X-Client", "shelf-plain"))
+			.andExpect(status().isOk())
+			.andExpect(content().string("plain"))
+			.andExpect(header().string("RateLimit-Policy", "\"weighted\";q=10;w=60"))
+			.andExpect(header().string("RateLimit", "\"weighted\";r=9;t=6"));
+		assertThat(this.limiter.acquires() - before).isOne();
+		assertThat(this.limiter.lastLimits()).extracting((limit) -> limit.policy()).containsExactly("weighted");
+	}
+
+	@Test
 	void chargesTheFilterPoliciesWhenAnAnnotatedHandlerNeverRuns() throws Exception {
 		this.mvc.perform(post("/api/batch").header("X-Client", "unbound")
 			.contentType(MediaType.APPLICATION_JSON)

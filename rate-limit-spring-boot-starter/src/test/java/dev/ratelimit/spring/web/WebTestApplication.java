@@ -10,6 +10,7 @@ import org.springframework.security.config.Customizer;
 import org.springframework.security.config.annotation.web.builders.HttpSecurity;
 import org.springframework.security.web.SecurityFilterChain;
 import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
@@ -82,6 +83,17 @@ class WebTestApplication {
 		@RateLimited(policy = "batch", cost = "#{#queries.size()}")
 		List<String> batch(@RequestBody List<String> queries) {
 			return queries;
+		}
+
+		@GetMapping("/api/shelf/{item}")
+		@RateLimited("batch")
+		String shelfItem(@PathVariable String item) {
+			return item;
+		}
+
+		@GetMapping("/api/shelf/plain")
+		String shelfPlain() {
+			return "plain";
 		}
 
 		@GetMapping("/api/annotated-only")
