@@ -274,9 +274,13 @@ public final class BenchmarkReport {
 				REDIS_PENDING);
 		out.append("## HTTP\n\n");
 		out.append("The sample app (`/api/reverse?lat=34&lon=-6`, `X-API-Key: demo-paid`, limits raised so that ")
-			.append("every request is allowed), three instances started together, each loaded in turn by `wrk` with ")
-			.append("32 connections and 2 threads after a warm-up: limiter off (`ratelimit.enabled=false`), on in ")
-			.append("memory, on with Redis (the same server as above).\n\n");
+			.append("every request is allowed), three instances started together: limiter off ")
+			.append("(`ratelimit.enabled=false`), on in memory, on with Redis (the same server as above). Each is ")
+			.append("warmed up with `wrk` at one connection (the JIT compilers need a free core: under full load an ")
+			.append("instance takes minutes to reach its steady state on this machine), then briefly at full load; ")
+			.append("then the three are measured in turn with 32 connections (1 `wrk` thread), round after round in ")
+			.append("a rotating order, so that the machine's drifting load falls on all three alike. Requests/s is ")
+			.append("the mean of the rounds, p99 the median of the rounds' p99.\n\n");
 		section(out, m, "HTTP", "Http.", HTTP_PENDING
 				+ ": the sample app's throughput and p99 under a fixed load, limiter on (memory, Redis) vs off.");
 
