@@ -31,19 +31,35 @@ public final class TokenBucket implements LimitAlgorithm<BucketState> {
 	 * @return the level in units, at most the capacity
 	 */
 	static long refill(Limit limit, BucketState state, long at) {
+		return levelAt(limit, state.level, state.updatedAt, at);
+	}
+
+	/**
+	 * Returns the tokens, in units, that a bucket which held {@code level} units at {@code updatedAt} holds at
+	 * {@code at}: the refill of {@link #evaluate}, for a caller that keeps the state in its own fields and only needs
+	 * to know whether a cost fits (a cost of {@code c} permits fits if {@code c <= capacity} and
+	 * {@code c * unitsPerPermit <= levelAt(...)}; taking it leaves {@code levelAt(...) - c * unitsPerPermit} units at
+	 * {@code at}, as {@link #apply} does).
+	 * @param limit the limit
+	 * @param level the level in units at {@code updatedAt}
+	 * @param updatedAt the time of that level
+	 * @param at the time, not earlier than {@code updatedAt}
+	 * @return the level in units, at most the capacity
+	 */
+	public static long levelAt(Limit limit, long level, long updatedAt, long at) {
 		long full = limit.capacity() * limit.unitsPerPermit();
-		long deficit = full - state.level;
+		long deficit = full - level;
 		if (deficit <= 0) {
 			return full;
 		}
-		long elapsed = at - state.updatedAt;
+		long elapsed = at - updatedAt;
 		if (elapsed <= 0) {
-			return state.level;
+			return level;
 		}
 		if (reaches(elapsed, limit.unitsPerMicro(), deficit)) {
 			return full;
 		}
-		return state.level + elapsed * limit.unitsPerMicro();
+		return level + elapsed * limit.unitsPerMicro();
 	}
 
 	/**

@@ -22,6 +22,7 @@ import dev.ratelimit.core.LimitStatus;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.core.TimeSource;
 import dev.ratelimit.core.algorithm.Outcome;
+import dev.ratelimit.core.algorithm.TokenBucket;
 
 import org.jspecify.annotations.Nullable;
 
@@ -182,9 +183,46 @@ public final class InMemoryRateLimiter implements RateLimiter {
 					+ limit.policy() + "'; use acquire and release the decision");
 		}
 		Slot slot = slot(limit);
+		if (slot instanceof Slot.BucketSlot bucket && limit.limit().algorithm() == Algorithm.TOKEN_BUCKET) {
+			return tryTakeTokens(bucket, limit, cost);
+		}
 		Outcome outcome = slot.optimistic() ? decideOptimistically(slot, limit, cost)
 				: decideLockedOne(slot, limit, cost).outcome;
 		return outcome.allowed();
+	}
+
+	/**
+	 * {@link #decideOptimistically} for a token bucket whose caller needs only the verdict: one refill, no division
+	 * (remaining, retry-after and reset-after are not computed), and the state written straight into the slot. The
+	 * level is computed from values read under an even stamp; an allowed call commits by moving that very stamp, so
+	 * it replaces exactly the state it computed from.
+	 */
+	private boolean tryTakeTokens(Slot.BucketSlot slot, KeyedLimit target, long cost) {
+		Limit limit = target.limit();
+		boolean fits = cost <= limit.capacity();
+		long need = cost * limit.unitsPerPermit();
+		for (int losses = 0;; losses++) {
+			int stamp = slot.stamp();
+			if ((stamp & 1) == 0) {
+				long now = this.timeSource.nowMicros();
+				long updatedAt = slot.updatedAt();
+				long at = Math.max(now, updatedAt);
+				long level = TokenBucket.levelAt(limit, slot.level(), updatedAt, at);
+				if (!fits || need > level) {
+					if (slot.validate(stamp)) {
+						recordSometimes(slot, target, now);
+						return false;
+					}
+				}
+				else if (slot.tryLock(stamp)) {
+					slot.set(level - need, at);
+					slot.unlock();
+					recordSometimes(slot, target, now);
+					return true;
+				}
+			}
+			Slot.contended(losses);
+		}
 	}
 
 	private static void checkCost(long cost) {

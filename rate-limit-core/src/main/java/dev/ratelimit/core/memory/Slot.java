@@ -163,6 +163,21 @@ abstract class Slot {
 			return lease;
 		}
 
+		/** The level in units at {@link #updatedAt()}; read optimistically, validate with the stamp. */
+		long level() {
+			return this.level;
+		}
+
+		long updatedAt() {
+			return this.updatedAt;
+		}
+
+		/** Replaces the state; under the lock. */
+		void set(long level, long updatedAt) {
+			this.level = level;
+			this.updatedAt = updatedAt;
+		}
+
 	}
 
 	/**

@@ -49,6 +49,13 @@ class InMemoryConcurrencyTest {
 	}
 
 	@Test
+	void eightThreadsOnOneKeyGetExactlyTheCapacityThroughTryAcquire() throws Exception {
+		KeyedLimit hot = new KeyedLimit("api", "hot-boolean", Limit.tokenBucket("1000/1m"));
+		int allowed = hammer((thread) -> this.limiter.tryAcquire(hot, 1) ? 1 : 0);
+		assertThat(allowed).isEqualTo(1000);
+	}
+
+	@Test
 	void everyAlgorithmHoldsItsBoundUnderContention() throws Exception {
 		for (Limit limit : List.of(Limit.leakyBucket("500/1m"), Limit.fixedWindow("500/1m"),
 				Limit.slidingWindowLog("500/1m"), Limit.slidingWindowCounter("500/1m"))) {
