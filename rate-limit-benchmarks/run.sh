@@ -209,8 +209,8 @@ wrk_round() {
 # The three instances run side by side. Each is warmed up first with one connection (so that the JIT compilers get a
 # core while requests run: under full load they starve, and an instance takes minutes to reach its steady state
 # here), then briefly at full load. Then the instances are measured in turn, round after round, in a rotating order,
-# so that the machine's changing load falls on all three alike; an instance's score is the mean of its rounds, its
-# p99 the median of its rounds' p99.
+# so that the machine's changing load falls on all three alike; an instance's score is the mean of its rounds (its
+# error half the spread of its rounds), its p99 the median of its rounds' p99.
 run_http() {
 	echo "== http: the sample app, limiter off, on in memory, on with Redis (${http_connections} connections, ${http_rounds} rounds of ${http_seconds} s after ${http_warmup} s warm-up each)"
 	if ! command -v wrk >/dev/null; then
@@ -224,8 +224,8 @@ run_http() {
 	start_app off --ratelimit.enabled=false
 	start_app memory
 	start_app redis --spring.profiles.active=redis --spring.data.redis.port="$redis_port"
-	local names=(off memory redis) name round i rps p99 non2xx lines=()
-	declare -A sum=() p99s=() bad=()
+	local names=(off memory redis) name round i rps p99 non2xx spread lines=()
+	declare -A sum=() p99s=() bad=() low=() high=()
 	for name in "${names[@]}"; do
 		wait_for_app "$name"
 	done
@@ -240,15 +240,19 @@ run_http() {
 			wrk_round "$name" "$http_seconds" "$http_connections"
 			echo "http round $round $name: $rps requests/s, p99 $p99 ms, non-2xx ${non2xx:-0}"
 			sum[$name]=$(awk -v a="${sum[$name]:-0}" -v b="$rps" 'BEGIN { print a + b }')
+			low[$name]=$(awk -v a="${low[$name]:-}" -v b="$rps" 'BEGIN { print (a == "" || b < a) ? b : a }')
+			high[$name]=$(awk -v a="${high[$name]:-0}" -v b="$rps" 'BEGIN { print (b > a) ? b : a }')
 			p99s[$name]="${p99s[$name]:-} $p99"
 			bad[$name]=$(( ${bad[$name]:-0} + ${non2xx:-0} ))
 		done
 	done
 	for name in "${names[@]}"; do
 		rps=$(awk -v s="${sum[$name]}" -v n="$http_rounds" 'BEGIN { printf "%.2f", s / n }')
+		# the error: half the spread of the rounds (what the machine's drift did to this instance)
+		spread=$(awk -v a="${low[$name]}" -v b="${high[$name]}" 'BEGIN { printf "%.2f", (b - a) / 2 }')
 		p99=$(tr ' ' '\n' <<<"${p99s[$name]}" | sed '/^$/d' | sort -g | awk '{ v[NR] = $1 } END { printf "%.3f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
 		echo "http $name: $rps requests/s (mean of $http_rounds rounds), p99 $p99 ms (median), non-2xx ${bad[$name]}"
-		lines+=("  {\"name\": \"Http.$name\", \"score\": $rps, \"unit\": \"requests/s\"}")
+		lines+=("  {\"name\": \"Http.$name\", \"score\": $rps, \"error\": $spread, \"unit\": \"requests/s\"}")
 		lines+=("  {\"name\": \"Http.$name.p99\", \"score\": $p99, \"unit\": \"ms\"}")
 		lines+=("  {\"name\": \"Http.$name.non2xx\", \"score\": ${bad[$name]}, \"unit\": \"responses\"}")
 	done

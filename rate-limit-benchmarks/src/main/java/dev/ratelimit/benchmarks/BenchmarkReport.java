@@ -183,6 +183,18 @@ public final class BenchmarkReport {
 		return ours.score() / theirs.score();
 	}
 
+	/**
+	 * The lowest and highest ratio the two scores' errors allow, or {@code null} if either error is unknown or the
+	 * denominator's error reaches zero.
+	 */
+	private static double[] range(Measurement ours, Measurement theirs) {
+		if (Double.isNaN(ours.error()) || Double.isNaN(theirs.error()) || theirs.score() - theirs.error() <= 0) {
+			return null;
+		}
+		return new double[] { Math.max(0, ours.score() - ours.error()) / (theirs.score() + theirs.error()),
+				(ours.score() + ours.error()) / (theirs.score() - theirs.error()) };
+	}
+
 	private static String pendingReason(Ratio ratio) {
 		return ratio.pendingReason().isEmpty() ? "no result for " + ratio.ours() + " or " + ratio.theirs()
 				: ratio.pendingReason();
@@ -201,17 +213,28 @@ public final class BenchmarkReport {
 			.append("The raw JMH JSON is in [`docs/benchmarks/`](benchmarks/).\n\n");
 
 		out.append("## Ratios and targets (issue 7)\n\n");
-		out.append("| ratio | value | target | |\n|---|---:|---:|---|\n");
+		out.append("*Range*: the ratio's extremes given both scores' errors (JMH's 99.9% confidence half-widths); ")
+			.append("a missed target whose range reaches it is marked *within the error*: this run cannot tell.\n\n");
+		out.append("| ratio | value | range | target | |\n|---|---:|---:|---:|---|\n");
 		for (Ratio ratio : RATIOS) {
 			Double value = value(ratio, m);
 			out.append("| `").append(ratio.name()).append("` | ");
 			if (value == null) {
-				out.append("— | ").append(ratio.targetText()).append(" | pending: ").append(pendingReason(ratio))
+				out.append("— | | ").append(ratio.targetText()).append(" | pending: ").append(pendingReason(ratio))
 					.append(" |\n");
 			}
 			else {
-				out.append(format(value)).append(" | ").append(ratio.targetText()).append(" | ")
-					.append(ratio.met(value) ? "met" : "**missed**").append(" |\n");
+				double[] range = range(m.get(ratio.ours()), m.get(ratio.theirs()));
+				boolean reachable = range != null
+						&& (ratio.lowerIsBetter() ? range[0] <= ratio.target() : range[1] >= ratio.target());
+				out.append(format(value))
+					.append(" | ")
+					.append((range != null) ? format(range[0]) + " – " + format(range[1]) : "")
+					.append(" | ")
+					.append(ratio.targetText())
+					.append(" | ")
+					.append(ratio.met(value) ? "met" : reachable ? "**missed**, within the error" : "**missed**")
+					.append(" |\n");
 			}
 		}
 		bestOfOthers(out, m, "OneKeyOneThread", "1 thread");
@@ -280,7 +303,8 @@ public final class BenchmarkReport {
 			.append("instance takes minutes to reach its steady state on this machine), then briefly at full load; ")
 			.append("then the three are measured in turn with 32 connections (1 `wrk` thread), round after round in ")
 			.append("a rotating order, so that the machine's drifting load falls on all three alike. Requests/s is ")
-			.append("the mean of the rounds, p99 the median of the rounds' p99.\n\n");
+			.append("the mean of the rounds (error: half the spread of the rounds), p99 the median of the rounds' ")
+			.append("p99.\n\n");
 		section(out, m, "HTTP", "Http.", HTTP_PENDING
 				+ ": the sample app's throughput and p99 under a fixed load, limiter on (memory, Redis) vs off.");
 
