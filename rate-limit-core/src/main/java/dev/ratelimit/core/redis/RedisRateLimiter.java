@@ -3,12 +3,16 @@ package dev.ratelimit.core.redis;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -96,6 +100,9 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	private static final long EXPLICIT_TIME_TTL_FLOOR_MILLIS = 3_600_000;
 
 	private final ScriptRunner runner;
+
+	/** Give-backs sent and not yet answered. */
+	private final Set<CompletableFuture<?>> compensations = ConcurrentHashMap.newKeySet();
 
 	private final RedisKeys keys;
 
@@ -271,7 +278,10 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 				keyBytes.add(bytes(plan.keys.get(j)));
 			}
 			List<byte[]> args = arguments("r", plan, group, extra, cost, 0, time);
-			this.runner.evalAsync(keyBytes, args).whenComplete((result, ex) -> {
+			CompletableFuture<?> giveBack = this.runner.evalAsync(keyBytes, args);
+			this.compensations.add(giveBack);
+			giveBack.whenComplete((result, ex) -> {
+				this.compensations.remove(giveBack);
 				if (ex != null) {
 					report(ex);
 				}
@@ -555,7 +565,31 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	 */
 	@Override
 	public void close() {
+		// give-backs still on their way would be lost with the connection: let them land, for one timeout at most
+		awaitCompensations(Duration.ofNanos(this.timeoutNanos));
 		this.runner.close();
+	}
+
+	/**
+	 * Waits until the give-backs sent so far have been answered (or have failed), for at most {@code timeout}.
+	 * @param timeout the longest wait
+	 * @return whether none is still on its way
+	 */
+	boolean awaitCompensations(Duration timeout) {
+		CompletableFuture<?>[] pending = this.compensations.toArray(new CompletableFuture<?>[0]);
+		if (pending.length == 0) {
+			return true;
+		}
+		try {
+			CompletableFuture.allOf(pending).get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		catch (ExecutionException | TimeoutException ex) {
+			// a failed give-back was reported when it failed; a slow one is waited for no longer
+		}
+		return Arrays.stream(pending).allMatch(CompletableFuture::isDone);
 	}
 
 	/**
