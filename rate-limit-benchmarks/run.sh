@@ -113,6 +113,7 @@ start_redis() {
 	redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no --loglevel warning \
 		>"$log_dir/redis-$redis_port.log" 2>&1 &
 	started_pids+=($!)
+	redis_pid=$!
 	local i
 	for i in $(seq 1 50); do
 		if redis-cli -p "$redis_port" ping >/dev/null 2>&1; then
@@ -175,6 +176,7 @@ start_app() {
 		--logging.level.root=WARN "$@" >"$log_dir/app-$name.log" 2>&1 &
 	started_pids+=($!)
 	app_ports[$name]=$app_port
+	app_pids[$name]=$!
 }
 
 wait_for_app() {
@@ -196,11 +198,30 @@ to_ms() {
 		printf "%.3f", n }'
 }
 
-# One wrk run of $2 seconds at $3 connections against instance $1; sets rps and p99 (ms).
+# The Redis instance's count of failed Redis calls so far (ratelimit.backend.failures; 0 before the first).
+backend_failures() {
+	local count
+	count=$(curl -s "http://127.0.0.1:${app_ports[redis]}/actuator/metrics/ratelimit.backend.failures" \
+		| sed -n 's/.*"statistic":"COUNT","value":\([0-9]*\).*/\1/p')
+	echo "${count:-0}"
+}
+
+# CPU time (user + system, in clock ticks) that process $1 has used so far.
+cpu_ticks() {
+	awk '{ print $14 + $15 }' "/proc/$1/stat"
+}
+
+# One wrk run of $2 seconds at $3 connections against instance $1; sets rps, p99 (ms), requests, and the CPU ticks
+# the instance (app_ticks) and the Redis server (redis_ticks) used meanwhile.
 wrk_round() {
-	local name=$1 seconds=$2 connections=$3 out
+	local name=$1 seconds=$2 connections=$3 out app_before redis_before
+	app_before=$(cpu_ticks "${app_pids[$name]}")
+	redis_before=$(cpu_ticks "$redis_pid")
 	out=$(wrk -t1 -c"$connections" -d"${seconds}s" --latency -H 'X-API-Key: demo-paid' \
 		"http://127.0.0.1:${app_ports[$name]}/api/reverse?lat=34&lon=-6")
+	app_ticks=$(( $(cpu_ticks "${app_pids[$name]}") - app_before ))
+	redis_ticks=$(( $(cpu_ticks "$redis_pid") - redis_before ))
+	requests=$(awk '/requests in/ { print $1 }' <<<"$out")
 	rps=$(awk '/^Requests\/sec:/ { print $2 }' <<<"$out")
 	p99=$(to_ms "$(awk '$1 == "99%" { print $2 }' <<<"$out")")
 	non2xx=$(awk '/Non-2xx or 3xx responses:/ { print $5 }' <<<"$out")
@@ -220,12 +241,12 @@ run_http() {
 	if [[ -z ${redis_port:-} ]]; then
 		start_redis
 	fi
-	declare -gA app_ports=()
+	declare -gA app_ports=() app_pids=()
 	start_app off --ratelimit.enabled=false
 	start_app memory
 	start_app redis --spring.profiles.active=redis --spring.data.redis.port="$redis_port"
 	local names=(off memory redis) name round i rps p99 non2xx spread lines=()
-	declare -A sum=() p99s=() bad=() low=() high=()
+	declare -A sum=() p99s=() bad=() low=() high=() ticks=() server_ticks=() served=()
 	for name in "${names[@]}"; do
 		wait_for_app "$name"
 	done
@@ -234,6 +255,8 @@ run_http() {
 		wrk_round "$name" $(( http_warmup / 3 )) "$http_connections"
 		echo "http $name warmed up: $rps requests/s at the end"
 	done
+	local failures_before
+	failures_before=$(backend_failures)
 	for round in $(seq 1 "$http_rounds"); do
 		for i in 0 1 2; do
 			name=${names[$(( (i + round) % 3 ))]}
@@ -244,8 +267,18 @@ run_http() {
 			high[$name]=$(awk -v a="${high[$name]:-0}" -v b="$rps" 'BEGIN { print (b > a) ? b : a }')
 			p99s[$name]="${p99s[$name]:-} $p99"
 			bad[$name]=$(( ${bad[$name]:-0} + ${non2xx:-0} ))
+			ticks[$name]=$(( ${ticks[$name]:-0} + app_ticks ))
+			server_ticks[$name]=$(( ${server_ticks[$name]:-0} + redis_ticks ))
+			served[$name]=$(( ${served[$name]:-0} + requests ))
 		done
 	done
+	# Redis calls that failed in the measured rounds (timed out on the loaded machine) were decided by the local
+	# fallback instead, for a second each: report how many, as they make the Redis instance look faster than it is.
+	local failures=$(( $(backend_failures) - failures_before ))
+	echo "http redis: $failures Redis calls failed in the measured rounds and were decided locally"
+	lines+=("  {\"name\": \"Http.redis.backendFailures\", \"score\": $failures, \"unit\": \"calls\"}")
+	local tick_micros
+	tick_micros=$(awk -v t="$(getconf CLK_TCK)" 'BEGIN { print 1000000 / t }')
 	for name in "${names[@]}"; do
 		rps=$(awk -v s="${sum[$name]}" -v n="$http_rounds" 'BEGIN { printf "%.2f", s / n }')
 		# the error: half the spread of the rounds (what the machine's drift did to this instance)
@@ -255,6 +288,17 @@ run_http() {
 		lines+=("  {\"name\": \"Http.$name\", \"score\": $rps, \"error\": $spread, \"unit\": \"requests/s\"}")
 		lines+=("  {\"name\": \"Http.$name.p99\", \"score\": $p99, \"unit\": \"ms\"}")
 		lines+=("  {\"name\": \"Http.$name.non2xx\", \"score\": ${bad[$name]}, \"unit\": \"responses\"}")
+		# CPU per request (user + system time of the process over the measured rounds / their requests): less
+		# sensitive to the machine's other load than requests/s.
+		local cpu server_cpu
+		cpu=$(awk -v t="${ticks[$name]}" -v u="$tick_micros" -v n="${served[$name]}" 'BEGIN { printf "%.1f", t * u / n }')
+		server_cpu=$(awk -v t="${server_ticks[$name]}" -v u="$tick_micros" -v n="${served[$name]}" \
+			'BEGIN { printf "%.1f", t * u / n }')
+		echo "http $name: CPU per request: app $cpu µs, redis-server $server_cpu µs"
+		lines+=("  {\"name\": \"Http.$name.cpuPerRequest\", \"score\": $cpu, \"unit\": \"µs\"}")
+		if [[ $name == redis ]]; then
+			lines+=("  {\"name\": \"Http.redis.serverCpuPerRequest\", \"score\": $server_cpu, \"unit\": \"µs\"}")
+		fi
 	done
 	{
 		echo '{"measurements": ['

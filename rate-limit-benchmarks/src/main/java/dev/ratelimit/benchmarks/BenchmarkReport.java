@@ -304,7 +304,11 @@ public final class BenchmarkReport {
 			.append("then the three are measured in turn with 32 connections (1 `wrk` thread), round after round in ")
 			.append("a rotating order, so that the machine's drifting load falls on all three alike. Requests/s is ")
 			.append("the mean of the rounds (error: half the spread of the rounds), p99 the median of the rounds' ")
-			.append("p99.\n\n");
+			.append("p99. `cpuPerRequest` is the instance's CPU time (user + system, all its threads: request ")
+			.append("threads, Lettuce, GC and JIT) over the measured rounds divided by their requests, which the ")
+			.append("machine's other load disturbs less than requests/s; `Http.redis.serverCpuPerRequest` is ")
+			.append("`redis-server`'s. `Http.redis.backendFailures` counts the Redis calls of the measured rounds ")
+			.append("that failed (timed out) and were decided by the local fallback instead.\n\n");
 		section(out, m, "HTTP", "Http.", HTTP_PENDING
 				+ ": the sample app's throughput and p99 under a fixed load, limiter on (memory, Redis) vs off.");
 
