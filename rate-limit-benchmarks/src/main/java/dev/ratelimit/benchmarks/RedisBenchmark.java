@@ -61,13 +61,13 @@ public abstract class RedisBenchmark {
 		return (this.keys == 1) ? this.names[0] : this.names[ThreadLocalRandom.current().nextInt(this.keys)];
 	}
 
-	/** Ours, token bucket: {@code RedisRateLimiter.acquire(keyedLimit)}, one EVALSHA. */
+	/** Ours, token bucket: {@code RedisRateLimiter.acquire(keyedLimit)}, one FCALL (EVALSHA before Redis 7). */
 	@Benchmark
 	public boolean ours() {
 		return this.side.decide(key());
 	}
 
-	/** Ours, sliding window counter: one EVALSHA. */
+	/** Ours, sliding window counter: one FCALL (EVALSHA before Redis 7). */
 	@Benchmark
 	public boolean oursSlidingWindow() {
 		return this.side.decide(key());

@@ -16,9 +16,9 @@ import io.lettuce.core.api.sync.RedisCommands;
 /**
  * Redis round trips per decision, one hot key, 64 threads making synchronous decisions for a fixed time, per side:
  * the commands the side's Lettuce client sent (its command listener) and, from the server, the scripts it ran (the
- * {@code calls} of {@code cmdstat_eval} and {@code cmdstat_evalsha} in {@code INFO commandstats}, after a
- * {@code CONFIG RESETSTAT}; commands a script calls inside Redis are not round trips and are not counted), each
- * divided by the decisions made.
+ * {@code calls} of {@code cmdstat_fcall}, {@code cmdstat_eval} and {@code cmdstat_evalsha} in
+ * {@code INFO commandstats}, after a {@code CONFIG RESETSTAT}; commands a script calls inside Redis are not round
+ * trips and are not counted), each divided by the decisions made.
  *
  * <p>
  * Usage: {@code RedisRoundTrips SECONDS OUTPUT.json SIDE...}, with {@code BENCH_REDIS_PORT} set.
@@ -92,7 +92,8 @@ public final class RedisRoundTrips {
 	private static long scripts(String commandStats) throws IOException {
 		long calls = 0;
 		for (String line : commandStats.split("\r?\n")) {
-			if (line.startsWith("cmdstat_eval:") || line.startsWith("cmdstat_evalsha:")) {
+			if (line.startsWith("cmdstat_fcall:") || line.startsWith("cmdstat_eval:")
+					|| line.startsWith("cmdstat_evalsha:")) {
 				int from = line.indexOf("calls=") + 6;
 				calls += Long.parseLong(line.substring(from, line.indexOf(',', from)));
 			}

@@ -21,7 +21,8 @@ import org.springframework.data.redis.core.script.RedisScript;
  * Runs commands through the blocking {@link RedisConnection} API of any {@link RedisConnectionFactory} (Jedis, or a
  * factory of another client), on a bounded pool of daemon threads, while the caller waits only until its deadline. A
  * blocked worker is bounded by the client's own read timeout; when every worker is busy (Redis hangs), a call fails at
- * once instead of queueing.
+ * once instead of queueing. The script runs with EVALSHA (EVAL after NOSCRIPT), not as a function: the generic
+ * connection API has no FCALL.
  */
 final class ConnectionScriptRunner implements ScriptRunner {
 

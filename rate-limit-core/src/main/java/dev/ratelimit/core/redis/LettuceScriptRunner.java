@@ -1,24 +1,36 @@
 package dev.ratelimit.core.redis;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
+import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.async.RedisFunctionAsyncCommands;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnection;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
-import org.springframework.data.redis.core.script.RedisScript;
 
 /**
  * Runs commands through Lettuce's asynchronous API on the factory's (normally shared) native connection: no thread is
@@ -28,14 +40,42 @@ import org.springframework.data.redis.core.script.RedisScript;
  * <p>
  * The native connection is obtained once, on a background thread (connecting may block for the factory's connect
  * timeout when Redis is down), and dropped after a failure so that the next attempt obtains a fresh one.
+ *
+ * <p>
+ * The script runs as a Redis 7 function: FUNCTION LOAD of its library once, then FCALL per call, which spares Redis
+ * building the script's helpers on every call. Where Redis has no functions (before 7, or FCALL renamed away or not
+ * permitted) the first FCALL says so, and this runner uses EVALSHA (EVAL after NOSCRIPT) from then on. Where the
+ * function is missing (a fresh or restarted server, a new cluster node), that call runs with EVALSHA within its
+ * deadline and the library is loaded in the background, on every master of a cluster; a call never waits for a load.
+ * A call that Redis refuses before running a function but would run as a script until its first write (over
+ * {@code maxmemory}, on a replica, without enough replicas, after a failed save) also runs with EVALSHA, so that both
+ * forms answer every call alike.
  */
 final class LettuceScriptRunner implements ScriptRunner {
+
+	private static final Log logger = LogFactory.getLog(LettuceScriptRunner.class);
+
+	/** How long a background FUNCTION LOAD may take before another may start. */
+	private static final Duration LOAD_TIMEOUT = Duration.ofSeconds(10);
+
+	/** Error codes of commands Redis refuses before running a function that may write, but runs as scripts. */
+	private static final List<String> REFUSED_BEFORE_RUNNING = List.of("OOM ", "READONLY ", "NOREPLICAS ",
+			"MISCONF ");
 
 	private final LettuceConnectionFactory connectionFactory;
 
 	private final String sha;
 
 	private final byte[] body;
+
+	private final String function;
+
+	private final String library;
+
+	private final AtomicReference<Functions> functions = new AtomicReference<>(Functions.UNKNOWN);
+
+	/** Whether a FUNCTION LOAD is on its way; there is one at a time. */
+	private final AtomicBoolean loading = new AtomicBoolean();
 
 	private final ExecutorService connector = Executors.newSingleThreadExecutor((task) -> {
 		Thread thread = new Thread(task, "ratelimit-redis-connect");
@@ -45,10 +85,12 @@ final class LettuceScriptRunner implements ScriptRunner {
 
 	private final AtomicReference<@Nullable CompletableFuture<Native>> connection = new AtomicReference<>();
 
-	LettuceScriptRunner(RedisConnectionFactory connectionFactory, RedisScript<?> script) {
+	LettuceScriptRunner(RedisConnectionFactory connectionFactory, DecideScript script) {
 		this.connectionFactory = (LettuceConnectionFactory) connectionFactory;
-		this.sha = script.getSha1();
-		this.body = script.getScriptAsString().getBytes(StandardCharsets.UTF_8);
+		this.sha = script.script().getSha1();
+		this.body = script.script().getScriptAsString().getBytes(StandardCharsets.UTF_8);
+		this.function = script.functionName();
+		this.library = script.library();
 	}
 
 	static boolean supports(RedisConnectionFactory connectionFactory) {
@@ -112,23 +154,30 @@ final class LettuceScriptRunner implements ScriptRunner {
 		}
 	}
 
+	/**
+	 * Runs the script with FCALL, and with EVALSHA (then EVAL after NOSCRIPT) within the same deadline where the
+	 * function cannot run; see the class description.
+	 */
 	@Override
 	public List<Object> eval(List<byte[]> keys, List<byte[]> args, long deadline) throws Exception {
 		try {
 			RedisClusterAsyncCommands<byte[], byte[]> commands = commands(deadline);
 			byte[][] keyArray = keys.toArray(new byte[0][]);
 			byte[][] argArray = args.toArray(new byte[0][]);
-			RedisFuture<Object> result = commands.evalsha(this.sha, ScriptOutputType.MULTI, keyArray, argArray);
-			try {
-				return ScriptRunner.asList(ScriptRunner.await(result, deadline, true));
-			}
-			catch (Exception ex) {
-				if (!ScriptRunner.isNoScript(ex)) {
-					throw ex;
+			if (this.functions.get() != Functions.UNSUPPORTED) {
+				RedisFuture<Object> called = commands.fcall(this.function, ScriptOutputType.MULTI, keyArray, argArray);
+				try {
+					List<Object> reply = ScriptRunner.asList(ScriptRunner.await(called, deadline, true));
+					this.functions.compareAndSet(Functions.UNKNOWN, Functions.SUPPORTED);
+					return reply;
 				}
-				RedisFuture<Object> loaded = commands.eval(this.body, ScriptOutputType.MULTI, keyArray, argArray);
-				return ScriptRunner.asList(ScriptRunner.await(loaded, deadline, true));
+				catch (Exception ex) {
+					if (!runsAsScriptInstead(ex, commands)) {
+						throw ex;
+					}
+				}
 			}
+			return evalScript(commands, keyArray, argArray, deadline);
 		}
 		catch (Exception ex) {
 			failed(ex);
@@ -136,23 +185,199 @@ final class LettuceScriptRunner implements ScriptRunner {
 		}
 	}
 
+	private List<Object> evalScript(RedisClusterAsyncCommands<byte[], byte[]> commands, byte[][] keyArray,
+			byte[][] argArray, long deadline) throws Exception {
+		RedisFuture<Object> result = commands.evalsha(this.sha, ScriptOutputType.MULTI, keyArray, argArray);
+		try {
+			return ScriptRunner.asList(ScriptRunner.await(result, deadline, true));
+		}
+		catch (Exception ex) {
+			if (!ScriptRunner.isNoScript(ex)) {
+				throw ex;
+			}
+			RedisFuture<Object> loaded = commands.eval(this.body, ScriptOutputType.MULTI, keyArray, argArray);
+			return ScriptRunner.asList(ScriptRunner.await(loaded, deadline, true));
+		}
+	}
+
 	@Override
 	public CompletableFuture<?> evalAsync(List<byte[]> keys, List<byte[]> args) {
 		byte[][] keyArray = keys.toArray(new byte[0][]);
 		byte[][] argArray = args.toArray(new byte[0][]);
-		return connection().thenCompose((connection) -> connection.commands
-			.<Object>evalsha(this.sha, ScriptOutputType.MULTI, keyArray, argArray)
+		return connection().thenCompose((connection) -> {
+			RedisClusterAsyncCommands<byte[], byte[]> commands = connection.commands;
+			if (this.functions.get() == Functions.UNSUPPORTED) {
+				return evalScriptAsync(commands, keyArray, argArray);
+			}
+			return commands.<Object>fcall(this.function, ScriptOutputType.MULTI, keyArray, argArray)
+				.handle((result, ex) -> {
+					if (ex == null) {
+						this.functions.compareAndSet(Functions.UNKNOWN, Functions.SUPPORTED);
+						return CompletableFuture.completedFuture(result);
+					}
+					if (runsAsScriptInstead(ex, commands)) {
+						return evalScriptAsync(commands, keyArray, argArray);
+					}
+					return CompletableFuture.<Object>failedFuture(unwrap(ex));
+				})
+				.thenCompose((next) -> next);
+		});
+	}
+
+	private CompletionStage<Object> evalScriptAsync(RedisClusterAsyncCommands<byte[], byte[]> commands,
+			byte[][] keyArray, byte[][] argArray) {
+		return commands.<Object>evalsha(this.sha, ScriptOutputType.MULTI, keyArray, argArray)
 			.handle((result, ex) -> {
 				if (ex == null) {
 					return CompletableFuture.completedFuture(result);
 				}
 				if (ScriptRunner.isNoScript(ex)) {
-					return connection.commands.<Object>eval(this.body, ScriptOutputType.MULTI, keyArray, argArray)
-						.toCompletableFuture();
+					return commands.<Object>eval(this.body, ScriptOutputType.MULTI, keyArray, argArray);
 				}
-				return CompletableFuture.failedFuture(unwrap(ex));
+				return CompletableFuture.<Object>failedFuture(unwrap(ex));
 			})
-			.thenCompose((next) -> next));
+			.thenCompose((next) -> next);
+	}
+
+	/**
+	 * Returns whether a call that FCALL failed runs as a script instead, having noted what the failure tells: that
+	 * Redis has no functions, or that the library needs loading.
+	 */
+	private boolean runsAsScriptInstead(Throwable ex, RedisFunctionAsyncCommands<byte[], byte[]> commands) {
+		String error = errorReply(ex);
+		if (error == null) {
+			return false;
+		}
+		if (isFunctionMissing(error)) {
+			loadLibrary(commands);
+			return true;
+		}
+		if (isFunctionsUnavailable(error)) {
+			unsupported(error);
+			return true;
+		}
+		return isRefusedBeforeRunning(error);
+	}
+
+	private void unsupported(String error) {
+		if (this.functions.getAndSet(Functions.UNSUPPORTED) != Functions.UNSUPPORTED && logger.isInfoEnabled()) {
+			logger.info("Redis does not run the rate limiter's function library (" + error
+					+ "); running its script with EVALSHA instead");
+		}
+	}
+
+	/**
+	 * Loads the function library in the background, unless a load is on its way: on every master of a cluster, as
+	 * Lettuce sends FUNCTION LOAD to one node only. A library that exists already counts as loaded. An error that
+	 * will not go away (no FUNCTION command, no permission, a library the server rejects) means functions are
+	 * unavailable; after any other failure, the next FCALL that misses the function tries again.
+	 */
+	private void loadLibrary(RedisFunctionAsyncCommands<byte[], byte[]> commands) {
+		if (this.functions.get() == Functions.UNSUPPORTED || !this.loading.compareAndSet(false, true)) {
+			return;
+		}
+		CompletableFuture<Void> loaded;
+		try {
+			if (commands instanceof RedisAdvancedClusterAsyncCommands<byte[], byte[]> cluster) {
+				loaded = loadOnEveryMaster(cluster.getStatefulConnection());
+			}
+			else {
+				loaded = loadOn(commands);
+			}
+		}
+		catch (RuntimeException ex) {
+			loaded = CompletableFuture.failedFuture(ex);
+		}
+		loaded.orTimeout(LOAD_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).whenComplete((result, ex) -> {
+			this.loading.set(false);
+			if (ex == null) {
+				this.functions.compareAndSet(Functions.UNKNOWN, Functions.SUPPORTED);
+				return;
+			}
+			String error = errorReply(ex);
+			if (error != null && isPermanentLoadFailure(error)) {
+				unsupported(error);
+			}
+			else if (logger.isDebugEnabled()) {
+				logger.debug("Could not load the rate limiter's function library; will try again", ex);
+			}
+		});
+	}
+
+	private CompletableFuture<Void> loadOnEveryMaster(StatefulRedisClusterConnection<byte[], byte[]> cluster) {
+		List<CompletableFuture<Void>> loads = new ArrayList<>();
+		for (RedisClusterNode node : cluster.getPartitions()) {
+			if (node.is(RedisClusterNode.NodeFlag.UPSTREAM)) {
+				loads.add(cluster.getConnectionAsync(node.getNodeId())
+					.thenCompose((nodeConnection) -> loadOn(nodeConnection.async())));
+			}
+		}
+		return CompletableFuture.allOf(loads.toArray(new CompletableFuture<?>[0]));
+	}
+
+	private CompletableFuture<Void> loadOn(RedisFunctionAsyncCommands<byte[], byte[]> commands) {
+		return commands.functionLoad(this.library).handle((name, ex) -> {
+			if (ex != null && !isAlreadyLoaded(errorReply(ex))) {
+				throw new CompletionException(unwrap(ex));
+			}
+			return (Void) null;
+		}).toCompletableFuture();
+	}
+
+	/**
+	 * Returns the error reply of Redis that caused a failure, or {@code null} if it is no error reply (a timeout, a
+	 * lost connection).
+	 */
+	static @Nullable String errorReply(@Nullable Throwable ex) {
+		for (Throwable current = ex; current != null; current = current.getCause()) {
+			if (current instanceof RedisCommandExecutionException) {
+				return (current.getMessage() != null) ? current.getMessage() : "";
+			}
+			if (current.getCause() == current) {
+				break;
+			}
+		}
+		return null;
+	}
+
+	/**
+	 * FCALL of a function that is not loaded: {@code ERR Function not found}.
+	 */
+	static boolean isFunctionMissing(String error) {
+		return error.toLowerCase(Locale.ROOT).startsWith("err function not found");
+	}
+
+	/**
+	 * FCALL where Redis has no functions: {@code ERR unknown command 'fcall', with args beginning with: ...} (before
+	 * Redis 7, or renamed away), a proxy's "unsupported command", or an ACL user without permission to run it.
+	 */
+	static boolean isFunctionsUnavailable(String error) {
+		String lower = error.toLowerCase(Locale.ROOT);
+		return lower.contains("unknown command") || lower.contains("unsupported command")
+				|| (lower.startsWith("noperm") && lower.contains("fcall"));
+	}
+
+	/**
+	 * Refused before running because a function may write, where a script would run (and fail at its first write, if
+	 * it writes at all).
+	 */
+	static boolean isRefusedBeforeRunning(String error) {
+		return REFUSED_BEFORE_RUNNING.stream().anyMatch(error::startsWith);
+	}
+
+	/**
+	 * FUNCTION LOAD of a library that exists: {@code ERR Library 'NAME' already exists}.
+	 */
+	static boolean isAlreadyLoaded(@Nullable String error) {
+		return error != null && error.toLowerCase(Locale.ROOT).endsWith("already exists");
+	}
+
+	/**
+	 * FUNCTION LOAD failed for good: an {@code ERR} (no FUNCTION command, a library the server cannot compile or
+	 * register) or {@code NOPERM} reply. Other codes ({@code OOM}, {@code LOADING}, {@code READONLY}, ...) pass.
+	 */
+	static boolean isPermanentLoadFailure(String error) {
+		return error.startsWith("ERR") || error.startsWith("NOPERM");
 	}
 
 	private static Throwable unwrap(Throwable ex) {
@@ -186,9 +411,15 @@ final class LettuceScriptRunner implements ScriptRunner {
 		}
 	}
 
+	/**
+	 * Connects, and loads the script and the function library, in the background.
+	 */
 	@Override
 	public void warmUp() {
-		connection().thenCompose((connection) -> connection.commands.scriptLoad(this.body));
+		connection().thenAccept((connection) -> {
+			connection.commands.scriptLoad(this.body);
+			loadLibrary(connection.commands);
+		});
 	}
 
 	@Override
@@ -198,6 +429,16 @@ final class LettuceScriptRunner implements ScriptRunner {
 			current.join().connection.close();
 		}
 		this.connector.shutdownNow();
+	}
+
+	/**
+	 * Whether Redis runs the script's function: unknown until an FCALL or a FUNCTION LOAD answers, and unsupported
+	 * for good once Redis says it has no functions.
+	 */
+	private enum Functions {
+
+		UNKNOWN, SUPPORTED, UNSUPPORTED
+
 	}
 
 	private record Native(RedisConnection connection, RedisClusterAsyncCommands<byte[], byte[]> commands) {

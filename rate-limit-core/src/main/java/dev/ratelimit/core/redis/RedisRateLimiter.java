@@ -34,7 +34,6 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.core.io.ClassPathResource;
 import org.springframework.dao.DataAccessResourceFailureException;
 import org.springframework.dao.QueryTimeoutException;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -45,10 +44,14 @@ import org.springframework.data.redis.core.script.RedisScript;
  * quota.
  *
  * <h2>One round trip, decided on the server</h2> Every limit of a call is decided by one Lua script
- * ({@code decide.lua}, run with EVALSHA, and with EVAL after a NOSCRIPT answer) that first evaluates every limit and
- * then, only if all allow, applies them: a rejected call changes nothing. The script is a line-by-line port of the
- * Java math in {@code dev.ratelimit.core.algorithm}, exact in Lua's doubles because every value stays below
- * 2<sup>53</sup>, and it reads the time from Redis {@code TIME} in microseconds, so application clocks never matter.
+ * ({@code decide.lua}) that first evaluates every limit and then, only if all allow, applies them: a rejected call
+ * changes nothing. With Lettuce on Redis 7 or later it runs as a function (its library loaded once with FUNCTION
+ * LOAD, named after the script's SHA-1 so that versions coexist, then called with FCALL), which spares Redis
+ * rebuilding the script's helpers on every call. Otherwise it runs with EVALSHA, and with EVAL after a NOSCRIPT
+ * answer; so does a call that finds the library missing on its server (which then gets it in the background). Both
+ * forms give the same answers and write the same keys. The script is a line-by-line port of the Java math in
+ * {@code dev.ratelimit.core.algorithm}, exact in Lua's doubles because every value stays below 2<sup>53</sup>, and
+ * it reads the time from Redis {@code TIME} in microseconds, so application clocks never matter.
  * Each key gets a time to live equal to the time until its state would be indistinguishable from a fresh one, so idle
  * clients leave nothing behind. Keys are named by {@code prefix:{policy:HASH}:fingerprint} (see {@code RedisKeys}):
  * the client key is hashed, and the configuration is part of the name, never of the state.
@@ -80,18 +83,15 @@ import org.springframework.data.redis.core.script.RedisScript;
  *
  * <h2>Why not {@code RedisTemplate.execute(script)}</h2> It blocks for the client's own command timeout and cannot
  * be bounded per call; so the script is held as a {@link RedisScript} (text, SHA-1 and a declared {@code List}
- * result) and run with EVALSHA through the connection's native asynchronous API (Lettuce) or the
- * {@code RedisConnection} scripting commands (any other client), with {@code MULTI} (array of integers) as the
- * declared reply type.
+ * result) and a function library ({@code DecideScript}), and run with FCALL or EVALSHA through the connection's
+ * native asynchronous API (Lettuce) or with EVALSHA through the {@code RedisConnection} scripting commands (any other
+ * client), with {@code MULTI} (array of integers) as the declared reply type.
  */
 public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 
 	private static final Log logger = LogFactory.getLog(RedisRateLimiter.class);
 
-	@SuppressWarnings("rawtypes")
-	private static final RedisScript<List> SCRIPT = RedisScript
-		.of(new ClassPathResource("dev/ratelimit/core/redis/decide.lua", RedisRateLimiter.class.getClassLoader()),
-				List.class);
+	private static final DecideScript SCRIPT = DecideScript.load();
 
 	/** Values per key in the script's reply. */
 	private static final int REPLY_PER_KEY = 7;

@@ -9,7 +9,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
-import org.springframework.data.redis.core.script.RedisScript;
 import org.springframework.util.ClassUtils;
 
 /**
@@ -24,14 +23,15 @@ interface ScriptRunner extends AutoCloseable {
 	boolean isCluster(long deadline) throws Exception;
 
 	/**
-	 * Runs the script with EVALSHA, and with EVAL if Redis answers NOSCRIPT (which also caches the script again, after
-	 * a restart or a failover). A call that misses the deadline is cancelled, so that a client that queues commands
-	 * while disconnected does not send it later.
+	 * Runs the script: as a Redis 7 function with FCALL where the runner supports it (Lettuce), else, and wherever the
+	 * function cannot run, with EVALSHA, and with EVAL if Redis answers NOSCRIPT (which also caches the script again,
+	 * after a restart or a failover); any retry runs within the same deadline. A call that misses the deadline is
+	 * cancelled, so that a client that queues commands while disconnected does not send it later.
 	 */
 	List<Object> eval(List<byte[]> keys, List<byte[]> args, long deadline) throws Exception;
 
 	/**
-	 * Runs the script without waiting (compensation), and without cancelling it.
+	 * Runs the script as {@link #eval} does, but without waiting (compensation), and without cancelling it.
 	 */
 	CompletableFuture<?> evalAsync(List<byte[]> keys, List<byte[]> args);
 
@@ -46,20 +46,20 @@ interface ScriptRunner extends AutoCloseable {
 	void ping(long deadline) throws Exception;
 
 	/**
-	 * Starts connecting and loads the script in the background, so that the first decision does not pay for it.
-	 * Failures are ignored: the first call tries again.
+	 * Starts connecting and loads the script (and the function library, where functions are used) in the background,
+	 * so that the first decision does not pay for it. Failures are ignored: the first call tries again.
 	 */
 	void warmUp();
 
 	@Override
 	void close();
 
-	static ScriptRunner of(RedisConnectionFactory connectionFactory, RedisScript<?> script) {
+	static ScriptRunner of(RedisConnectionFactory connectionFactory, DecideScript script) {
 		if (ClassUtils.isPresent("io.lettuce.core.RedisClient", ScriptRunner.class.getClassLoader())
 				&& LettuceScriptRunner.supports(connectionFactory)) {
 			return new LettuceScriptRunner(connectionFactory, script);
 		}
-		return new ConnectionScriptRunner(connectionFactory, script);
+		return new ConnectionScriptRunner(connectionFactory, script.script());
 	}
 
 	/**

@@ -19,15 +19,20 @@
 -- Returns: { now, allAllowed (1/0), then per key: allowed, remaining, retryAfter, resetAfter, delay, exceeds, mark }
 -- where mark is what a refund needs: the window start (fixed window, sliding counter), the log time (sliding log)
 -- or the permits granted (lease).
-
-if redis.replicate_commands then
-	-- Needed only before Redis 5 (effects replication is the default since then): scripts that read TIME must
-	-- replicate their effects, not themselves.
-	redis.replicate_commands()
-end
+--
+-- Two forms are built from this text (DecideScript): a Redis 7 function library (this text under a '#!lua name=...'
+-- line, registering decide as a function: FUNCTION LOAD once, then FCALL per call), and a script for EVALSHA/EVAL
+-- (this text followed by a call of decide with the KEYS and ARGV that EVAL sets). So the top level only defines
+-- things, as loading a library requires (redis.call is not allowed there): every helper is created once per load,
+-- not on every call as a script's locals are. What one call reads is held in the locals just below and in op, cost,
+-- now, ttlFloorMillis and want; decide assigns them all before anything reads them, and Redis runs one script or
+-- function at a time, so no two calls ever share them.
 
 local ARGS_PER_KEY = 10
 local FIRST_KEY_ARG = 6
+
+-- The current call's keys and arguments (shadowing the globals EVAL sets, which a function does not have).
+local KEYS, ARGV
 
 -- Java Math.floorDiv(a, b) for integers held exactly.
 local function fdiv(a, b)
@@ -56,17 +61,8 @@ local function int(x)
 	return string.format('%.0f', x)
 end
 
-local op = ARGV[1]
-local cost = tonumber(ARGV[2])
-local now
-if ARGV[3] ~= '' then
-	now = tonumber(ARGV[3])
-else
-	local time = redis.call('TIME')
-	now = tonumber(time[1]) * 1000000 + tonumber(time[2])
-end
-local ttlFloorMillis = tonumber(ARGV[4])
-local want = tonumber(ARGV[5])
+-- The current call's ARGV[1] to ARGV[5] and time, assigned by decide.
+local op, cost, now, ttlFloorMillis, want
 
 -- Outcome(allowed, remaining, retryAfter, resetAfter, delay, exceeds)
 local function outcome(allowed, remaining, retry, reset, delay, exceeds)
@@ -562,63 +558,79 @@ local function refund(key, limit, c, extra)
 	end
 end
 
-if op == 'r' then
-	for i = 1, #KEYS do
-		local limit = limitAt(i)
-		refund(KEYS[i], limit, cost, limit.member)
+-- Decides one call: the main body, run by FCALL (decide is the registered function) or by the EVAL form's last line.
+local function decide(keys, argv)
+	KEYS = keys
+	ARGV = argv
+	op = ARGV[1]
+	cost = tonumber(ARGV[2])
+	if ARGV[3] ~= '' then
+		now = tonumber(ARGV[3])
+	else
+		local time = redis.call('TIME')
+		now = tonumber(time[1]) * 1000000 + tonumber(time[2])
 	end
-	return { now, 1 }
-end
+	ttlFloorMillis = tonumber(ARGV[4])
+	want = tonumber(ARGV[5])
 
-local limits = {}
-local states = {}
-local outcomes = {}
-local marks = {}
-local allAllowed = true
-for i = 1, #KEYS do
-	limits[i] = limitAt(i)
-	states[i] = load(KEYS[i], limits[i])
-	outcomes[i] = evaluate(limits[i], states[i], cost)
-	marks[i] = 0
-	allAllowed = allAllowed and outcomes[i][1]
-end
-
-if op == 'l' and allAllowed then
-	-- Lease: take as many permits as the bucket holds, between cost and want, from the one token bucket.
-	local limit = limits[1]
-	local state = states[1]
-	local at = math.max(now, state.updatedAt)
-	local level = refill(limit, state, at)
-	local grant = math.max(cost, math.min(want, fdiv(level, limit.perPermit)))
-	local after = level - grant * limit.perPermit
-	outcomes[1] = allowed(fdiv(after, limit.perPermit),
-		(at - now) + cdiv(limit.capacity * limit.perPermit - after, limit.perMicro))
-	applyTokenBucket(KEYS[1], limit, state, grant)
-	marks[1] = grant
-elseif op == 'a' and allAllowed then
-	for i = 1, #KEYS do
-		marks[i] = apply(KEYS[i], limits[i], states[i], cost, outcomes[i][4])
+	if op == 'r' then
+		for i = 1, #KEYS do
+			local limit = limitAt(i)
+			refund(KEYS[i], limit, cost, limit.member)
+		end
+		return { now, 1 }
 	end
-elseif op ~= 'e' then
-	-- First sight: the in-memory backend creates a key's state when it first decides a call, even a rejected one.
-	-- Only a token bucket that starts below capacity tells the difference (its refill starts then).
+
+	local limits = {}
+	local states = {}
+	local outcomes = {}
+	local marks = {}
+	local allAllowed = true
 	for i = 1, #KEYS do
-		local limit = limits[i]
-		if limit.algorithm == 'tb' and not states[i].stored and limit.initial < limit.capacity then
-			applyTokenBucket(KEYS[i], limit, states[i], 0)
+		limits[i] = limitAt(i)
+		states[i] = load(KEYS[i], limits[i])
+		outcomes[i] = evaluate(limits[i], states[i], cost)
+		marks[i] = 0
+		allAllowed = allAllowed and outcomes[i][1]
+	end
+
+	if op == 'l' and allAllowed then
+		-- Lease: take as many permits as the bucket holds, between cost and want, from the one token bucket.
+		local limit = limits[1]
+		local state = states[1]
+		local at = math.max(now, state.updatedAt)
+		local level = refill(limit, state, at)
+		local grant = math.max(cost, math.min(want, fdiv(level, limit.perPermit)))
+		local after = level - grant * limit.perPermit
+		outcomes[1] = allowed(fdiv(after, limit.perPermit),
+			(at - now) + cdiv(limit.capacity * limit.perPermit - after, limit.perMicro))
+		applyTokenBucket(KEYS[1], limit, state, grant)
+		marks[1] = grant
+	elseif op == 'a' and allAllowed then
+		for i = 1, #KEYS do
+			marks[i] = apply(KEYS[i], limits[i], states[i], cost, outcomes[i][4])
+		end
+	elseif op ~= 'e' then
+		-- First sight: the in-memory backend creates a key's state when it first decides a call, even a rejected
+		-- one. Only a token bucket that starts below capacity tells the difference (its refill starts then).
+		for i = 1, #KEYS do
+			local limit = limits[i]
+			if limit.algorithm == 'tb' and not states[i].stored and limit.initial < limit.capacity then
+				applyTokenBucket(KEYS[i], limit, states[i], 0)
+			end
 		end
 	end
-end
 
-local reply = { now, allAllowed and 1 or 0 }
-for i = 1, #KEYS do
-	local o = outcomes[i]
-	table.insert(reply, o[1] and 1 or 0)
-	table.insert(reply, o[2])
-	table.insert(reply, o[3])
-	table.insert(reply, o[4])
-	table.insert(reply, o[5])
-	table.insert(reply, o[6] and 1 or 0)
-	table.insert(reply, marks[i])
+	local reply = { now, allAllowed and 1 or 0 }
+	for i = 1, #KEYS do
+		local o = outcomes[i]
+		table.insert(reply, o[1] and 1 or 0)
+		table.insert(reply, o[2])
+		table.insert(reply, o[3])
+		table.insert(reply, o[4])
+		table.insert(reply, o[5])
+		table.insert(reply, o[6] and 1 or 0)
+		table.insert(reply, marks[i])
+	end
+	return reply
 end
-return reply

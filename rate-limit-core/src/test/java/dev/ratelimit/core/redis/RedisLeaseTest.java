@@ -78,7 +78,8 @@ class RedisLeaseTest {
 	private static long scriptCalls(String commandStats) {
 		long calls = 0;
 		for (String line : commandStats.split("\r?\n")) {
-			if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
+			if (line.startsWith("cmdstat_fcall:") || line.startsWith("cmdstat_evalsha:")
+					|| line.startsWith("cmdstat_eval:")) {
 				calls += Long.parseLong(line.replaceAll("^cmdstat_[a-z]+:calls=(\\d+),.*", "$1"));
 			}
 		}
