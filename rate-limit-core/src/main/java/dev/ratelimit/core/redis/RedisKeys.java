@@ -25,6 +25,9 @@ final class RedisKeys {
 
 	private static final int HASH_CHARS = 22;
 
+	/** Cloned for each hash, never used itself. */
+	private static final MessageDigest SHA_256 = newSha256();
+
 	private static final int MAX_READABLE_POLICY = 64;
 
 	private final String prefix;
@@ -72,9 +75,26 @@ final class RedisKeys {
 	}
 
 	static String hash(String text) {
+		byte[] digest = sha256().digest(text.getBytes(StandardCharsets.UTF_8));
+		return Base64.getUrlEncoder().withoutPadding().encodeToString(digest).substring(0, HASH_CHARS);
+	}
+
+	/**
+	 * A fresh SHA-256 digest: a clone of {@link #SHA_256} where the provider can clone (looking the algorithm up in
+	 * the providers on every call cost more than hashing a key), else a new instance.
+	 */
+	private static MessageDigest sha256() {
 		try {
-			byte[] digest = MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
-			return Base64.getUrlEncoder().withoutPadding().encodeToString(digest).substring(0, HASH_CHARS);
+			return (MessageDigest) SHA_256.clone();
+		}
+		catch (CloneNotSupportedException ex) {
+			return newSha256();
+		}
+	}
+
+	private static MessageDigest newSha256() {
+		try {
+			return MessageDigest.getInstance("SHA-256");
 		}
 		catch (NoSuchAlgorithmException ex) {
 			throw new IllegalStateException("SHA-256 is required by every Java runtime", ex);

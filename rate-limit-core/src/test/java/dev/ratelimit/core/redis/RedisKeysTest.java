@@ -19,6 +19,10 @@ class RedisKeysTest {
 		String key = this.keys.key(new KeyedLimit("geocode-burst", "demo-free", Limit.tokenBucket("5/1s", 10)));
 		assertThat(key).matches("rl:\\{geocode-burst:[A-Za-z0-9_-]{22}\\}:tb-5-1000000-10-10");
 		assertThat(key).doesNotContain("demo-free");
+		// The hash is part of every stored key: it must never change, or every client would start afresh.
+		assertThat(key).isEqualTo("rl:{geocode-burst:4fT9uUaDoXyKXZ5txsyifE}:tb-5-1000000-10-10");
+		assertThat(this.keys.key(new KeyedLimit("geocode-burst", "demo-free", Limit.tokenBucket("5/1s", 10))))
+			.isEqualTo(key);
 	}
 
 	@Test
