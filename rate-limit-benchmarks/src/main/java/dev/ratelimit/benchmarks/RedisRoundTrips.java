@@ -53,6 +53,7 @@ public final class RedisRoundTrips {
 					lines.add(measurement("RedisRoundTrips." + name, perDecision, "commands sent/decision"));
 					lines.add(measurement("RedisRoundTrips." + name + ".scripts", scriptsPerDecision,
 							"scripts run/decision (INFO commandstats)"));
+					lines.add(measurement("RedisRoundTrips." + name + ".decisions", decisions, "decisions counted"));
 				}
 			}
 		}
