@@ -249,15 +249,17 @@ public final class BenchmarkReport {
 	}
 
 	/**
-	 * The lowest and highest ratio the two scores' errors allow, or {@code null} if either error is unknown or the
-	 * denominator's error reaches zero.
+	 * The lowest and highest ratio the two scores' errors allow, or {@code null} if either error is unknown. When the
+	 * denominator's error reaches zero, the highest is infinite: the run cannot bound the ratio from above.
 	 */
 	private static double[] range(Measurement ours, Measurement theirs) {
-		if (Double.isNaN(ours.error()) || Double.isNaN(theirs.error()) || theirs.score() - theirs.error() <= 0) {
+		if (Double.isNaN(ours.error()) || Double.isNaN(theirs.error())) {
 			return null;
 		}
-		return new double[] { Math.max(0, ours.score() - ours.error()) / (theirs.score() + theirs.error()),
-				(ours.score() + ours.error()) / (theirs.score() - theirs.error()) };
+		double low = Math.max(0, ours.score() - ours.error()) / (theirs.score() + theirs.error());
+		double high = (theirs.score() - theirs.error() <= 0) ? Double.POSITIVE_INFINITY
+				: (ours.score() + ours.error()) / (theirs.score() - theirs.error());
+		return new double[] { low, high };
 	}
 
 	private static String pendingReason(Ratio ratio) {
@@ -557,7 +559,7 @@ public final class BenchmarkReport {
 	}
 
 	static String format(double value) {
-		return String.format(Locale.ROOT, "%.2f", value);
+		return Double.isInfinite(value) ? "∞" : String.format(Locale.ROOT, "%.2f", value);
 	}
 
 	private static String cpuModel() {
