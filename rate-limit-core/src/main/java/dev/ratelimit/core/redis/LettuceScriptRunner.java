@@ -77,6 +77,9 @@ final class LettuceScriptRunner implements ScriptRunner {
 	/** Whether a FUNCTION LOAD is on its way; there is one at a time. */
 	private final AtomicBoolean loading = new AtomicBoolean();
 
+	/** The latest load of the library, done once it has been answered (or has failed). */
+	private volatile CompletableFuture<?> libraryLoad = CompletableFuture.completedFuture(null);
+
 	private final ExecutorService connector = Executors.newSingleThreadExecutor((task) -> {
 		Thread thread = new Thread(task, "ratelimit-redis-connect");
 		thread.setDaemon(true);
@@ -288,7 +291,7 @@ final class LettuceScriptRunner implements ScriptRunner {
 		catch (RuntimeException ex) {
 			loaded = CompletableFuture.failedFuture(ex);
 		}
-		loaded.orTimeout(LOAD_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).whenComplete((result, ex) -> {
+		this.libraryLoad = loaded.orTimeout(LOAD_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).whenComplete((result, ex) -> {
 			this.loading.set(false);
 			if (ex == null) {
 				this.functions.compareAndSet(Functions.UNKNOWN, Functions.SUPPORTED);
@@ -416,10 +419,16 @@ final class LettuceScriptRunner implements ScriptRunner {
 	 */
 	@Override
 	public void warmUp() {
-		connection().thenAccept((connection) -> {
+		this.libraryLoad = connection().thenCompose((connection) -> {
 			connection.commands.scriptLoad(this.body);
 			loadLibrary(connection.commands);
+			return this.libraryLoad;
 		});
+	}
+
+	@Override
+	public CompletableFuture<?> libraryLoad() {
+		return this.libraryLoad;
 	}
 
 	@Override

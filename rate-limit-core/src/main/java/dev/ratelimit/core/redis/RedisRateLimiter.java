@@ -571,6 +571,23 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	}
 
 	/**
+	 * Waits until the latest load of the function library has been answered (or has failed), for at most
+	 * {@code timeout}.
+	 * @param timeout the longest wait
+	 */
+	void awaitLibraryLoad(Duration timeout) {
+		try {
+			this.runner.libraryLoad().get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		catch (ExecutionException | TimeoutException ex) {
+			// the caller checks what is on the server
+		}
+	}
+
+	/**
 	 * Waits until the give-backs sent so far have been answered (or have failed), for at most {@code timeout}.
 	 * @param timeout the longest wait
 	 * @return whether none is still on its way

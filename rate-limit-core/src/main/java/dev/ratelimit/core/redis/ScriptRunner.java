@@ -51,6 +51,14 @@ interface ScriptRunner extends AutoCloseable {
 	 */
 	void warmUp();
 
+	/**
+	 * Returns the latest load of the function library (from {@link #warmUp} or after a call that missed the
+	 * function), done once Redis has answered it; done at once for a runner without functions.
+	 */
+	default CompletableFuture<?> libraryLoad() {
+		return CompletableFuture.completedFuture(null);
+	}
+
 	@Override
 	void close();
 

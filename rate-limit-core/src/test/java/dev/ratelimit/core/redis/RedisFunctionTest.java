@@ -71,7 +71,7 @@ class RedisFunctionTest {
 		RedisRateLimiter limiter = limiter(functionsFactory, TestRedis.uniquePrefix());
 		KeyedLimit limit = new KeyedLimit("api", "client", Limit.tokenBucket("5/1h"));
 		try (RespClient client = functions.endpoint().client()) {
-			awaitLibrary(client);
+			awaitLibrary(limiter, client);
 			client.command("CONFIG", "RESETSTAT");
 			assertExactCounting(limiter, limit, 0, 8);
 			String stats = client.text("INFO", "commandstats");
@@ -91,7 +91,7 @@ class RedisFunctionTest {
 			RedisRateLimiter limiter = limiter(factory, TestRedis.uniquePrefix());
 			KeyedLimit limit = new KeyedLimit("api", "client", Limit.tokenBucket("10/1h"));
 			try (RespClient client = server.endpoint().client()) {
-				awaitLibrary(client);
+				awaitLibrary(limiter, client);
 				assertExactCounting(limiter, limit, 0, 3);
 				// as after a restart without persistence: the library is gone, the state is not
 				client.command("FUNCTION", "DELETE", SCRIPT.libraryName());
@@ -100,7 +100,7 @@ class RedisFunctionTest {
 				String stats = client.text("INFO", "commandstats");
 				assertThat(calls(stats, "evalsha") + calls(stats, "eval")).as("the decision ran as a script")
 					.isEqualTo(1);
-				awaitLibrary(client);
+				awaitLibrary(limiter, client);
 				client.command("CONFIG", "RESETSTAT");
 				assertExactCounting(limiter, limit, 4, 8);
 				stats = client.text("INFO", "commandstats");
@@ -140,7 +140,7 @@ class RedisFunctionTest {
 			RedisRateLimiter limiter = limiter(factory, TestRedis.uniquePrefix());
 			KeyedLimit limit = new KeyedLimit("api", "client", Limit.tokenBucket("10/1h"));
 			try (RespClient client = server.endpoint().client()) {
-				awaitLibrary(client);
+				awaitLibrary(limiter, client);
 				assertExactCounting(limiter, limit, 0, 2);
 				client.command("CONFIG", "SET", "maxmemory", "1");
 				try {
@@ -178,7 +178,7 @@ class RedisFunctionTest {
 				}
 				for (RedisServer node : cluster.nodes()) {
 					try (RespClient client = node.endpoint().client()) {
-						awaitLibrary(client);
+						awaitLibrary(limiter, client);
 					}
 				}
 				// a node that forgets the library gets it back from the next call that misses it there
@@ -186,7 +186,7 @@ class RedisFunctionTest {
 				try (RespClient client = forgetful.endpoint().client()) {
 					client.command("FUNCTION", "DELETE", SCRIPT.libraryName());
 					assertExactCounting(limiter, clientOf.get(forgetful), 4, 1);
-					awaitLibrary(client);
+					awaitLibrary(limiter, client);
 				}
 				// give-backs run as scripts where the library is missing
 				KeyedLimit global = new KeyedLimit("global", "", Limit.tokenBucket("100/1h"));
@@ -207,7 +207,7 @@ class RedisFunctionTest {
 				assertThat(limiter.inspect(List.of(global)).get(0).remaining()).isEqualTo(99);
 				for (RedisServer node : cluster.nodes()) {
 					try (RespClient client = node.endpoint().client()) {
-						awaitLibrary(client);
+						awaitLibrary(limiter, client);
 					}
 				}
 			}
@@ -378,28 +378,15 @@ class RedisFunctionTest {
 	}
 
 	/**
-	 * Polls until the server lists the library; polling waits for the background load, not for a fixed time.
+	 * Waits for the limiter's latest library load (in the background), then checks that the server lists it.
 	 */
-	private static void awaitLibrary(RespClient client) {
-		long deadline = System.nanoTime() + TIMEOUT.toNanos();
-		while (!hasLibrary(client)) {
-			assertThat(System.nanoTime()).as("library %s loaded", SCRIPT.libraryName()).isLessThan(deadline);
-			pause();
-		}
+	private static void awaitLibrary(RedisRateLimiter limiter, RespClient client) {
+		limiter.awaitLibraryLoad(TIMEOUT);
+		assertThat(hasLibrary(client)).as("library %s loaded", SCRIPT.libraryName()).isTrue();
 	}
 
 	private static boolean hasLibrary(RespClient client) {
 		return !((List<?>) client.command("FUNCTION", "LIST", "LIBRARYNAME", SCRIPT.libraryName())).isEmpty();
-	}
-
-	private static void pause() {
-		try {
-			Thread.sleep(10);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException(ex);
-		}
 	}
 
 	private static boolean hasFunctions(RedisServer server) {
