@@ -147,6 +147,15 @@ public class ManyKeys {
 		return ours.limiter.acquire(new KeyedLimit(POLICY, name, clients.limit));
 	}
 
+	/**
+	 * Ours answering the same boolean as Bucket4j's {@code tryConsume}: {@code InMemoryRateLimiter.tryAcquire}.
+	 */
+	@Benchmark
+	public boolean oursTryAcquire(Clients clients, Ours ours, Cursor cursor) {
+		String name = clients.names[cursor.next(clients.keys)];
+		return ours.limiter.tryAcquire(new KeyedLimit(POLICY, name, clients.limit), 1);
+	}
+
 	@Benchmark
 	public boolean bucket4j(Clients clients, Bucket4j bucket4j, Cursor cursor) {
 		String name = clients.names[cursor.next(clients.keys)];
