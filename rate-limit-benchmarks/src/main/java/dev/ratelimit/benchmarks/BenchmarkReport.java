@@ -396,7 +396,9 @@ public final class BenchmarkReport {
 			.append(environment.getOrDefault("measurement", "?")).append(", forks ")
 			.append(environment.getOrDefault("forks", "?"))
 			.append(((Integer) environment.getOrDefault("passes", 1) > 1)
-					? " per pass, " + environment.get("passes") + " passes of the in-memory classes (pooled)" : "")
+					? " per pass, " + environment.get("passes")
+							+ " passes of the in-memory classes and of the one-thread Redis hot-key pair (pooled)"
+					: "")
 			.append(", JVM args (per class) `")
 			.append(environment.getOrDefault("jvmArgs", "?")).append("` |\n");
 		Properties versions = new Properties();
