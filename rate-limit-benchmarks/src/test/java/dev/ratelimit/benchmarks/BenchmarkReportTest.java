@@ -1,0 +1,136 @@
+package dev.ratelimit.benchmarks;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Locale;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The report's arithmetic, from JMH-shaped result files written here: passes pooled by their iterations, ratio ranges
+ * from both errors, the three verdicts, the lease allowance and the pending rows.
+ */
+class BenchmarkReportTest {
+
+	@TempDir
+	Path directory;
+
+	private Path results;
+
+	@BeforeEach
+	void createResultsDirectory() throws IOException {
+		this.results = Files.createDirectory(this.directory.resolve("results"));
+	}
+
+	@Test
+	void poolsTheIterationsOfBothPassesWithStudentsT() throws IOException {
+		write("memory-pass1.json", jmh("OneKeyOneThread.oursTryAcquire", "path", "allowed", 11, 1, 10, 12),
+				jmh("OneKeyOneThread.bucket4j", "path", "allowed", 10, 0.5, 10, 10));
+		write("memory-pass2.json", jmh("OneKeyOneThread.oursTryAcquire", "path", "allowed", 15, 1, 14, 16),
+				jmh("OneKeyOneThread.bucket4j", "path", "allowed", 10, 0.5, 10, 10));
+		Report report = render();
+		// mean of 10, 12, 14, 16 is 13 (the first pass alone would give 1.10, the last 1.50); the half-width is
+		// t(0.9995; 3) = 12.924 times s = sqrt(20 / 3) over sqrt(4): 16.69, and Bucket4j's four equal scores have none
+		assertThat(report.stdout()).contains("ratio memory-1t-vs-bucket4j 1.30\n");
+		assertThat(report.markdown()).contains("| `memory-1t-vs-bucket4j` | 1.30 | 0.00 – 2.97 | ≥ 1.20 | met |");
+		assertThat(report.markdown()).contains("2 passes of the in-memory classes");
+	}
+
+	@Test
+	void tellsAMissWithinTheErrorFromAPlainMiss() throws IOException {
+		write("redis.json", jmh("RedisOneThread.ours", "keys", "1", 9, 2, 9, 9),
+				jmh("RedisOneThread.springCloudGateway", "keys", "1", 10, 0.5, 10, 10),
+				jmh("RedisInFlight64.ours", "keys", "1", 10, 1, 10, 10),
+				jmh("RedisInFlight64.springCloudGateway", "keys", "1", 20, 1, 20, 20));
+		Report report = render();
+		// 0.90, between 7 / 10.5 and 11 / 9.5: the run cannot tell
+		assertThat(report.markdown())
+			.contains("| `redis-1t-vs-scg` | 0.90 | 0.67 – 1.16 | ≥ 1.00 | **missed**, within the error |");
+		// 0.50, between 9 / 21 and 11 / 19: missed for certain
+		assertThat(report.markdown()).contains("| `redis-hot-64-vs-scg` | 0.50 | 0.43 – 0.58 | ≥ 1.30 | **missed** |");
+	}
+
+	@Test
+	void allowsTheLeaseStillOpenWhenCountingStopped() throws IOException {
+		roundTrips(0.010001, 100_000);
+		assertThat(render().markdown())
+			.contains("| `redis-lease-round-trips-vs-plain` | 0.01 |  | ≤ 0.01 | met |");
+	}
+
+	@Test
+	void missesTheLeaseTargetBeyondThatOneLease() throws IOException {
+		// 1,020 round trips for 100,000 decisions: 1,000 leases of 100 and one open would be 1,001
+		roundTrips(0.0102, 100_000);
+		assertThat(render().markdown())
+			.contains("| `redis-lease-round-trips-vs-plain` | 0.01 |  | ≤ 0.01 | **missed** |");
+	}
+
+	@Test
+	void marksRatiosWithoutResultsAsPending() throws IOException {
+		write("memory-pass1.json", jmh("OneKeyOneThread.bucket4j", "path", "allowed", 10, 0.5, 10, 10));
+		Report report = render();
+		assertThat(report.markdown())
+			.contains("| `http-memory-vs-off` | — | | ≥ 0.95 | pending: HTTP benchmarks not in this run |")
+			.contains("| `memory-1t-vs-bucket4j` | — | | ≥ 1.20 | pending: no result for "
+					+ "OneKeyOneThread.oursTryAcquire[path=allowed] or OneKeyOneThread.bucket4j[path=allowed] |");
+		assertThat(report.stdout()).contains("# ratio http-memory-vs-off skipped: HTTP benchmarks not in this run\n")
+			.doesNotContainPattern("(?m)^ratio memory-1t-vs-bucket4j ");
+	}
+
+	private void roundTrips(double leasePerDecision, long decisions) throws IOException {
+		String json = String.format(Locale.ROOT, """
+				{"measurements": [
+				  {"name": "RedisRoundTrips.ours", "score": 1.0, "unit": "commands sent/decision"},
+				  {"name": "RedisRoundTrips.oursLease", "score": %f, "unit": "commands sent/decision"},
+				  {"name": "RedisRoundTrips.oursLease.decisions", "score": %d, "unit": "decisions counted"}
+				]}
+				""", leasePerDecision, decisions);
+		Files.writeString(this.results.resolve("redis-round-trips.json"), json);
+	}
+
+	private static String jmh(String benchmark, String param, String value, double score, double error,
+			double... iterations) {
+		StringBuilder raw = new StringBuilder();
+		for (double iteration : iterations) {
+			raw.append((raw.length() > 0) ? ", " : "").append(iteration);
+		}
+		return String.format(Locale.ROOT, """
+				{"jmhVersion": "1.37", "benchmark": "dev.ratelimit.benchmarks.%s", "mode": "thrpt", "threads": 1,
+				 "forks": 1, "jvmArgs": [], "jdkVersion": "17", "vmName": "test", "vmVersion": "17",
+				 "warmupIterations": 1, "warmupTime": "1 s", "measurementIterations": %d, "measurementTime": "1 s",
+				 "params": {"%s": "%s"},
+				 "primaryMetric": {"score": %s, "scoreError": %s, "scoreUnit": "ops/s", "rawData": [[%s]]},
+				 "secondaryMetrics": {}}
+				""", benchmark, iterations.length, param, value, score, error, raw);
+	}
+
+	private void write(String file, String... results) throws IOException {
+		Files.writeString(this.results.resolve(file), "[" + String.join(",", results) + "]");
+	}
+
+	private Report render() throws IOException {
+		Path markdown = this.directory.resolve("BENCHMARKS.md");
+		PrintStream original = System.out;
+		ByteArrayOutputStream stdout = new ByteArrayOutputStream();
+		System.setOut(new PrintStream(stdout, true, StandardCharsets.UTF_8));
+		try {
+			BenchmarkReport.main(new String[] { this.results.toString(), markdown.toString(), "full", "test" });
+		}
+		finally {
+			System.setOut(original);
+		}
+		return new Report(Files.readString(markdown), stdout.toString(StandardCharsets.UTF_8));
+	}
+
+	private record Report(String markdown, String stdout) {
+	}
+
+}
