@@ -36,6 +36,7 @@ if [[ $mode == quick ]]; then
 		-p keys=1)
 	redis_selection_many=('dev\.ratelimit\.benchmarks\.RedisInFlight64\.(ours|bucket4jLettuce|springCloudGateway)$'
 		-p keys=100000)
+	redis_second_pass=()
 	ceiling_requests=50000
 	round_trip_seconds=0.5
 	http_warmup=12
@@ -53,6 +54,10 @@ else
 	redis_timing=(-wi 20 -w 1s -i 5 -r 1s -f 1)
 	redis_selection=('dev\.ratelimit\.benchmarks\.Redis(InFlight64|OneThread)\.')
 	redis_selection_many=()
+	# A second pass of the one-thread hot-key pair, SCG's first this time: one thread is bound by wake-up latency, and a
+	# fork's score moved by up to 1.6x between forks here (ours 6.7 k to 11 k decisions/s) while its iterations agreed
+	# within a few percent. The report pools both passes' iterations.
+	redis_second_pass=(springCloudGateway ours)
 	ceiling_requests=200000
 	round_trip_seconds=2
 	http_warmup=45
@@ -165,17 +170,12 @@ run_redis() {
 	# shellcheck disable=SC2086
 	BENCH_REDIS_PORT=$redis_port java -jar "$jar" "${redis_selection[@]}" "${redis_timing[@]}" -rf json \
 		-rff "$results/redis.json" ${JMH_ARGS:-}
-	if [[ $mode == full ]]; then
-		# A second pass of the one-thread hot-key pair, SCG's first this time: one thread is bound by wake-up latency,
-		# and a fork's score moved by up to 1.6x between forks here (ours 6.7 k to 11 k decisions/s) while its
-		# iterations agreed within a few percent. The report pools both passes' iterations.
-		local side
-		for side in springCloudGateway ours; do
-			# shellcheck disable=SC2086
-			BENCH_REDIS_PORT=$redis_port java -jar "$jar" "dev\\.ratelimit\\.benchmarks\\.RedisOneThread\\.$side\$" \
-				-p keys=1 "${redis_timing[@]}" -rf json -rff "$results/redis-one-thread-pass2-$side.json" ${JMH_ARGS:-}
-		done
-	fi
+	local side
+	for side in "${redis_second_pass[@]}"; do
+		# shellcheck disable=SC2086
+		BENCH_REDIS_PORT=$redis_port java -jar "$jar" "dev\\.ratelimit\\.benchmarks\\.RedisOneThread\\.$side\$" \
+			-p keys=1 "${redis_timing[@]}" -rf json -rff "$results/redis-one-thread-pass2-$side.json" ${JMH_ARGS:-}
+	done
 	if (( ${#redis_selection_many[@]} > 0 )); then
 		# shellcheck disable=SC2086
 		BENCH_REDIS_PORT=$redis_port java -jar "$jar" "${redis_selection_many[@]}" "${redis_timing[@]}" -rf json \
