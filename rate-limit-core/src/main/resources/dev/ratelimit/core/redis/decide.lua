@@ -558,6 +558,62 @@ local function refund(key, limit, c, extra)
 	end
 end
 
+-- The call most APIs make, one token bucket acquiring (op 'a'), decided without the tables of the general path in
+-- decide: the same steps as loadBucket, refill, evaluateTokenBucket and applyTokenBucket, then first sight, with
+-- the values held in locals instead of a dozen tables, and the lease size left unread. On one hot key the server
+-- spent about 15% less time per call this way (INFO commandstats, redis-benchmark at 50 connections: 21.5 against
+-- 25 us on the benchmark machine, where TIME, HMGET, HSET and PEXPIRE take about 1.2 to 1.6 us each and a
+-- '%.0f' format 1 us). RedisDifferentialTest holds it to the in-memory decisions. Returns decide's reply.
+local function acquireOneTokenBucket(key)
+	local perMicro = tonumber(ARGV[FIRST_KEY_ARG + 1])
+	local perPermit = tonumber(ARGV[FIRST_KEY_ARG + 2])
+	local capacity = tonumber(ARGV[FIRST_KEY_ARG + 3])
+	local full = capacity * perPermit
+	local saved = redis.call('HMGET', key, 'l', 't')
+	local level = 0
+	local updatedAt = now
+	local stored = false
+	if saved[1] then
+		level = tonumber(saved[1])
+		updatedAt = tonumber(saved[2])
+		stored = true
+	else
+		level = tonumber(ARGV[FIRST_KEY_ARG + 4]) * perPermit
+	end
+	local at = math.max(now, updatedAt)
+	local lag = at - now
+	-- TokenBucket.refill
+	if full - level <= 0 then
+		level = full
+	elseif at - updatedAt > 0 then
+		if at - updatedAt >= cdiv(full - level, perMicro) then
+			level = full
+		else
+			level = level + (at - updatedAt) * perMicro
+		end
+	end
+	local retention = tonumber(ARGV[FIRST_KEY_ARG + 8])
+	local partialStart = retention - tonumber(ARGV[FIRST_KEY_ARG + 7])
+	local need = cost * perPermit
+	if cost <= capacity and need <= level then
+		local after = level - need
+		local reset = lag + cdiv(full - after, perMicro)
+		redis.call('HSET', key, 'l', int(after), 't', int(at))
+		expire(key, math.min(reset + partialStart, retention))
+		return { now, 1, 1, fdiv(after, perPermit), 0, reset, 0, 0, 0 }
+	end
+	local reset = lag + cdiv(full - level, perMicro)
+	if not stored and tonumber(ARGV[FIRST_KEY_ARG + 4]) < capacity then
+		-- First sight, as in decide: a fresh state has at = now, so reset is its time until full.
+		redis.call('HSET', key, 'l', int(level), 't', int(at))
+		expire(key, math.min(reset + partialStart, retention))
+	end
+	if cost > capacity then
+		return { now, 0, 0, fdiv(level, perPermit), 0, reset, 0, 1, 0 }
+	end
+	return { now, 0, 0, fdiv(level, perPermit), lag + cdiv(need - level, perMicro), reset, 0, 0, 0 }
+end
+
 -- Decides one call: the main body, run by FCALL (decide is the registered function) or by the EVAL form's last line.
 local function decide(keys, argv)
 	KEYS = keys
@@ -571,6 +627,9 @@ local function decide(keys, argv)
 		now = tonumber(time[1]) * 1000000 + tonumber(time[2])
 	end
 	ttlFloorMillis = tonumber(ARGV[4])
+	if op == 'a' and #KEYS == 1 and ARGV[FIRST_KEY_ARG] == 'tb' then
+		return acquireOneTokenBucket(KEYS[1])
+	end
 	want = tonumber(ARGV[5])
 
 	if op == 'r' then
