@@ -25,8 +25,8 @@
 -- (this text followed by a call of decide with the KEYS and ARGV that EVAL sets). So the top level only defines
 -- things, as loading a library requires (redis.call is not allowed there): every helper is created once per load,
 -- not on every call as a script's locals are. What one call reads is held in the locals just below and in op, cost,
--- now, ttlFloorMillis and want; decide assigns them all before anything reads them, and Redis runs one script or
--- function at a time, so no two calls ever share them.
+-- now, ttlFloorMillis and want; decide assigns each before anything reads it (want only on the general path, the
+-- only one that reads it), and Redis runs one script or function at a time, so no two calls ever share them.
 
 local ARGS_PER_KEY = 10
 local FIRST_KEY_ARG = 6
@@ -560,10 +560,11 @@ end
 
 -- The call most APIs make, one token bucket acquiring (op 'a'), decided without the tables of the general path in
 -- decide: the same steps as loadBucket, refill, evaluateTokenBucket and applyTokenBucket, then first sight, with
--- the values held in locals instead of a dozen tables, and the lease size left unread. On one hot key the server
+-- the values held in locals instead of eight tables, and the lease size left unread. On one hot key the server
 -- spent about 15% less time per call this way (INFO commandstats, redis-benchmark at 50 connections: 21.5 against
 -- 25 us on the benchmark machine, where TIME, HMGET, HSET and PEXPIRE take about 1.2 to 1.6 us each and a
--- '%.0f' format 1 us). RedisDifferentialTest holds it to the in-memory decisions. Returns decide's reply.
+-- '%.0f' format 1 us). DecideScriptPathsTest holds it to the general path, command for command, and
+-- RedisDifferentialTest to the in-memory decisions. Returns decide's reply.
 local function acquireOneTokenBucket(key)
 	local perMicro = tonumber(ARGV[FIRST_KEY_ARG + 1])
 	local perPermit = tonumber(ARGV[FIRST_KEY_ARG + 2])
