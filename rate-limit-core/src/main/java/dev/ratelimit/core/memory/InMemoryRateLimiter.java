@@ -12,6 +12,7 @@ import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
 import com.github.benmanes.caffeine.cache.Policy;
+import com.github.benmanes.caffeine.cache.RemovalCause;
 
 import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.Decision;
@@ -47,6 +48,12 @@ import org.jspecify.annotations.Nullable;
  * in use, a sample of its calls: at least one each half retention (which is why a key may be kept up to half a
  * retention longer) and about one call in {@value #RECORD_ONE_IN}, so that its size policy still knows which keys are
  * hot.
+ *
+ * <p>
+ * The key last shown to Caffeine is also held beside it, with its slot and the cache time until which Caffeine would
+ * return that slot: a call made with that very {@link KeyedLimit} instance finds its slot there, without the look-up
+ * (about 6 ns of a 40 to 50 ns decision). It is written only when a call is shown to Caffeine, so threads calling many
+ * keys do not contend on it, and cleared when Caffeine evicts that slot and by {@link #reset}.
  */
 public final class InMemoryRateLimiter implements RateLimiter {
 
@@ -70,6 +77,9 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	 */
 	private final AtomicLong cacheTime;
 
+	/** The key last shown to Caffeine, as {@link #recordSometimes} left it; see the class description. */
+	private volatile @Nullable Recent recent;
+
 	private InMemoryRateLimiter(Builder builder) {
 		this.timeSource = builder.timeSource;
 		this.cacheTime = new AtomicLong(this.timeSource.nowMicros());
@@ -78,6 +88,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 			.expireAfter(new RetentionExpiry())
 			.ticker(() -> this.cacheTime.get() * 1000)
 			.executor(Runnable::run)
+			.evictionListener(this::forgetRecent)
 			.build();
 		this.policy = this.slots.policy();
 		this.expiration = this.policy.expireVariably().orElseThrow();
@@ -370,6 +381,10 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	@Override
 	public void reset(KeyedLimit limit) {
 		this.slots.invalidate(limit);
+		Recent shown = this.recent;
+		if (shown != null && shown.key.equals(limit)) {
+			this.recent = null;
+		}
 	}
 
 	/**
@@ -392,6 +407,10 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	 * Finds the slot of a keyed limit without Caffeine's bookkeeping, or creates it through Caffeine.
 	 */
 	private Slot slot(KeyedLimit target) {
+		Recent shown = this.recent;
+		if (shown != null && shown.key == target && this.cacheTime.get() < shown.validUntil) {
+			return shown.slot;
+		}
 		Slot slot = this.policy.getIfPresentQuietly(target);
 		if (slot != null) {
 			return slot;
@@ -412,11 +431,25 @@ public final class InMemoryRateLimiter implements RateLimiter {
 			return;
 		}
 		advanceCacheTime(now);
-		this.slots.get(target, (key) -> slot);
+		long shownAt = this.cacheTime.get();
+		Slot held = this.slots.get(target, (key) -> slot);
 		// Caffeine (3.2) does not extend a variable expiry on a read hit: without this, a key in use would be
 		// forgotten one retention after its creation, and come back fresh (RetentionTest).
 		this.expiration.setExpiresAfter(target, RetentionExpiry.keepNanos(target), TimeUnit.NANOSECONDS);
 		slot.recordBy = now + recordInterval(target);
+		if (held == slot) {
+			// Caffeine's expiry was just set from a cache time at least shownAt: it returns this slot until then.
+			long keep = RetentionExpiry.keepNanos(target) / 1000;
+			this.recent = new Recent(target, slot, (shownAt > Long.MAX_VALUE - keep) ? Long.MAX_VALUE : shownAt + keep);
+		}
+	}
+
+	/** Caffeine's eviction listener, called as it evicts: the slot held as the recent key's is not handed out again. */
+	private void forgetRecent(@Nullable KeyedLimit key, @Nullable Slot slot, RemovalCause cause) {
+		Recent shown = this.recent;
+		if (shown != null && shown.slot == slot) {
+			this.recent = null;
+		}
 	}
 
 	private void advanceCacheTime(long now) {
@@ -429,6 +462,12 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	/** Half a retention: the longest a key in use goes without showing Caffeine a call. */
 	static long recordInterval(KeyedLimit target) {
 		return Math.max(1, target.limit().retentionMicros() / 2);
+	}
+
+	/**
+	 * The key last shown to Caffeine, its slot, and the cache time (µs) until which Caffeine would return that slot.
+	 */
+	private record Recent(KeyedLimit key, Slot slot, long validUntil) {
 	}
 
 	/** What a locked decision on one limit gives. */

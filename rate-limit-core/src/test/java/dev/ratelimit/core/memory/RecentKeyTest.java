@@ -1,0 +1,100 @@
+package dev.ratelimit.core.memory;
+
+import java.time.Duration;
+import java.util.List;
+
+import dev.ratelimit.core.Algorithm;
+import dev.ratelimit.core.KeyedLimit;
+import dev.ratelimit.core.Limit;
+import dev.ratelimit.core.ManualTimeSource;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The key last shown to Caffeine is decided without the look-up, but never on a slot that Caffeine no longer holds:
+ * a reset or an expired key comes back fresh, as it does for any other key.
+ */
+class RecentKeyTest {
+
+	private final ManualTimeSource clock = new ManualTimeSource();
+
+	private final InMemoryRateLimiter limiter = InMemoryRateLimiter.builder().timeSource(this.clock).build();
+
+	@Test
+	void aResetKeyComesBackFreshWhenItWasTheKeyLastShownToCaffeine() {
+		// 5/s, capacity 10: a retention of 2 s, so a key in use is shown to Caffeine at least once a second.
+		KeyedLimit key = new KeyedLimit("p", "k", Limit.tokenBucket("5/1s", 10));
+		assertThat(this.limiter.tryAcquire(key, 1)).isTrue();
+		this.clock.advance(Duration.ofMillis(1100));
+		assertThat(this.limiter.tryAcquire(key, 10)).isTrue();
+		assertThat(this.limiter.tryAcquire(key, 1)).isFalse();
+		this.limiter.reset(key);
+		assertThat(takeAll(key)).isEqualTo(10);
+	}
+
+	@Test
+	void aKeyCaffeineExpiredComesBackFreshWhenItWasTheKeyLastShownToCaffeine() {
+		// Starts empty and fills at 1/s up to 5; a fresh state (empty) differs from an old full one, so the key is kept
+		// a day beyond its window, and forgotten after that.
+		KeyedLimit key = new KeyedLimit("p", "k",
+				Limit.builder(Algorithm.TOKEN_BUCKET).rate("1/1s").capacity(5).initial(0).build());
+		assertThat(this.limiter.tryAcquire(key, 1)).isFalse();
+		this.clock.advance(Duration.ofHours(13));
+		assertThat(this.limiter.tryAcquire(key, 5)).isTrue();
+		this.clock.advance(Duration.ofDays(3));
+		// Another key's first call moves Caffeine's clock on, and Caffeine expires the idle key.
+		this.limiter.tryAcquire(new KeyedLimit("p", "other", Limit.tokenBucket("5/1s")), 1);
+		assertThat(this.limiter.tryAcquire(key, 1)).as("a fresh, empty bucket").isFalse();
+		this.clock.advance(Duration.ofSeconds(2));
+		assertThat(takeAll(key)).isEqualTo(2);
+	}
+
+	@Test
+	void aKeyCaffeineOnlyMarkedExpiredComesBackFreshWhenItWasTheKeyLastShownToCaffeine() {
+		KeyedLimit key = new KeyedLimit("p", "k",
+				Limit.builder(Algorithm.TOKEN_BUCKET).rate("1/1s").capacity(5).initial(0).build());
+		assertThat(this.limiter.tryAcquire(key, 1)).isFalse();
+		this.clock.advance(Duration.ofHours(13));
+		assertThat(this.limiter.tryAcquire(key, 5)).isTrue();
+		this.clock.advance(Duration.ofDays(3));
+		// Reading another key moves Caffeine's clock on without a write, so nothing is evicted yet: the key is only
+		// past its expiry, which Caffeine's own look-up would also see.
+		this.limiter.inspect(List.of(new KeyedLimit("p", "other", Limit.tokenBucket("5/1s"))));
+		assertThat(this.limiter.tryAcquire(key, 1)).as("a fresh, empty bucket").isFalse();
+	}
+
+	@Test
+	void aKeyCaffeineEvictedForSizeComesBackFreshWhenItWasTheKeyLastShownToCaffeine() {
+		InMemoryRateLimiter small = InMemoryRateLimiter.builder().timeSource(this.clock).maxKeys(1).build();
+		// 1/h, capacity 5: a retention of 5 h, so a key in use is shown to Caffeine at least every 2.5 h.
+		KeyedLimit key = new KeyedLimit("p", "k", Limit.tokenBucket("1/1h", 5));
+		assertThat(small.tryAcquire(key, 5)).isTrue();
+		this.clock.advance(Duration.ofMinutes(160));
+		assertThat(small.tryAcquire(key, 2)).isTrue();
+		assertThat(small.tryAcquire(key, 1)).isFalse();
+		// A newcomer whose first calls Caffeine turns away (the key is worth more) until, asked often enough, it is
+		// worth more than the key, which Caffeine then evicts: the newcomer's bucket is then kept (99 left, not 100).
+		KeyedLimit newcomer = new KeyedLimit("p", "newcomer", Limit.tokenBucket("1/1h", 100));
+		int calls = 0;
+		while (small.inspect(List.of(newcomer)).get(0).remaining() == 100) {
+			assertThat(++calls).as("calls until Caffeine keeps the newcomer").isLessThan(50);
+			this.clock.advance(Duration.ofSeconds(1));
+			assertThat(small.tryAcquire(newcomer, 1)).isTrue();
+			small.cleanUp();
+		}
+		assertThat(small.keyCount()).isEqualTo(1);
+		assertThat(small.tryAcquire(key, 1)).as("the evicted key, fresh").isTrue();
+		assertThat(small.tryAcquire(key, 4)).isTrue();
+	}
+
+	private int takeAll(KeyedLimit key) {
+		int taken = 0;
+		while (taken <= 100 && this.limiter.tryAcquire(key, 1)) {
+			taken++;
+		}
+		return taken;
+	}
+
+}
