@@ -36,14 +36,7 @@ class RecentKeyTest {
 
 	@Test
 	void aKeyCaffeineExpiredComesBackFreshWhenItWasTheKeyLastShownToCaffeine() {
-		// Starts empty and fills at 1/s up to 5; a fresh state (empty) differs from an old full one, so the key is kept
-		// a day beyond its window, and forgotten after that.
-		KeyedLimit key = new KeyedLimit("p", "k",
-				Limit.builder(Algorithm.TOKEN_BUCKET).rate("1/1s").capacity(5).initial(0).build());
-		assertThat(this.limiter.tryAcquire(key, 1)).isFalse();
-		this.clock.advance(Duration.ofHours(13));
-		assertThat(this.limiter.tryAcquire(key, 5)).isTrue();
-		this.clock.advance(Duration.ofDays(3));
+		KeyedLimit key = emptiedAfterBeingShownThenIdleThreeDays();
 		// Another key's first call moves Caffeine's clock on, and Caffeine expires the idle key.
 		this.limiter.tryAcquire(new KeyedLimit("p", "other", Limit.tokenBucket("5/1s")), 1);
 		assertThat(this.limiter.tryAcquire(key, 1)).as("a fresh, empty bucket").isFalse();
@@ -53,12 +46,7 @@ class RecentKeyTest {
 
 	@Test
 	void aKeyCaffeineOnlyMarkedExpiredComesBackFreshWhenItWasTheKeyLastShownToCaffeine() {
-		KeyedLimit key = new KeyedLimit("p", "k",
-				Limit.builder(Algorithm.TOKEN_BUCKET).rate("1/1s").capacity(5).initial(0).build());
-		assertThat(this.limiter.tryAcquire(key, 1)).isFalse();
-		this.clock.advance(Duration.ofHours(13));
-		assertThat(this.limiter.tryAcquire(key, 5)).isTrue();
-		this.clock.advance(Duration.ofDays(3));
+		KeyedLimit key = emptiedAfterBeingShownThenIdleThreeDays();
 		// Reading another key moves Caffeine's clock on without a write, so nothing is evicted yet: the key is only
 		// past its expiry, which Caffeine's own look-up would also see.
 		this.limiter.inspect(List.of(new KeyedLimit("p", "other", Limit.tokenBucket("5/1s"))));
@@ -87,6 +75,21 @@ class RecentKeyTest {
 		assertThat(small.keyCount()).isEqualTo(1);
 		assertThat(small.tryAcquire(key, 1)).as("the evicted key, fresh").isTrue();
 		assertThat(small.tryAcquire(key, 4)).isTrue();
+	}
+
+	/**
+	 * A bucket that starts empty and fills at 1/s up to 5, shown to Caffeine (half a retention after its first call)
+	 * while emptied, then idle for three days. A fresh state (empty) differs from an old full one, so such a key is
+	 * kept a day beyond its window, and forgotten after that.
+	 */
+	private KeyedLimit emptiedAfterBeingShownThenIdleThreeDays() {
+		KeyedLimit key = new KeyedLimit("p", "k",
+				Limit.builder(Algorithm.TOKEN_BUCKET).rate("1/1s").capacity(5).initial(0).build());
+		assertThat(this.limiter.tryAcquire(key, 1)).isFalse();
+		this.clock.advance(Duration.ofHours(13));
+		assertThat(this.limiter.tryAcquire(key, 5)).isTrue();
+		this.clock.advance(Duration.ofDays(3));
+		return key;
 	}
 
 	private int takeAll(KeyedLimit key) {
