@@ -435,11 +435,12 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		Slot held = this.slots.get(target, (key) -> slot);
 		// Caffeine (3.2) does not extend a variable expiry on a read hit: without this, a key in use would be
 		// forgotten one retention after its creation, and come back fresh (RetentionTest).
-		this.expiration.setExpiresAfter(target, RetentionExpiry.keepNanos(target), TimeUnit.NANOSECONDS);
+		long keepNanos = RetentionExpiry.keepNanos(target);
+		this.expiration.setExpiresAfter(target, keepNanos, TimeUnit.NANOSECONDS);
 		slot.recordBy = now + recordInterval(target);
 		if (held == slot) {
 			// Caffeine's expiry was just set from a cache time at least shownAt: it returns this slot until then.
-			long keep = RetentionExpiry.keepNanos(target) / 1000;
+			long keep = keepNanos / 1000;
 			this.recent = new Recent(target, slot, (shownAt > Long.MAX_VALUE - keep) ? Long.MAX_VALUE : shownAt + keep);
 		}
 	}
