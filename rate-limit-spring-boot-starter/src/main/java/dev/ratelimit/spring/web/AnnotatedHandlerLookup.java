@@ -10,18 +10,24 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 
+import jakarta.servlet.DispatcherType;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.core.MethodClassKey;
+import org.springframework.http.server.PathContainer;
+import org.springframework.http.server.RequestPath;
+import org.springframework.web.bind.annotation.RequestMethod;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.HandlerExecutionChain;
 import org.springframework.web.servlet.HandlerMapping;
 import org.springframework.web.servlet.handler.AbstractHandlerMethodMapping;
+import org.springframework.web.servlet.mvc.condition.PathPatternsRequestCondition;
 import org.springframework.web.servlet.mvc.method.RequestMappingInfo;
 import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMapping;
 import org.springframework.web.util.ServletRequestPathUtils;
+import org.springframework.web.util.pattern.PathPattern;
 
 import dev.ratelimit.spring.annotation.RateLimitedMethods;
 
@@ -32,12 +38,15 @@ import dev.ratelimit.spring.annotation.RateLimitedMethods;
  * discarded.
  * <p>
  * Most requests cannot reach an annotated method at all, and for them the full look-up (every handler mapping, as
- * the {@code DispatcherServlet} will do it again) is skipped: on first use this remembers the request mappings of
- * the annotated methods, and a request that matches none of them is answered at once. A request that matches one
- * still gets the full look-up, since a more specific mapping that is not annotated may win. This shortcut is taken
- * only when every handler-method mapping is a {@link RequestMappingInfoHandlerMapping} using path patterns (the
- * default); annotated methods registered at run time, after the first request, are seen only by the full look-up, so
- * an application that registers them should register them before it takes traffic.
+ * the {@code DispatcherServlet} will do it again) is skipped: on first use this remembers the path patterns and HTTP
+ * methods of the annotated methods' request mappings, and a request whose path matches none of those patterns, or
+ * whose method none of them accepts, is answered at once, without wrapping the request. This check is a superset of
+ * the mappings' own conditions (it ignores parameters, headers and media types, and lets {@code HEAD} and
+ * {@code OPTIONS} through), so a request that passes it still gets the full look-up, which also sees whether a more
+ * specific mapping that is not annotated wins. The shortcut is taken only when every handler-method mapping is a
+ * {@link RequestMappingInfoHandlerMapping} using path patterns (the default); annotated methods registered at run
+ * time, after the first request, are seen only by the full look-up, so an application that registers them should
+ * register them before it takes traffic.
  */
 public final class AnnotatedHandlerLookup {
 
@@ -68,11 +77,11 @@ public final class AnnotatedHandlerLookup {
 		if (!this.methods.hasAnnotatedMethods()) {
 			return false;
 		}
-		HttpServletRequest view = new AttributeIsolatingRequest(request);
-		ServletRequestPathUtils.parseAndCache(view);
-		if (!candidates().mayMatch(view)) {
+		if (!candidates().mayMatch(request)) {
 			return false;
 		}
+		HttpServletRequest view = new AttributeIsolatingRequest(request);
+		ServletRequestPathUtils.parseAndCache(view);
 		for (HandlerMapping mapping : this.handlerMappings.get()) {
 			HandlerExecutionChain chain;
 			try {
@@ -104,24 +113,25 @@ public final class AnnotatedHandlerLookup {
 	}
 
 	/**
-	 * The request mappings of the annotated handler methods, or {@code null} mappings when some handler-method
-	 * mapping is of a kind whose mappings cannot be checked here.
-	 * @param mappings the request mappings of annotated methods, or {@code null} if every request may match
+	 * The path patterns and HTTP methods of the annotated handler methods' request mappings, or {@code null} when some
+	 * handler-method mapping is of a kind whose mappings cannot be checked here.
+	 * @param mappings the annotated methods' mappings, or {@code null} if every request may match
 	 */
-	private record Candidates(@Nullable List<RequestMappingInfo> mappings) {
+	private record Candidates(@Nullable List<Candidate> mappings) {
 
-		static Candidates of(List<HandlerMapping> handlerMappings,
-				Predicate<HandlerMethod> isAnnotated) {
-			List<RequestMappingInfo> mappings = new ArrayList<>();
+		static Candidates of(List<HandlerMapping> handlerMappings, Predicate<HandlerMethod> isAnnotated) {
+			List<Candidate> mappings = new ArrayList<>();
 			for (HandlerMapping mapping : handlerMappings) {
 				if (mapping instanceof RequestMappingInfoHandlerMapping requestMappings) {
 					for (Map.Entry<RequestMappingInfo, HandlerMethod> entry : requestMappings.getHandlerMethods()
 						.entrySet()) {
-						if (entry.getKey().getPathPatternsCondition() == null) {
+						PathPatternsRequestCondition patterns = entry.getKey().getPathPatternsCondition();
+						if (patterns == null) {
 							return new Candidates(null);
 						}
 						if (isAnnotated.test(entry.getValue())) {
-							mappings.add(entry.getKey());
+							mappings.add(new Candidate(List.copyOf(patterns.getPatterns()),
+									Set.copyOf(entry.getKey().getMethodsCondition().getMethods())));
 						}
 					}
 				}
@@ -133,21 +143,66 @@ public final class AnnotatedHandlerLookup {
 		}
 
 		/**
-		 * Returns whether the request may be handled by an annotated method: {@code false} only if it matches none
-		 * of their mappings.
+		 * Returns whether the request may be handled by an annotated method: {@code false} only if its path matches
+		 * no pattern of theirs, or its method is accepted by none of the mappings whose patterns it matches.
 		 */
 		boolean mayMatch(HttpServletRequest request) {
-			if (this.mappings == null) {
+			List<Candidate> candidates = this.mappings;
+			if (candidates == null) {
 				return true;
 			}
-			for (RequestMappingInfo mapping : this.mappings) {
-				try {
-					if (mapping.getMatchingCondition(request) != null) {
-						return true;
-					}
+			if (candidates.isEmpty()) {
+				return false;
+			}
+			if (request.getDispatcherType() == DispatcherType.ERROR) {
+				// an error dispatch matches mappings whatever its method
+				return true;
+			}
+			PathContainer path = lookupPath(request);
+			String method = request.getMethod();
+			for (Candidate candidate : candidates) {
+				if (candidate.accepts(method) && candidate.matches(path)) {
+					return true;
 				}
-				catch (RuntimeException ex) {
-					// a condition that cannot be checked here is left to the full look-up
+			}
+			return false;
+		}
+
+		/**
+		 * Returns the path that handler mappings match, parsed as the {@code DispatcherServlet} will parse it, without
+		 * leaving a trace on the request: the request's cached parsed path, if any, is put back.
+		 */
+		private static PathContainer lookupPath(HttpServletRequest request) {
+			Object previous = request.getAttribute(ServletRequestPathUtils.PATH_ATTRIBUTE);
+			RequestPath parsed = ServletRequestPathUtils.parseAndCache(request);
+			ServletRequestPathUtils.setParsedRequestPath((previous instanceof RequestPath path) ? path : null, request);
+			return parsed.pathWithinApplication();
+		}
+
+	}
+
+	/**
+	 * The path patterns and HTTP methods of one annotated request mapping.
+	 * @param patterns the path patterns
+	 * @param methods the HTTP methods, empty for any
+	 */
+	private record Candidate(List<PathPattern> patterns, Set<RequestMethod> methods) {
+
+		/**
+		 * Returns whether the mapping may accept the method: {@code HEAD} (which {@code GET} mappings take) and
+		 * {@code OPTIONS} (pre-flight and default answers) are left to the full look-up.
+		 */
+		boolean accepts(String method) {
+			if (this.methods.isEmpty() || "HEAD".equals(method) || "OPTIONS".equals(method)) {
+				return true;
+			}
+			RequestMethod requestMethod = RequestMethod.resolve(method);
+			return requestMethod == null || this.methods.contains(requestMethod);
+		}
+
+		boolean matches(PathContainer path) {
+			for (PathPattern pattern : this.patterns) {
+				if (pattern.matches(path)) {
 					return true;
 				}
 			}

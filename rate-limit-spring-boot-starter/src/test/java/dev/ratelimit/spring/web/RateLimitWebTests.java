@@ -30,6 +30,7 @@ import static org.assertj.core.api.Assertions.assertThatException;
 import static org.springframework.security.test.web.servlet.request.SecurityMockMvcRequestPostProcessors.user;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.asyncDispatch;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
+import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.head;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.post;
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.content;
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.header;
@@ -213,6 +214,28 @@ class RateLimitWebTests {
 		this.mvc.perform(get("/api/shelf/plain").header("X-Client", "shelf-plain"))
 			.andExpect(status().isOk())
 			.andExpect(content().string("plain"))
+			.andExpect(header().string("RateLimit-Policy", "\"weighted\";q=10;w=60"))
+			.andExpect(header().string("RateLimit", "\"weighted\";r=9;t=6"));
+		assertThat(this.limiter.acquires() - before).isOne();
+		assertThat(this.limiter.lastLimits()).extracting((limit) -> limit.policy()).containsExactly("weighted");
+	}
+
+	@Test
+	void leavesAHeadRequestToTheAnnotationOfTheGetMappingThatHandlesIt() throws Exception {
+		int before = this.limiter.acquires();
+		this.mvc.perform(head("/api/shelf/book").header("X-Client", "shelf-head"))
+			.andExpect(status().isOk())
+			.andExpect(header().string("RateLimit-Policy", "\"weighted\";q=10;w=60, \"batch\";q=10;w=60"));
+		assertThat(this.limiter.acquires() - before).isOne();
+		assertThat(this.limiter.lastLimits()).extracting((limit) -> limit.policy()).containsExactly("weighted", "batch");
+	}
+
+	@Test
+	void decidesInTheFilterARequestWhoseMethodNoAnnotatedMappingAccepts() throws Exception {
+		// "/api/shelf/{item}" is annotated for GET only: a POST never reaches it, so the filter decides and writes headers
+		int before = this.limiter.acquires();
+		this.mvc.perform(post("/api/shelf/book").header("X-Client", "shelf-post"))
+			.andExpect(status().isMethodNotAllowed())
 			.andExpect(header().string("RateLimit-Policy", "\"weighted\";q=10;w=60"))
 			.andExpect(header().string("RateLimit", "\"weighted\";r=9;t=6"));
 		assertThat(this.limiter.acquires() - before).isOne();
