@@ -26,13 +26,27 @@ public final class AuthorityTierResolver extends RequestAttributeTierResolver {
 		if (authentication != null && authentication.isAuthenticated()) {
 			for (GrantedAuthority granted : authentication.getAuthorities()) {
 				String authority = granted.getAuthority();
-				if (authority != null && authority.length() > PREFIX.length()
-						&& authority.substring(0, PREFIX.length()).toLowerCase(Locale.ROOT).equals(PREFIX)) {
+				if (authority != null && authority.length() > PREFIX.length() && hasPrefix(authority)) {
 					return authority.substring(PREFIX.length()).toLowerCase(Locale.ROOT);
 				}
 			}
 		}
 		return super.resolveTier(context);
+	}
+
+	/**
+	 * Returns whether an authority starts with {@code tier_} in any case, read on every call without copying it. Only
+	 * ASCII letters fold: no other character lower-cases to one of {@code tier_}.
+	 */
+	private static boolean hasPrefix(String authority) {
+		for (int i = 0; i < PREFIX.length(); i++) {
+			char c = authority.charAt(i);
+			char lower = (c >= 'A' && c <= 'Z') ? (char) (c + ('a' - 'A')) : c;
+			if (lower != PREFIX.charAt(i)) {
+				return false;
+			}
+		}
+		return true;
 	}
 
 }

@@ -144,6 +144,18 @@ class KeyResolutionTests {
 	}
 
 	@Test
+	void readsOnlyAuthoritiesThatStartWithTheTierPrefix() {
+		RateLimitContext context = RateLimitContext.forRequest(request("192.0.2.1"), null);
+		SecurityContextHolder.getContext()
+			.setAuthentication(new TestingAuthenticationToken("ann", "n/a", "tier_", "ROLE_TIER_GOLD", "tie_gold",
+					"tier-gold", "TiEr_Gold", "TIER_SILVER"));
+		assertThat(new AuthorityTierResolver().resolveTier(context)).isEqualTo("gold");
+		SecurityContextHolder.getContext()
+			.setAuthentication(new TestingAuthenticationToken("ann", "n/a", "tier_", "ROLE_TIER_GOLD", "tie_gold"));
+		assertThat(new AuthorityTierResolver().resolveTier(context)).isNull();
+	}
+
+	@Test
 	void readsTheTierFromTheRequestAttributeWithoutATierAuthority() {
 		MockHttpServletRequest request = request("192.0.2.1");
 		request.setAttribute(TierResolver.TIER_ATTRIBUTE, "partner");
