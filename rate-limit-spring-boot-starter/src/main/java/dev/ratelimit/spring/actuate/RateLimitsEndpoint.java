@@ -39,6 +39,16 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector;
 @Endpoint(id = "ratelimits")
 public class RateLimitsEndpoint {
 
+	/**
+	 * What the delete operation declares it produces over HTTP, on the endpoint and on its web extension alike: the web
+	 * extension's operation, which answers 503 with a body when the backend fails, replaces the endpoint's only when the
+	 * two match, and an operation returning nothing would otherwise declare nothing.
+	 */
+	static final String ACTUATOR_V3_JSON = "application/vnd.spring-boot.actuator.v3+json";
+
+	/** See {@link #ACTUATOR_V3_JSON}. */
+	static final String JSON = "application/json";
+
 	private final RateLimitService service;
 
 	private final FailureMode failureMode;
@@ -105,7 +115,7 @@ public class RateLimitsEndpoint {
 	 * @param policy the policy name
 	 * @param key the client, as the policy's key strategy identifies it
 	 */
-	@DeleteOperation
+	@DeleteOperation(produces = { ACTUATOR_V3_JSON, JSON })
 	public void reset(@Selector String policy, @Selector String key) {
 		Policy found = this.service.policies().find(policy);
 		if (found == null) {

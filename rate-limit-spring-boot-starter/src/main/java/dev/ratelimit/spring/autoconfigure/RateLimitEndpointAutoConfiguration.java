@@ -5,6 +5,7 @@ import java.util.function.Supplier;
 
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.actuate.autoconfigure.endpoint.expose.EndpointExposure;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -12,14 +13,17 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.util.ClassUtils;
 
 import dev.ratelimit.spring.RateLimitService;
 import dev.ratelimit.spring.actuate.FilterDescriptor;
 import dev.ratelimit.spring.actuate.RateLimitsEndpoint;
+import dev.ratelimit.spring.actuate.RateLimitsEndpointWebExtension;
 
 /**
- * Auto-configuration of the {@code ratelimits} actuator endpoint, when it is available (exposed and not disabled).
+ * Auto-configuration of the {@code ratelimits} actuator endpoint, when it is available (exposed and not disabled), and
+ * of its web extension, which answers {@code 503} while the backend cannot be reached.
  */
 @AutoConfiguration(after = { RateLimitAutoConfiguration.class, RateLimitWebAutoConfiguration.class })
 @ConditionalOnBooleanProperty(name = "ratelimit.enabled", matchIfMissing = true)
@@ -43,6 +47,24 @@ public final class RateLimitEndpointAutoConfiguration {
 
 	private static boolean isPresent(String className) {
 		return ClassUtils.isPresent(className, RateLimitEndpointAutoConfiguration.class.getClassLoader());
+	}
+
+	/**
+	 * The web extension, which maps the Redis backend's failures ({@code org.springframework.dao} exceptions, absent
+	 * from an application without Spring Data Redis, whose in-memory backend cannot fail) to {@code 503}.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(name = "org.springframework.dao.DataAccessException")
+	static class WebExtensionConfiguration {
+
+		// conditions as the endpoint's (a member class is read before the outer class's beans: no ConditionalOnBean)
+		@Bean
+		@ConditionalOnMissingBean
+		@ConditionalOnAvailableEndpoint(endpoint = RateLimitsEndpoint.class, exposure = EndpointExposure.WEB)
+		RateLimitsEndpointWebExtension rateLimitsEndpointWebExtension(RateLimitsEndpoint endpoint) {
+			return new RateLimitsEndpointWebExtension(endpoint);
+		}
+
 	}
 
 }

@@ -35,6 +35,20 @@ class RateLimitEndpointAutoConfigurationTests {
 	}
 
 	@Test
+	void addsTheWebExtensionOnlyWhenTheEndpointIsExposedOverHttpAndSpringDaoIsPresent() {
+		this.runner.withPropertyValues("management.endpoints.web.exposure.include=ratelimits")
+			.run((context) -> assertThat(context).hasSingleBean(RateLimitsEndpointWebExtension.class));
+		this.runner.withPropertyValues("spring.jmx.enabled=true", "management.endpoints.jmx.exposure.include=ratelimits")
+			.run((context) -> assertThat(context).hasSingleBean(RateLimitsEndpoint.class)
+				.doesNotHaveBean(RateLimitsEndpointWebExtension.class));
+		this.runner.withPropertyValues("management.endpoints.web.exposure.include=ratelimits")
+			.withClassLoader(new FilteredClassLoader("org.springframework.dao."))
+			.run((context) -> assertThat(context).hasNotFailed()
+				.hasSingleBean(RateLimitsEndpoint.class)
+				.doesNotHaveBean(RateLimitsEndpointWebExtension.class));
+	}
+
+	@Test
 	void createsNoEndpointWhenItIsNotExposed() {
 		this.runner.run((context) -> assertThat(context).hasSingleBean(RateLimitService.class)
 			.doesNotHaveBean(RateLimitsEndpoint.class));

@@ -3,8 +3,10 @@ package dev.ratelimit.spring.actuate;
 import java.time.Duration;
 import java.util.List;
 
+import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.health.contributor.Health;
@@ -80,6 +82,31 @@ class RedisBackendActuatorTests {
 					Health down = awaitStatus(indicator, Status.DOWN);
 					assertThat(down.getDetails()).containsEntry("failureMode", "allow");
 					assertThat(down.getDetails().get("whileDown").toString()).contains("allowed");
+				});
+		}
+	}
+
+	@Test
+	void answersAKeyReadAndResetWith503WhileRedisIsStopped() {
+		try (RedisServer server = RedisServer.start()) {
+			this.runner.withPropertyValues(redis(server.endpoint()))
+				.withPropertyValues("ratelimit.redis.timeout=500ms")
+				.run((context) -> {
+					RateLimitsEndpointWebExtension web = context.getBean(RateLimitsEndpointWebExtension.class);
+					assertThat(web.key("burst", "stopped-client", null).getStatus()).isEqualTo(200);
+					server.stop();
+					awaitStatus(context.getBean(RateLimitHealthIndicator.class), Status.DOWN);
+					WebEndpointResponse<Object> read = web.key("burst", "stopped-client", null);
+					assertThat(read.getStatus()).isEqualTo(503);
+					assertThat(read.getBody()).asInstanceOf(InstanceOfAssertFactories.MAP)
+						.containsEntry("policy", "burst")
+						.hasEntrySatisfying("message", (message) -> assertThat(message.toString())
+							.startsWith("Could not read rate-limit state from Redis"));
+					WebEndpointResponse<Object> reset = web.reset("burst", "stopped-client");
+					assertThat(reset.getStatus()).isEqualTo(503);
+					assertThat(reset.getBody()).asInstanceOf(InstanceOfAssertFactories.MAP)
+						.hasEntrySatisfying("message", (message) -> assertThat(message.toString())
+							.startsWith("Could not reset rate-limit state in Redis"));
 				});
 		}
 	}

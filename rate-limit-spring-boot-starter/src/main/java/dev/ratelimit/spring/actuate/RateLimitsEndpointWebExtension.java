@@ -1,0 +1,80 @@
+package dev.ratelimit.spring.actuate;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
+import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
+import org.springframework.boot.actuate.endpoint.web.annotation.EndpointWebExtension;
+import org.springframework.dao.DataAccessResourceFailureException;
+import org.springframework.dao.QueryTimeoutException;
+
+/**
+ * The {@code ratelimits} endpoint over HTTP: a client's state and its reset answer {@code 503 Service Unavailable},
+ * with what failed, while the backend cannot be reached, rather than a bare {@code 500}; an unknown policy is
+ * {@code 404} when read and {@code 400} when reset, as the endpoint itself answers.
+ */
+@EndpointWebExtension(endpoint = RateLimitsEndpoint.class)
+public class RateLimitsEndpointWebExtension {
+
+	private final RateLimitsEndpoint delegate;
+
+	/**
+	 * Creates the extension.
+	 * @param delegate the endpoint that does the work
+	 */
+	public RateLimitsEndpointWebExtension(RateLimitsEndpoint delegate) {
+		this.delegate = Objects.requireNonNull(delegate, "delegate must not be null");
+	}
+
+	/**
+	 * Returns a client's state in a policy without consuming anything.
+	 * @param policy the policy name
+	 * @param key the client, as the policy's key strategy identifies it
+	 * @param tier the tier whose limits to show; the default tier if {@code null}
+	 * @return the state; {@code 404} if there is no such policy, {@code 503} if the backend cannot be reached
+	 */
+	@ReadOperation
+	public WebEndpointResponse<Object> key(@Selector String policy, @Selector String key, @Nullable String tier) {
+		try {
+			KeyStateDescriptor state = this.delegate.key(policy, key, tier);
+			return (state != null) ? new WebEndpointResponse<>(state)
+					: new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
+		}
+		catch (QueryTimeoutException | DataAccessResourceFailureException ex) {
+			return unavailable(policy, ex);
+		}
+	}
+
+	/**
+	 * Forgets a client's state in every limit of a policy, whatever its tier.
+	 * @param policy the policy name
+	 * @param key the client, as the policy's key strategy identifies it
+	 * @return {@code 204}; {@code 503} if the backend cannot be reached, in which case the state may be partly reset
+	 */
+	@DeleteOperation(produces = { RateLimitsEndpoint.ACTUATOR_V3_JSON, RateLimitsEndpoint.JSON })
+	public WebEndpointResponse<Object> reset(@Selector String policy, @Selector String key) {
+		try {
+			this.delegate.reset(policy, key);
+			return new WebEndpointResponse<>(WebEndpointResponse.STATUS_NO_CONTENT);
+		}
+		catch (QueryTimeoutException | DataAccessResourceFailureException ex) {
+			return unavailable(policy, ex);
+		}
+	}
+
+	private static WebEndpointResponse<Object> unavailable(String policy, RuntimeException ex) {
+		Map<String, Object> body = new LinkedHashMap<>();
+		body.put("status", WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE);
+		body.put("error", "Service Unavailable");
+		body.put("policy", policy);
+		body.put("message", ex.getMessage());
+		return new WebEndpointResponse<>(body, WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE);
+	}
+
+}
