@@ -19,6 +19,7 @@ import dev.ratelimit.spring.Policy;
 import dev.ratelimit.spring.PolicyRegistry;
 import dev.ratelimit.spring.RateLimitConfigurationException;
 import dev.ratelimit.spring.RateLimitConfigurationException.Problem;
+import dev.ratelimit.spring.key.ClientAddressResolver;
 import dev.ratelimit.spring.key.IpAddressRange;
 import dev.ratelimit.spring.key.KeyResolver;
 import dev.ratelimit.spring.key.KeyResolverFactory;
@@ -51,6 +52,15 @@ final class PolicyRegistryFactory {
 		}
 		throwIfAny(problems);
 		return ranges;
+	}
+
+	static int ipv6PrefixLength(RateLimitProperties properties) {
+		int length = properties.getClient().getIpv6PrefixLength();
+		if (length < 1 || length > ClientAddressResolver.WHOLE_IPV6_ADDRESS) {
+			throwIfAny(List.of(new Problem("ratelimit.client.ipv6-prefix-length",
+					"is " + length + "; it must be from 1 to 128 (64 keys each /64 network, 128 each address)")));
+		}
+		return length;
 	}
 
 	static PolicyRegistry policies(RateLimitProperties properties, KeyResolverFactory keyResolvers) {

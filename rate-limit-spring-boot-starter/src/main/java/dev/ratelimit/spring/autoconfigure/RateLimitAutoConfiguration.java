@@ -53,7 +53,7 @@ public final class RateLimitAutoConfiguration {
 	@ConditionalOnMissingBean
 	ClientAddressResolver rateLimitClientAddressResolver(RateLimitProperties properties) {
 		return new ClientAddressResolver(PolicyRegistryFactory.trustedProxies(properties),
-				properties.getClient().getForwardedHeader());
+				properties.getClient().getForwardedHeader(), PolicyRegistryFactory.ipv6PrefixLength(properties));
 	}
 
 	@Bean

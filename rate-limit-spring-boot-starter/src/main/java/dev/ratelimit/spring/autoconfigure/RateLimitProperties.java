@@ -260,6 +260,22 @@ public class RateLimitProperties {
 		 */
 		private ForwardedHeader forwardedHeader = ForwardedHeader.X_FORWARDED_FOR;
 
+		/**
+		 * Length of the IPv6 prefix that keys a client address (the 'ip' key strategy, and the other strategies'
+		 * fallback), from 1 to 128: 128 keys each address on its own, 64 keys all the addresses of a /64 network as
+		 * one client (an IPv6 host usually holds a whole /64 and can change address to escape its limits). IPv4
+		 * addresses are always keyed whole.
+		 */
+		private int ipv6PrefixLength = 128;
+
+		public int getIpv6PrefixLength() {
+			return this.ipv6PrefixLength;
+		}
+
+		public void setIpv6PrefixLength(int ipv6PrefixLength) {
+			this.ipv6PrefixLength = ipv6PrefixLength;
+		}
+
 		public ForwardedHeader getForwardedHeader() {
 			return this.forwardedHeader;
 		}

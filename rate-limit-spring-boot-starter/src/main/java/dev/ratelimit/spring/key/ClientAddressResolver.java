@@ -1,5 +1,6 @@
 package dev.ratelimit.spring.key;
 
+import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -17,6 +18,10 @@ import dev.ratelimit.spring.RateLimitContext;
  * {@code X-Forwarded-For} headers are honoured only when the direct peer is a trusted proxy: the client is then the
  * right-most address in the chain that is not itself a trusted proxy. Headers sent by anyone else are ignored, since
  * a client can write anything into them.
+ *
+ * <p>
+ * An IPv6 client usually holds a whole network (a /64 at least) and can change its address at will, so the
+ * resolver can key IPv6 addresses by a prefix instead of whole.
  */
 public final class ClientAddressResolver implements KeyResolver {
 
@@ -27,10 +32,15 @@ public final class ClientAddressResolver implements KeyResolver {
 
 	private final List<IpAddressRange> trustedProxies;
 
+	/** The IPv6 prefix length that keys each address on its own. */
+	public static final int WHOLE_IPV6_ADDRESS = 128;
+
 	private final ForwardedHeader forwardedHeader;
 
+	private final int ipv6PrefixLength;
+
 	/**
-	 * Creates a resolver that reads {@code X-Forwarded-For} from trusted proxies.
+	 * Creates a resolver that reads {@code X-Forwarded-For} from trusted proxies and keys each address on its own.
 	 * @param trustedProxies the proxies whose forwarding header is believed
 	 */
 	public ClientAddressResolver(List<IpAddressRange> trustedProxies) {
@@ -38,13 +48,31 @@ public final class ClientAddressResolver implements KeyResolver {
 	}
 
 	/**
-	 * Creates a resolver.
+	 * Creates a resolver that keys each address on its own.
 	 * @param trustedProxies the proxies whose forwarding header is believed
 	 * @param forwardedHeader the one header those proxies write; the other is never read
 	 */
 	public ClientAddressResolver(List<IpAddressRange> trustedProxies, ForwardedHeader forwardedHeader) {
+		this(trustedProxies, forwardedHeader, WHOLE_IPV6_ADDRESS);
+	}
+
+	/**
+	 * Creates a resolver.
+	 * @param trustedProxies the proxies whose forwarding header is believed
+	 * @param forwardedHeader the one header those proxies write; the other is never read
+	 * @param ipv6PrefixLength the length of the IPv6 prefix that keys a client, from 1 to 128: 64 keys all the
+	 * addresses of a /64 network as one client; IPv4 addresses are always keyed whole
+	 * @throws IllegalArgumentException if the prefix length is out of range
+	 */
+	public ClientAddressResolver(List<IpAddressRange> trustedProxies, ForwardedHeader forwardedHeader,
+			int ipv6PrefixLength) {
+		if (ipv6PrefixLength < 1 || ipv6PrefixLength > WHOLE_IPV6_ADDRESS) {
+			throw new IllegalArgumentException(
+					"the IPv6 prefix length must be from 1 to 128, but is " + ipv6PrefixLength);
+		}
 		this.trustedProxies = List.copyOf(trustedProxies);
 		this.forwardedHeader = forwardedHeader;
+		this.ipv6PrefixLength = ipv6PrefixLength;
 	}
 
 	@Override
@@ -54,14 +82,32 @@ public final class ClientAddressResolver implements KeyResolver {
 	}
 
 	/**
-	 * Returns the key of a client address, with or without the {@code ip:} prefix.
+	 * Returns the key of a client address, with or without the {@code ip:} prefix: {@code ip:} and the address in
+	 * canonical form, or, for an IPv6 address keyed by a shorter prefix than 128, its network and the prefix length
+	 * ({@code ip:2001:db8:1:2:0:0:0:0/64}). A key in that form gives itself back.
 	 * @param client the address
-	 * @return the key, {@code ip:} and the address in canonical form
+	 * @return the key
 	 */
 	@Override
 	public String storedKey(String client) {
 		String address = client.startsWith(ADDRESS_PREFIX) ? client.substring(ADDRESS_PREFIX.length()) : client;
+		if (this.ipv6PrefixLength < WHOLE_IPV6_ADDRESS) {
+			int slash = address.indexOf('/');
+			InetAddress parsed = IpAddressRange.parseAddress((slash >= 0) ? address.substring(0, slash) : address);
+			if (parsed instanceof Inet6Address) {
+				return ADDRESS_PREFIX + IpAddressRange.network(parsed, this.ipv6PrefixLength).getHostAddress() + "/"
+						+ this.ipv6PrefixLength;
+			}
+		}
 		return ADDRESS_PREFIX + canonical(address);
+	}
+
+	/**
+	 * Returns the length of the IPv6 prefix that keys a client.
+	 * @return the prefix length, 128 when each address is keyed on its own
+	 */
+	public int ipv6PrefixLength() {
+		return this.ipv6PrefixLength;
 	}
 
 	/**

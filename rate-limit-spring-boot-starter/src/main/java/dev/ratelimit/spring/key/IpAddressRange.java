@@ -102,6 +102,18 @@ public final class IpAddressRange {
 		}
 	}
 
+	/**
+	 * Returns the network of the given prefix length that holds an address: the address with every bit after the
+	 * prefix cleared.
+	 * @param address the address
+	 * @param prefix the prefix length, from 0 to the address's bit length
+	 * @return the network address
+	 */
+	static InetAddress network(InetAddress address, int prefix) {
+		InetAddress network = byAddress(mask(address.getAddress(), prefix));
+		return (network != null) ? network : address;
+	}
+
 	private static byte[] mask(byte[] bytes, int prefix) {
 		byte[] masked = Arrays.copyOf(bytes, bytes.length);
 		for (int i = 0; i < masked.length; i++) {

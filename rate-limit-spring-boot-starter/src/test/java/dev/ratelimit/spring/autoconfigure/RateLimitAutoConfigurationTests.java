@@ -35,6 +35,7 @@ import dev.ratelimit.spring.RateLimitService;
 import dev.ratelimit.spring.annotation.RateLimited;
 import dev.ratelimit.spring.annotation.RateLimitedAdvisor;
 import dev.ratelimit.spring.key.AuthorityTierResolver;
+import dev.ratelimit.spring.key.ClientAddressResolver;
 import dev.ratelimit.spring.key.RequestAttributeTierResolver;
 import dev.ratelimit.spring.key.TierResolver;
 import dev.ratelimit.spring.testsupport.CountingRateLimiter;
@@ -72,6 +73,15 @@ class RateLimitAutoConfigurationTests {
 			assertThat(context.getBean(PolicyRegistry.class).names()).containsExactly("api", "other");
 			assertThat(context.getBean(PolicyRegistry.class).defaultTier()).isEqualTo("free");
 		});
+	}
+
+	@Test
+	void keysIpv6ClientsWholeUnlessAPrefixLengthIsConfigured() {
+		this.runner.run((context) -> assertThat(context.getBean(ClientAddressResolver.class).ipv6PrefixLength())
+			.isEqualTo(128));
+		this.runner.withPropertyValues("ratelimit.client.ipv6-prefix-length=64")
+			.run((context) -> assertThat(context.getBean(ClientAddressResolver.class).storedKey("2001:db8:1:2::9"))
+				.isEqualTo("ip:2001:db8:1:2:0:0:0:0/64"));
 	}
 
 	@Test

@@ -48,6 +48,40 @@ class KeyResolutionTests {
 	}
 
 	@Test
+	void keysIpv6ClientsByTheirNetworkWhenAPrefixLengthIsSet() {
+		ClientAddressResolver byNetwork = new ClientAddressResolver(List.of(IpAddressRange.parse("fd00::/8")),
+				ForwardedHeader.X_FORWARDED_FOR, 64);
+		RateLimitContext first = RateLimitContext.forRequest(request("2001:db8:1:2::17"), null);
+		RateLimitContext sameNetwork = RateLimitContext.forRequest(request("2001:db8:1:2:ffff:ee::1"), null);
+		RateLimitContext nextNetwork = RateLimitContext.forRequest(request("2001:db8:1:3::17"), null);
+		assertThat(byNetwork.resolveKey(first)).isEqualTo("ip:2001:db8:1:2:0:0:0:0/64")
+			.isEqualTo(byNetwork.resolveKey(sameNetwork));
+		assertThat(byNetwork.resolveKey(nextNetwork)).isEqualTo("ip:2001:db8:1:3:0:0:0:0/64");
+		MockHttpServletRequest proxied = request("fd00::1");
+		proxied.addHeader("X-Forwarded-For", "2001:db8:1:2::99");
+		assertThat(byNetwork.resolveKey(RateLimitContext.forRequest(proxied, null)))
+			.isEqualTo("ip:2001:db8:1:2:0:0:0:0/64");
+		assertThat(byNetwork.clientAddress(proxied)).isEqualTo("2001:db8:1:2:0:0:0:99");
+		assertThat(byNetwork.resolveKey(RateLimitContext.forRequest(request("192.0.2.7"), null)))
+			.isEqualTo("ip:192.0.2.7");
+		assertThat(byNetwork.storedKey("2001:db8:1:2::5")).isEqualTo("ip:2001:db8:1:2:0:0:0:0/64");
+		assertThat(byNetwork.storedKey("ip:2001:db8:1:2:0:0:0:0/64")).isEqualTo("ip:2001:db8:1:2:0:0:0:0/64");
+		assertThat(new ClientAddressResolver(List.of(), ForwardedHeader.X_FORWARDED_FOR, 56)
+			.storedKey("2001:db8:1:2ff::5")).isEqualTo("ip:2001:db8:1:200:0:0:0:0/56");
+		assertThat(this.addresses.resolveKey(first)).isEqualTo("ip:2001:db8:1:2:0:0:0:17");
+	}
+
+	@Test
+	void refusesAnIpv6PrefixLengthOutsideOneTo128() {
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> new ClientAddressResolver(List.of(), ForwardedHeader.X_FORWARDED_FOR, 0))
+			.withMessageContaining("from 1 to 128, but is 0");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> new ClientAddressResolver(List.of(), ForwardedHeader.X_FORWARDED_FOR, 129))
+			.withMessageContaining("from 1 to 128, but is 129");
+	}
+
+	@Test
 	void readsQuotedIpv6ForwardedNodesWithPortsWhenTheProxiesWriteForwarded() {
 		ClientAddressResolver forwarded = new ClientAddressResolver(
 				List.of(IpAddressRange.parse("10.0.0.0/8"), IpAddressRange.parse("fd00::/8")), ForwardedHeader.FORWARDED);
