@@ -85,10 +85,14 @@ public final class RateLimitService {
 		// a few entries each: lists with a contains check keep the order and drop repeats without hashing
 		List<KeyedLimit> enforced = new ArrayList<>(4);
 		List<KeyedLimit> shadow = List.of();
-		Map<String, Policy> used = new LinkedHashMap<>();
+		List<Policy> used = new ArrayList<>(applied.size());
+		List<String> usedNames = new ArrayList<>(applied.size());
 		for (AppliedPolicy application : applied) {
 			Policy policy = application.policy();
-			used.put(policy.name(), policy);
+			if (!usedNames.contains(policy.name())) {
+				used.add(policy);
+				usedNames.add(policy.name());
+			}
 			List<Limit> limits = policy.limitsFor(tier);
 			if (limits.isEmpty()) {
 				continue;
@@ -113,8 +117,7 @@ public final class RateLimitService {
 		Decision shadowDecision = (decision.isAllowed() && !shadow.isEmpty()) ? this.limiter.acquire(shadow, cost)
 				: null;
 		Duration duration = Duration.ofNanos(System.nanoTime() - start);
-		RateLimitResult result = new RateLimitResult(decision, shadowDecision, tier, cost,
-				new ArrayList<>(used.keySet()));
+		RateLimitResult result = new RateLimitResult(decision, shadowDecision, tier, cost, usedNames);
 		if (!this.listeners.isEmpty()) {
 			RateLimitEvent event = new RateLimitEvent(outcomes(used, result), tier, this.backend, duration, result);
 			this.listeners.forEach((listener) -> listener.onDecision(event));
@@ -122,7 +125,7 @@ public final class RateLimitService {
 		return result;
 	}
 
-	private static Map<String, RateLimitOutcome> outcomes(Map<String, Policy> used, RateLimitResult result) {
+	private static Map<String, RateLimitOutcome> outcomes(List<Policy> used, RateLimitResult result) {
 		Map<String, RateLimitOutcome> outcomes = new LinkedHashMap<>();
 		Decision decision = result.decision();
 		RateLimitOutcome enforced = switch (decision.source()) {
@@ -131,7 +134,7 @@ public final class RateLimitService {
 			default -> !decision.isAllowed() ? RateLimitOutcome.REJECTED
 					: decision.delay().isZero() ? RateLimitOutcome.ALLOWED : RateLimitOutcome.DELAYED;
 		};
-		for (Policy policy : used.values()) {
+		for (Policy policy : used) {
 			if (!policy.isShadow()) {
 				// Each policy reports its own verdict: of a rejected call, only the policies whose limits rejected it
 				// count as rejected, so that a rejection ratio per policy shows which policy is doing the rejecting.

@@ -13,6 +13,7 @@ import java.util.function.Supplier;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;
+import jakarta.servlet.http.MappingMatch;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.core.MethodClassKey;
@@ -74,10 +75,20 @@ public final class AnnotatedHandlerLookup {
 	 * @return whether the handler is an annotated method
 	 */
 	public boolean isRateLimitedHandler(HttpServletRequest request) {
+		return isRateLimitedHandler(request, null);
+	}
+
+	/**
+	 * Returns whether a {@code @RateLimited} handler method will handle a request whose path the caller has parsed.
+	 * @param request the request
+	 * @param path the request's URI parsed against its context path, or {@code null} to parse it here
+	 * @return whether the handler is an annotated method
+	 */
+	public boolean isRateLimitedHandler(HttpServletRequest request, @Nullable RequestPath path) {
 		if (!this.methods.hasAnnotatedMethods()) {
 			return false;
 		}
-		if (!candidates().mayMatch(request)) {
+		if (!candidates().mayMatch(request, path)) {
 			return false;
 		}
 		HttpServletRequest view = new AttributeIsolatingRequest(request);
@@ -146,7 +157,7 @@ public final class AnnotatedHandlerLookup {
 		 * Returns whether the request may be handled by an annotated method: {@code false} only if its path matches
 		 * no pattern of theirs, or its method is accepted by none of the mappings whose patterns it matches.
 		 */
-		boolean mayMatch(HttpServletRequest request) {
+		boolean mayMatch(HttpServletRequest request, @Nullable RequestPath parsed) {
 			List<Candidate> candidates = this.mappings;
 			if (candidates == null) {
 				return true;
@@ -158,7 +169,7 @@ public final class AnnotatedHandlerLookup {
 				// an error dispatch matches mappings whatever its method
 				return true;
 			}
-			PathContainer path = lookupPath(request);
+			PathContainer path = lookupPath(request, parsed);
 			String method = request.getMethod();
 			for (Candidate candidate : candidates) {
 				if (candidate.accepts(method) && candidate.matches(path)) {
@@ -170,13 +181,20 @@ public final class AnnotatedHandlerLookup {
 
 		/**
 		 * Returns the path that handler mappings match, parsed as the {@code DispatcherServlet} will parse it, without
-		 * leaving a trace on the request: the request's cached parsed path, if any, is put back.
+		 * leaving a trace on the request. That is the caller's parse of the URI against the context path, unless the
+		 * request is an include or its servlet is mapped by a path prefix ({@code /app/*}), which the
+		 * {@code DispatcherServlet} leaves out of the path: then it is parsed here, and the request's cached parsed
+		 * path, if any, is put back.
 		 */
-		private static PathContainer lookupPath(HttpServletRequest request) {
+		private static PathContainer lookupPath(HttpServletRequest request, @Nullable RequestPath parsed) {
+			if (parsed != null && request.getDispatcherType() == DispatcherType.REQUEST
+					&& request.getHttpServletMapping().getMappingMatch() != MappingMatch.PATH) {
+				return parsed.pathWithinApplication();
+			}
 			Object previous = request.getAttribute(ServletRequestPathUtils.PATH_ATTRIBUTE);
-			RequestPath parsed = ServletRequestPathUtils.parseAndCache(request);
+			RequestPath servletPath = ServletRequestPathUtils.parseAndCache(request);
 			ServletRequestPathUtils.setParsedRequestPath((previous instanceof RequestPath path) ? path : null, request);
-			return parsed.pathWithinApplication();
+			return servletPath.pathWithinApplication();
 		}
 
 	}

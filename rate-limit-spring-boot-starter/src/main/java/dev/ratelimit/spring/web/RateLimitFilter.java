@@ -96,7 +96,11 @@ public class RateLimitFilter extends OncePerRequestFilter {
 	 * @return the path without the context path
 	 */
 	static PathContainer pathWithinApplication(HttpServletRequest request) {
-		return RequestPath.parse(request.getRequestURI(), request.getContextPath()).pathWithinApplication();
+		return requestPath(request).pathWithinApplication();
+	}
+
+	private static RequestPath requestPath(HttpServletRequest request) {
+		return RequestPath.parse(request.getRequestURI(), request.getContextPath());
 	}
 
 	/**
@@ -114,12 +118,13 @@ public class RateLimitFilter extends OncePerRequestFilter {
 		request.setAttribute(RequestLimits.ATTRIBUTE, limits);
 		RateLimitContext context = null;
 		try {
-			List<FilterRule> matched = matching(request);
+			RequestPath path = this.rules.isEmpty() ? null : requestPath(request);
+			List<FilterRule> matched = (path != null) ? matching(request, path.pathWithinApplication()) : List.of();
 			if (!matched.isEmpty()) {
 				context = RateLimitContext.forRequest(request, this.beanFactory);
 				PendingLimits applicable = applicable(matched, context);
 				AnnotatedHandlerLookup lookup = this.handlerLookup.get();
-				if (lookup != null && lookup.isRateLimitedHandler(request)) {
+				if (lookup != null && lookup.isRateLimitedHandler(request, path)) {
 					limits.defer(applicable);
 				}
 				else {
@@ -147,11 +152,7 @@ public class RateLimitFilter extends OncePerRequestFilter {
 		}
 	}
 
-	private List<FilterRule> matching(HttpServletRequest request) {
-		if (this.rules.isEmpty()) {
-			return List.of();
-		}
-		PathContainer path = pathWithinApplication(request);
+	private List<FilterRule> matching(HttpServletRequest request, PathContainer path) {
 		String method = request.getMethod();
 		List<FilterRule> matched = new ArrayList<>(2);
 		for (FilterRule rule : this.rules) {
