@@ -96,7 +96,7 @@ public class RateLimitsEndpoint {
 		}
 		String effectiveTier = (tier == null || tier.isBlank()) ? this.service.policies().defaultTier()
 				: PolicyRegistry.normalizeTier(tier);
-		String storedKey = found.keyResolver().storedKey(key);
+		String storedKey = storedKey(found, key);
 		List<KeyedLimit> targets = found.limitsFor(effectiveTier)
 			.stream()
 			.map((limit) -> new KeyedLimit(found.name(), storedKey, limit))
@@ -122,11 +122,20 @@ public class RateLimitsEndpoint {
 			throw new InvalidEndpointRequestException("No rate-limit policy named '" + policy + "'; known: "
 					+ this.service.policies().names(), "No such rate-limit policy");
 		}
-		String storedKey = found.keyResolver().storedKey(key);
+		String storedKey = storedKey(found, key);
 		Set<Limit> limits = new LinkedHashSet<>(found.limits());
 		found.tiers().values().forEach(limits::addAll);
 		for (Limit limit : limits) {
 			this.service.limiter().reset(new KeyedLimit(found.name(), storedKey, limit));
+		}
+	}
+
+	private static String storedKey(Policy policy, String key) {
+		try {
+			return policy.keyResolver().storedKey(key);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new InvalidEndpointRequestException(ex.getMessage(), "Invalid client key");
 		}
 	}
 

@@ -4,6 +4,8 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
@@ -16,11 +18,14 @@ import org.springframework.dao.QueryTimeoutException;
 
 /**
  * The {@code ratelimits} endpoint over HTTP: a client's state and its reset answer {@code 503 Service Unavailable},
- * with what failed, while the backend cannot be reached, rather than a bare {@code 500}; an unknown policy is
- * {@code 404} when read and {@code 400} when reset, as the endpoint itself answers.
+ * saying whether the backend timed out or cannot be reached (the details go to the log), while it fails, rather than a
+ * bare {@code 500}; an unknown policy is {@code 404} when read and {@code 400} when reset, as the endpoint itself
+ * answers.
  */
 @EndpointWebExtension(endpoint = RateLimitsEndpoint.class)
 public class RateLimitsEndpointWebExtension {
+
+	private static final Log logger = LogFactory.getLog(RateLimitsEndpointWebExtension.class);
 
 	private final RateLimitsEndpoint delegate;
 
@@ -47,7 +52,7 @@ public class RateLimitsEndpointWebExtension {
 					: new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
 		}
 		catch (QueryTimeoutException | DataAccessResourceFailureException ex) {
-			return unavailable(policy, ex);
+			return unavailable(policy, "read", ex);
 		}
 	}
 
@@ -64,16 +69,23 @@ public class RateLimitsEndpointWebExtension {
 			return new WebEndpointResponse<>(WebEndpointResponse.STATUS_NO_CONTENT);
 		}
 		catch (QueryTimeoutException | DataAccessResourceFailureException ex) {
-			return unavailable(policy, ex);
+			return unavailable(policy, "reset", ex);
 		}
 	}
 
-	private static WebEndpointResponse<Object> unavailable(String policy, RuntimeException ex) {
+	/**
+	 * Answers 503 with what failed, in fixed words: the exception's message names hosts and ports, which the log
+	 * gets but a caller of the endpoint (reads are often left open) does not.
+	 */
+	private static WebEndpointResponse<Object> unavailable(String policy, String action, RuntimeException ex) {
+		logger.warn("Could not " + action + " the state of rate-limit policy '" + policy + "'", ex);
 		Map<String, Object> body = new LinkedHashMap<>();
 		body.put("status", WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE);
 		body.put("error", "Service Unavailable");
 		body.put("policy", policy);
-		body.put("message", ex.getMessage());
+		body.put("message", "Could not " + action + " rate-limit state: the backend "
+				+ ((ex instanceof QueryTimeoutException) ? "did not answer in time" : "cannot be reached")
+				+ "; see the rateLimit health contributor and the application's log");
 		return new WebEndpointResponse<>(body, WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE);
 	}
 

@@ -55,12 +55,18 @@ final class PolicyRegistryFactory {
 	}
 
 	static int ipv6PrefixLength(RateLimitProperties properties) {
+		List<Problem> problems = new ArrayList<>();
+		checkIpv6PrefixLength(properties, problems);
+		throwIfAny(problems);
+		return properties.getClient().getIpv6PrefixLength();
+	}
+
+	private static void checkIpv6PrefixLength(RateLimitProperties properties, List<Problem> problems) {
 		int length = properties.getClient().getIpv6PrefixLength();
 		if (length < 1 || length > ClientAddressResolver.WHOLE_IPV6_ADDRESS) {
-			throwIfAny(List.of(new Problem("ratelimit.client.ipv6-prefix-length",
-					"is " + length + "; it must be from 1 to 128 (64 keys each /64 network, 128 each address)")));
+			problems.add(new Problem("ratelimit.client.ipv6-prefix-length",
+					"is " + length + "; it must be from 1 to 128 (64 keys each /64 network, 128 each address)"));
 		}
-		return length;
 	}
 
 	static PolicyRegistry policies(RateLimitProperties properties, KeyResolverFactory keyResolvers) {
@@ -100,6 +106,7 @@ final class PolicyRegistryFactory {
 		if (prefix == null || prefix.isBlank()) {
 			problems.add(new Problem("ratelimit.redis.key-prefix", "must not be empty"));
 		}
+		checkIpv6PrefixLength(properties, problems);
 		String header = properties.getClient().getApiKeyHeader();
 		if (header == null || header.isBlank()) {
 			problems.add(new Problem("ratelimit.client.api-key-header", "must name a header, such as X-API-Key"));

@@ -87,6 +87,7 @@ public final class ClientAddressResolver implements KeyResolver {
 	 * ({@code ip:2001:db8:1:2:0:0:0:0/64}). A key in that form gives itself back.
 	 * @param client the address
 	 * @return the key
+	 * @throws IllegalArgumentException if an IPv6 network is given with another prefix length than the keys'
 	 */
 	@Override
 	public String storedKey(String client) {
@@ -95,6 +96,10 @@ public final class ClientAddressResolver implements KeyResolver {
 			int slash = address.indexOf('/');
 			InetAddress parsed = IpAddressRange.parseAddress((slash >= 0) ? address.substring(0, slash) : address);
 			if (parsed instanceof Inet6Address) {
+				if (slash >= 0 && !address.substring(slash + 1).trim().equals(Integer.toString(this.ipv6PrefixLength))) {
+					throw new IllegalArgumentException("'" + client + "' does not name a /" + this.ipv6PrefixLength
+							+ " network, by which IPv6 clients are keyed (ratelimit.client.ipv6-prefix-length)");
+				}
 				return ADDRESS_PREFIX + IpAddressRange.network(parsed, this.ipv6PrefixLength).getHostAddress() + "/"
 						+ this.ipv6PrefixLength;
 			}

@@ -166,7 +166,7 @@ public final class AnnotatedHandlerLookup {
 				return false;
 			}
 			if (request.getDispatcherType() == DispatcherType.ERROR) {
-				// an error dispatch matches mappings whatever its method
+				// an error dispatch is matched differently (no pre-flight, other method rules): left to the full look-up
 				return true;
 			}
 			PathContainer path = lookupPath(request, parsed);
@@ -183,18 +183,15 @@ public final class AnnotatedHandlerLookup {
 		 * Returns the path that handler mappings match, parsed as the {@code DispatcherServlet} will parse it, without
 		 * leaving a trace on the request. That is the caller's parse of the URI against the context path, unless the
 		 * request is an include or its servlet is mapped by a path prefix ({@code /app/*}), which the
-		 * {@code DispatcherServlet} leaves out of the path: then it is parsed here, and the request's cached parsed
-		 * path, if any, is put back.
+		 * {@code DispatcherServlet} leaves out of the path: then it is parsed here, on a view of the request whose
+		 * attribute changes are discarded.
 		 */
 		private static PathContainer lookupPath(HttpServletRequest request, @Nullable RequestPath parsed) {
 			if (parsed != null && request.getDispatcherType() == DispatcherType.REQUEST
 					&& request.getHttpServletMapping().getMappingMatch() != MappingMatch.PATH) {
 				return parsed.pathWithinApplication();
 			}
-			Object previous = request.getAttribute(ServletRequestPathUtils.PATH_ATTRIBUTE);
-			RequestPath servletPath = ServletRequestPathUtils.parseAndCache(request);
-			ServletRequestPathUtils.setParsedRequestPath((previous instanceof RequestPath path) ? path : null, request);
-			return servletPath.pathWithinApplication();
+			return ServletRequestPathUtils.parseAndCache(new AttributeIsolatingRequest(request)).pathWithinApplication();
 		}
 
 	}

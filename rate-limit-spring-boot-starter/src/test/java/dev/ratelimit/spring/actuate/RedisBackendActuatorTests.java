@@ -101,12 +101,12 @@ class RedisBackendActuatorTests {
 					assertThat(read.getBody()).asInstanceOf(InstanceOfAssertFactories.MAP)
 						.containsEntry("policy", "burst")
 						.hasEntrySatisfying("message", (message) -> assertThat(message.toString())
-							.startsWith("Could not read rate-limit state from Redis"));
+							.startsWith("Could not read rate-limit state: the backend"));
 					WebEndpointResponse<Object> reset = web.reset("burst", "stopped-client");
 					assertThat(reset.getStatus()).isEqualTo(503);
 					assertThat(reset.getBody()).asInstanceOf(InstanceOfAssertFactories.MAP)
 						.hasEntrySatisfying("message", (message) -> assertThat(message.toString())
-							.startsWith("Could not reset rate-limit state in Redis"));
+							.startsWith("Could not reset rate-limit state: the backend"));
 				});
 		}
 	}

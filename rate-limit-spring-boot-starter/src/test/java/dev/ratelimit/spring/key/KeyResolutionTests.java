@@ -69,6 +69,12 @@ class KeyResolutionTests {
 		assertThat(new ClientAddressResolver(List.of(), ForwardedHeader.X_FORWARDED_FOR, 56)
 			.storedKey("2001:db8:1:2ff::5")).isEqualTo("ip:2001:db8:1:200:0:0:0:0/56");
 		assertThat(this.addresses.resolveKey(first)).isEqualTo("ip:2001:db8:1:2:0:0:0:17");
+		assertThat(byNetwork.storedKey("fe80::1:2%eth0")).isEqualTo("ip:fe80:0:0:0:0:0:0:0/64");
+		assertThat(byNetwork.storedKey("::ffff:192.0.2.1")).isEqualTo("ip:192.0.2.1");
+		assertThatIllegalArgumentException().isThrownBy(() -> byNetwork.storedKey("ip:2001:db8::/48"))
+			.withMessageContaining("does not name a /64 network");
+		assertThatIllegalArgumentException().isThrownBy(() -> byNetwork.storedKey("2001:db8::/abc"))
+			.withMessageContaining("ratelimit.client.ipv6-prefix-length");
 	}
 
 	@Test

@@ -2,6 +2,7 @@ package dev.ratelimit.spring.web;
 
 import java.time.Duration;
 
+import jakarta.servlet.http.MappingMatch;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
@@ -10,6 +11,7 @@ import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.boot.webmvc.test.autoconfigure.AutoConfigureMockMvc;
 import org.springframework.context.annotation.Bean;
 import org.springframework.http.MediaType;
+import org.springframework.mock.web.MockHttpServletMapping;
 import org.springframework.security.core.authority.SimpleGrantedAuthority;
 import org.springframework.test.context.ActiveProfiles;
 import org.springframework.test.web.servlet.MockMvc;
@@ -225,6 +227,23 @@ class RateLimitWebTests {
 		int before = this.limiter.acquires();
 		this.mvc.perform(head("/api/shelf/book").header("X-Client", "shelf-head"))
 			.andExpect(status().isOk())
+			.andExpect(header().string("RateLimit-Policy", "\"weighted\";q=10;w=60, \"batch\";q=10;w=60"));
+		assertThat(this.limiter.acquires() - before).isOne();
+		assertThat(this.limiter.lastLimits()).extracting((limit) -> limit.policy()).containsExactly("weighted", "batch");
+	}
+
+	@Test
+	void findsTheAnnotatedHandlerOfADispatcherServletMappedByAPathPrefix() throws Exception {
+		// the filter matches "/app/api/shelf/book"; the handler mappings see "/api/shelf/book", as the DispatcherServlet
+		// mapped to "/app/*" does: the pre-check must look up that path, not the filter's
+		int before = this.limiter.acquires();
+		this.mvc.perform(get("/app/api/shelf/book").servletPath("/app").header("X-Client", "app-prefix").with((request) -> {
+			request.setHttpServletMapping(
+					new MockHttpServletMapping("api/shelf/book", "/app/*", "dispatcherServlet", MappingMatch.PATH));
+			return request;
+		}))
+			.andExpect(status().isOk())
+			.andExpect(content().string("book"))
 			.andExpect(header().string("RateLimit-Policy", "\"weighted\";q=10;w=60, \"batch\";q=10;w=60"));
 		assertThat(this.limiter.acquires() - before).isOne();
 		assertThat(this.limiter.lastLimits()).extracting((limit) -> limit.policy()).containsExactly("weighted", "batch");
