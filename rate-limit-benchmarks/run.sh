@@ -202,10 +202,23 @@ start_app() {
 	java -Xms512m -Xmx512m -jar "$app_jar" --server.port="$app_port" \
 		--ratelimit.policies.api.tiers.paid[0].rate=100000000/1s \
 		--ratelimit.policies.backend-capacity.limits[0].rate=100000000/1s \
-		--logging.level.root=WARN "$@" >"$log_dir/app-$name.log" 2>&1 &
+		--logging.level.root=WARN "$@" >"$log_dir/app-$name${http_pass:+-pass$http_pass}.log" 2>&1 &
 	started_pids+=($!)
 	app_ports[$name]=$app_port
 	app_pids[$name]=$!
+}
+
+# Stops instance $1 and forgets its pid, so that the exit trap never signals a process that has since taken it.
+stop_app() {
+	local pid=${app_pids[$1]} kept=() p
+	kill "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	for p in "${started_pids[@]}"; do
+		if [[ $p != "$pid" ]]; then
+			kept+=("$p")
+		fi
+	done
+	started_pids=("${kept[@]}")
 }
 
 wait_for_app() {
@@ -217,7 +230,7 @@ wait_for_app() {
 		fi
 		sleep 0.5
 	done
-	echo "the sample app ($name) did not answer on port $port; see $log_dir/app-$name.log" >&2
+	echo "the sample app ($name) did not answer on port $port; see $log_dir/app-$name${http_pass:+-pass$http_pass}.log" >&2
 	exit 1
 }
 
@@ -275,6 +288,7 @@ run_http() {
 	local names=(off memory redis) name round i pass rps p99 non2xx spread lines=() failures=0 failures_before
 	declare -A sum=() p99s=() bad=() low=() high=() ticks=() server_ticks=() served=()
 	for pass in $(seq 1 "$http_passes"); do
+		http_pass=$pass
 		start_app off --ratelimit.enabled=false
 		start_app memory
 		start_app redis --spring.profiles.active=redis --spring.data.redis.port="$redis_port"
@@ -304,8 +318,7 @@ run_http() {
 		done
 		failures=$(( failures + $(backend_failures) - failures_before ))
 		for name in "${names[@]}"; do
-			kill "${app_pids[$name]}" 2>/dev/null || true
-			wait "${app_pids[$name]}" 2>/dev/null || true
+			stop_app "$name"
 		done
 	done
 	# Redis calls that failed in the measured rounds (timed out on the loaded machine) were decided by the local
@@ -351,7 +364,8 @@ done
 
 echo "== report"
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-if [[ -n $(git status --porcelain -- rate-limit-core/src/main rate-limit-benchmarks 2>/dev/null) ]]; then
+if [[ -n $(git status --porcelain -- rate-limit-core/src/main rate-limit-spring-boot-starter/src/main \
+	sample-geocoding-app/src/main rate-limit-benchmarks 2>/dev/null) ]]; then
 	commit="$commit + uncommitted changes"
 fi
 java -cp "$jar" dev.ratelimit.benchmarks.BenchmarkReport "$results" "$root/docs/BENCHMARKS.md" "$mode" "$commit" \
