@@ -195,8 +195,7 @@ class RateLimitWebTests {
 			.andExpect(status().isOk())
 			.andExpect(header().string("RateLimit-Policy", "\"weighted\";q=10;w=60, \"batch\";q=10;w=60"))
 			.andExpect(header().string("RateLimit", "\"weighted\";r=7;t=18"));
-		assertThat(this.limiter.acquires() - before).isOne();
-		assertThat(this.limiter.lastLimits()).extracting((limit) -> limit.policy()).containsExactly("weighted", "batch");
+		assertDecidedOnceBy(before, "weighted", "batch");
 	}
 
 	@Test
@@ -205,8 +204,7 @@ class RateLimitWebTests {
 		this.mvc.perform(get("/api/shelf/book").header("X-Client", "shelf-book"))
 			.andExpect(status().isOk())
 			.andExpect(header().string("RateLimit-Policy", "\"weighted\";q=10;w=60, \"batch\";q=10;w=60"));
-		assertThat(this.limiter.acquires() - before).isOne();
-		assertThat(this.limiter.lastLimits()).extracting((limit) -> limit.policy()).containsExactly("weighted", "batch");
+		assertDecidedOnceBy(before, "weighted", "batch");
 	}
 
 	@Test
@@ -218,8 +216,7 @@ class RateLimitWebTests {
 			.andExpect(content().string("plain"))
 			.andExpect(header().string("RateLimit-Policy", "\"weighted\";q=10;w=60"))
 			.andExpect(header().string("RateLimit", "\"weighted\";r=9;t=6"));
-		assertThat(this.limiter.acquires() - before).isOne();
-		assertThat(this.limiter.lastLimits()).extracting((limit) -> limit.policy()).containsExactly("weighted");
+		assertDecidedOnceBy(before, "weighted");
 	}
 
 	@Test
@@ -228,8 +225,7 @@ class RateLimitWebTests {
 		this.mvc.perform(head("/api/shelf/book").header("X-Client", "shelf-head"))
 			.andExpect(status().isOk())
 			.andExpect(header().string("RateLimit-Policy", "\"weighted\";q=10;w=60, \"batch\";q=10;w=60"));
-		assertThat(this.limiter.acquires() - before).isOne();
-		assertThat(this.limiter.lastLimits()).extracting((limit) -> limit.policy()).containsExactly("weighted", "batch");
+		assertDecidedOnceBy(before, "weighted", "batch");
 	}
 
 	@Test
@@ -245,8 +241,7 @@ class RateLimitWebTests {
 			.andExpect(status().isOk())
 			.andExpect(content().string("book"))
 			.andExpect(header().string("RateLimit-Policy", "\"weighted\";q=10;w=60, \"batch\";q=10;w=60"));
-		assertThat(this.limiter.acquires() - before).isOne();
-		assertThat(this.limiter.lastLimits()).extracting((limit) -> limit.policy()).containsExactly("weighted", "batch");
+		assertDecidedOnceBy(before, "weighted", "batch");
 	}
 
 	@Test
@@ -257,8 +252,7 @@ class RateLimitWebTests {
 			.andExpect(status().isMethodNotAllowed())
 			.andExpect(header().string("RateLimit-Policy", "\"weighted\";q=10;w=60"))
 			.andExpect(header().string("RateLimit", "\"weighted\";r=9;t=6"));
-		assertThat(this.limiter.acquires() - before).isOne();
-		assertThat(this.limiter.lastLimits()).extracting((limit) -> limit.policy()).containsExactly("weighted");
+		assertDecidedOnceBy(before, "weighted");
 	}
 
 	@Test
@@ -351,6 +345,14 @@ class RateLimitWebTests {
 			.andExpect(header().doesNotExist("RateLimit"))
 			.andExpect(header().doesNotExist("X-RateLimit-Limit"));
 		assertThat(this.limiter.acquires()).isEqualTo(before);
+	}
+
+	/**
+	 * Asserts that the requests since {@code before} made one call to the limiter, with the limits of these policies.
+	 */
+	private void assertDecidedOnceBy(int before, String... policies) {
+		assertThat(this.limiter.acquires() - before).isOne();
+		assertThat(this.limiter.lastLimits()).extracting((limit) -> limit.policy()).containsExactly(policies);
 	}
 
 	private static MockHttpServletRequestBuilder geocode(String apiKey) {
