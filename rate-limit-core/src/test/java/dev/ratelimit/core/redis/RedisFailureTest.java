@@ -17,6 +17,7 @@ import dev.ratelimit.core.KeyedLimit;
 import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.redis.testing.RedisServer;
 import dev.ratelimit.core.redis.testing.RespClient;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -25,6 +26,7 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Redis killed, hanging and restarted under a {@link RedisRateLimiter}: every failure mode answers within the timeout,
@@ -156,15 +158,16 @@ class RedisFailureTest {
 	/**
 	 * Polls until a decision comes from Redis; polling (not sleeping a fixed time) waits for a real server.
 	 */
-	static boolean awaitBackend(RedisRateLimiter limiter, Duration timeout) throws InterruptedException {
-		long deadline = System.nanoTime() + timeout.toNanos();
-		while (System.nanoTime() < deadline) {
-			if (limiter.acquire(LIMIT).source() == Decision.Source.BACKEND) {
-				return true;
-			}
-			Thread.sleep(20);
+	static boolean awaitBackend(RedisRateLimiter limiter, Duration timeout) {
+		try {
+			await().atMost(timeout)
+				.pollInterval(Duration.ofMillis(20))
+				.until(() -> limiter.acquire(LIMIT).source() == Decision.Source.BACKEND);
+			return true;
 		}
-		return false;
+		catch (ConditionTimeoutException ex) {
+			return false;
+		}
 	}
 
 }

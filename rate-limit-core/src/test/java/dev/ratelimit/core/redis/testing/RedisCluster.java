@@ -4,8 +4,12 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
+import org.awaitility.core.ConditionTimeoutException;
+
 import org.springframework.data.redis.connection.RedisClusterConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import static org.awaitility.Awaitility.await;
 
 /**
  * A Redis Cluster of three masters (no replicas) built from {@link RedisServer} processes: each node has its own
@@ -66,22 +70,25 @@ public final class RedisCluster implements AutoCloseable {
 	}
 
 	private void awaitOk(Duration timeout) {
-		long deadline = System.nanoTime() + timeout.toNanos();
-		while (System.nanoTime() < deadline) {
-			boolean ok = true;
-			for (int i = 0; i < this.nodes.size() && ok; i++) {
-				try (RespClient client = client(i)) {
-					String info = client.text("CLUSTER", "INFO");
-					ok = info.contains("cluster_state:ok") && info.contains("cluster_known_nodes:" + this.nodes.size())
-							&& info.contains("cluster_slots_ok:" + SLOTS);
+		try {
+			await().atMost(timeout).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(50)).until(this::isOk);
+		}
+		catch (ConditionTimeoutException ex) {
+			throw new IllegalStateException("The test cluster did not reach cluster_state:ok within " + timeout);
+		}
+	}
+
+	private boolean isOk() {
+		for (int i = 0; i < this.nodes.size(); i++) {
+			try (RespClient client = client(i)) {
+				String info = client.text("CLUSTER", "INFO");
+				if (!info.contains("cluster_state:ok") || !info.contains("cluster_known_nodes:" + this.nodes.size())
+						|| !info.contains("cluster_slots_ok:" + SLOTS)) {
+					return false;
 				}
 			}
-			if (ok) {
-				return;
-			}
-			RedisServer.pause(50);
 		}
-		throw new IllegalStateException("The test cluster did not reach cluster_state:ok within " + timeout);
+		return true;
 	}
 
 	private RespClient client(int node) {

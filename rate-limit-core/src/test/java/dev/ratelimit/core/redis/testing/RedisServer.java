@@ -12,9 +12,13 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 
+import org.awaitility.core.ConditionTimeoutException;
 import org.jspecify.annotations.Nullable;
+
+import static org.awaitility.Awaitility.await;
 
 /**
  * A {@code redis-server} process owned by a test: started on a free port (never 6379) with nothing written to disk
@@ -109,25 +113,26 @@ public final class RedisServer implements AutoCloseable {
 	}
 
 	private void awaitReady(Duration timeout) {
-		long deadline = System.nanoTime() + timeout.toNanos();
-		RuntimeException last = null;
-		while (System.nanoTime() < deadline) {
-			Process running = this.process;
-			if (running == null || !running.isAlive()) {
-				throw new IllegalStateException("redis-server on port " + this.port + " exited; see " + log());
-			}
-			try (RespClient client = new RespClient("127.0.0.1", this.port, 1000)) {
-				if ("PONG".equals(client.command("PING"))) {
-					return;
+		AtomicReference<@Nullable RuntimeException> last = new AtomicReference<>();
+		try {
+			await().atMost(timeout).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(20)).until(() -> {
+				Process running = this.process;
+				if (running == null || !running.isAlive()) {
+					throw new IllegalStateException("redis-server on port " + this.port + " exited; see " + log());
 				}
-			}
-			catch (RuntimeException ex) {
-				last = ex;
-			}
-			pause(20);
+				try (RespClient client = new RespClient("127.0.0.1", this.port, 1000)) {
+					return "PONG".equals(client.command("PING"));
+				}
+				catch (RuntimeException ex) {
+					last.set(ex);
+					return false;
+				}
+			});
 		}
-		throw new IllegalStateException("redis-server on port " + this.port + " did not answer within " + timeout
-				+ "; see " + log(), last);
+		catch (ConditionTimeoutException ex) {
+			throw new IllegalStateException("redis-server on port " + this.port + " did not answer within " + timeout
+					+ "; see " + log(), last.get());
+		}
 	}
 
 	private String log() {
@@ -137,16 +142,6 @@ public final class RedisServer implements AutoCloseable {
 		}
 		catch (IOException ex) {
 			return log.toString();
-		}
-	}
-
-	static void pause(long millis) {
-		try {
-			Thread.sleep(millis);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException(ex);
 		}
 	}
 
