@@ -28,12 +28,12 @@ public final class ClientAddressResolver implements KeyResolver {
 	/** The key of calls made outside a web request, which have no client address. */
 	public static final String NO_ADDRESS_KEY = "ip:none";
 
+	/** The IPv6 prefix length that keys each address on its own. */
+	public static final int WHOLE_IPV6_ADDRESS = 128;
+
 	private static final String ADDRESS_PREFIX = "ip:";
 
 	private final List<IpAddressRange> trustedProxies;
-
-	/** The IPv6 prefix length that keys each address on its own. */
-	public static final int WHOLE_IPV6_ADDRESS = 128;
 
 	private final ForwardedHeader forwardedHeader;
 
@@ -78,7 +78,7 @@ public final class ClientAddressResolver implements KeyResolver {
 	@Override
 	public String resolveKey(RateLimitContext context) {
 		HttpServletRequest request = context.request();
-		return (request != null) ? storedKey(clientAddress(request)) : NO_ADDRESS_KEY;
+		return (request != null) ? addressKey(clientAddress(request)) : NO_ADDRESS_KEY;
 	}
 
 	/**
@@ -92,19 +92,29 @@ public final class ClientAddressResolver implements KeyResolver {
 	@Override
 	public String storedKey(String client) {
 		String address = client.startsWith(ADDRESS_PREFIX) ? client.substring(ADDRESS_PREFIX.length()) : client;
-		if (this.ipv6PrefixLength < WHOLE_IPV6_ADDRESS) {
-			int slash = address.indexOf('/');
-			InetAddress parsed = IpAddressRange.parseAddress((slash >= 0) ? address.substring(0, slash) : address);
-			if (parsed instanceof Inet6Address) {
-				if (slash >= 0 && !address.substring(slash + 1).trim().equals(Integer.toString(this.ipv6PrefixLength))) {
-					throw new IllegalArgumentException("'" + client + "' does not name a /" + this.ipv6PrefixLength
-							+ " network, by which IPv6 clients are keyed (ratelimit.client.ipv6-prefix-length)");
-				}
-				return ADDRESS_PREFIX + IpAddressRange.network(parsed, this.ipv6PrefixLength).getHostAddress() + "/"
-						+ this.ipv6PrefixLength;
+		int slash = address.indexOf('/');
+		if (this.ipv6PrefixLength < WHOLE_IPV6_ADDRESS && slash >= 0
+				&& IpAddressRange.parseAddress(address.substring(0, slash)) instanceof Inet6Address) {
+			if (!address.substring(slash + 1).trim().equals(Integer.toString(this.ipv6PrefixLength))) {
+				throw new IllegalArgumentException("'" + client + "' does not name a /" + this.ipv6PrefixLength
+						+ " network, by which IPv6 clients are keyed (ratelimit.client.ipv6-prefix-length)");
 			}
+			address = address.substring(0, slash);
 		}
-		return ADDRESS_PREFIX + canonical(address);
+		return addressKey(canonical(address));
+	}
+
+	/**
+	 * Returns the key of an address in canonical form: the address, or its network when IPv6 addresses are keyed by a
+	 * shorter prefix. Only then is the address parsed again (a canonical IPv4 address has no colon).
+	 */
+	private String addressKey(String canonicalAddress) {
+		if (this.ipv6PrefixLength < WHOLE_IPV6_ADDRESS && canonicalAddress.indexOf(':') >= 0
+				&& IpAddressRange.parseAddress(canonicalAddress) instanceof Inet6Address parsed) {
+			return ADDRESS_PREFIX + IpAddressRange.network(parsed, this.ipv6PrefixLength).getHostAddress() + "/"
+					+ this.ipv6PrefixLength;
+		}
+		return ADDRESS_PREFIX + canonicalAddress;
 	}
 
 	/**
