@@ -52,8 +52,12 @@ public final class Limit {
 		String what = builder.algorithm.configName() + " limit";
 		if (builder.algorithm == Algorithm.CONCURRENCY) {
 			if (builder.rate != null) {
-				throw new IllegalArgumentException("A concurrency limit takes 'max', not 'rate' (rate was "
-						+ builder.rate + ")");
+				// The property named first is the one the starter reports: here the one to remove.
+				throw new IllegalArgumentException("'rate' does not apply to a concurrency limit, which takes 'max' "
+						+ "(rate was " + builder.rate + ")");
+			}
+			if (builder.initial != null) {
+				throw new IllegalArgumentException("'initial' applies to token buckets only, not to a " + what);
 			}
 			if (builder.capacity == null) {
 				throw new IllegalArgumentException("A concurrency limit needs 'max', the calls in flight per key");

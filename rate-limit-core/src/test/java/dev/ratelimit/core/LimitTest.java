@@ -65,7 +65,10 @@ class LimitTest {
 	void rejectsAConcurrencyLimitWithARate() {
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> Limit.builder(Algorithm.CONCURRENCY).rate("5/1s").max(3).build())
-			.withMessageContaining("takes 'max', not 'rate'");
+			.withMessageStartingWith("'rate' does not apply to a concurrency limit, which takes 'max'");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> Limit.builder(Algorithm.CONCURRENCY).max(3).initial(1).build())
+			.withMessage("'initial' applies to token buckets only, not to a concurrency limit");
 		assertThatIllegalArgumentException().isThrownBy(() -> Limit.builder(Algorithm.CONCURRENCY).build())
 			.withMessageContaining("needs 'max'");
 		assertThatIllegalArgumentException().isThrownBy(() -> Limit.concurrency(0))
