@@ -53,7 +53,9 @@ public final class LeakyBucket implements LimitAlgorithm<BucketState> {
 		}
 		long need = cost * perPermit;
 		long bound = full - need;
-		boolean shape = limit.mode() == LeakMode.SHAPE;
+		// A call of cost 0 (an inspection) pours nothing, so it takes no place in the queue: it neither waits nor is
+		// refused for the wait, which after an admitted call can exceed max-wait by that call's own cost.
+		boolean shape = limit.mode() == LeakMode.SHAPE && cost > 0;
 		if (shape && limit.maxWaitMicros() >= 0 && limit.maxWaitMicros() < ceilDiv(bound, perMicro)) {
 			bound = limit.maxWaitMicros() * perMicro;
 		}

@@ -196,13 +196,15 @@ local function evaluateLeakyBucket(limit, state, c)
 	end
 	local need = c * perPermit
 	local bound = full - need
-	if limit.shape and limit.maxWait >= 0 and limit.maxWait < cdiv(bound, perMicro) then
+	-- A call of cost 0 takes no place in the queue: it neither waits nor is refused for the wait.
+	local shape = limit.shape and c > 0
+	if shape and limit.maxWait >= 0 and limit.maxWait < cdiv(bound, perMicro) then
 		bound = limit.maxWait * perMicro
 	end
 	if water <= bound then
 		local after = water + need
 		local delay = 0
-		if limit.shape then
+		if shape then
 			delay = lag + cdiv(water, perMicro)
 		end
 		return outcome(true, fdiv(full - after, perPermit), 0, lag + cdiv(after, perMicro), delay, false)

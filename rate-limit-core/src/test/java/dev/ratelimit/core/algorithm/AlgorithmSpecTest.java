@@ -95,6 +95,7 @@ class AlgorithmSpecTest {
 						0 1 allow 99 0 10_000 0
 						0 1 allow 98 0 20_000 10_000
 						0 1 reject 98 5_000 20_000     # would wait 20 ms
+						0 0 allow 98 0 20_000 0        # a cost of 0 takes no place: it neither waits nor is refused
 						5_000 1 allow 97 0 25_000 15_000
 						"""));
 	}
