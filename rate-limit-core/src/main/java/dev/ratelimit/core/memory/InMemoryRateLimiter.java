@@ -17,6 +17,7 @@ import com.github.benmanes.caffeine.cache.RemovalCause;
 import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.KeyedLimit;
+import dev.ratelimit.core.LeakMode;
 import dev.ratelimit.core.Lease;
 import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.LimitStatus;
@@ -182,24 +183,38 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	 * long)} does, but answers only whether the call may proceed: the same decision without building a
 	 * {@link Decision}, for callers that need no headers.
 	 * @param limit the keyed limit, of any algorithm but {@link Algorithm#CONCURRENCY} (whose permits must be
-	 * released through a decision)
+	 * released through a decision) and a leaky bucket in mode {@link LeakMode#SHAPE} (whose calls must wait their
+	 * delay)
 	 * @param cost the permits the call takes, at least 0
 	 * @return whether the call is allowed
-	 * @throws IllegalArgumentException if the cost is negative or the limit is a concurrency limit
+	 * @throws IllegalArgumentException if the cost is negative, or the limit is a concurrency limit or a shaping
+	 * leaky bucket
 	 */
 	public boolean tryAcquire(KeyedLimit limit, long cost) {
 		checkCost(cost);
-		if (limit.limit().algorithm() == Algorithm.CONCURRENCY) {
-			throw new IllegalArgumentException("tryAcquire cannot hand out the lease of concurrency limit '"
-					+ limit.policy() + "'; use acquire and release the decision");
+		Algorithm algorithm = limit.limit().algorithm();
+		if (algorithm != Algorithm.TOKEN_BUCKET) {
+			checkTryable(limit);
 		}
 		Slot slot = slot(limit);
-		if (slot instanceof Slot.BucketSlot bucket && limit.limit().algorithm() == Algorithm.TOKEN_BUCKET) {
+		if (slot instanceof Slot.BucketSlot bucket && algorithm == Algorithm.TOKEN_BUCKET) {
 			return tryTakeTokens(bucket, limit, cost);
 		}
 		Outcome outcome = slot.optimistic() ? decideOptimistically(slot, limit, cost)
 				: decideLockedOne(slot, limit, cost).outcome;
 		return outcome.allowed();
+	}
+
+	private static void checkTryable(KeyedLimit limit) {
+		if (limit.limit().algorithm() == Algorithm.CONCURRENCY) {
+			throw new IllegalArgumentException("tryAcquire cannot hand out the lease of concurrency limit '"
+					+ limit.policy() + "'; use acquire and release the decision");
+		}
+		if (limit.limit().mode() == LeakMode.SHAPE) {
+			// true would tell the caller to go now, while the bucket counts the call as waiting its turn.
+			throw new IllegalArgumentException("tryAcquire cannot tell the delay of shaping leaky-bucket limit '"
+					+ limit.policy() + "'; use acquire and wait the decision's delay");
+		}
 	}
 
 	/**

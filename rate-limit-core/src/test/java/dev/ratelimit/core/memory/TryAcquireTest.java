@@ -5,6 +5,7 @@ import java.util.SplittableRandom;
 
 import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.KeyedLimit;
+import dev.ratelimit.core.LeakMode;
 import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.LimitStatus;
 import dev.ratelimit.core.ManualTimeSource;
@@ -80,6 +81,18 @@ class TryAcquireTest {
 		KeyedLimit inFlight = new KeyedLimit("in-flight", "client", Limit.concurrency(2));
 		assertThatIllegalArgumentException().isThrownBy(() -> limiter.tryAcquire(inFlight, 1))
 			.withMessageContaining("in-flight");
+	}
+
+	@Test
+	void refusesAShapingLeakyBucketWhoseDelayItCouldNotHandOut() {
+		InMemoryRateLimiter limiter = InMemoryRateLimiter.builder().timeSource(new ManualTimeSource()).build();
+		KeyedLimit shaped = new KeyedLimit("smooth", "client",
+				Limit.builder(Algorithm.LEAKY_BUCKET).rate("100/1s").mode(LeakMode.SHAPE).build());
+		assertThatIllegalArgumentException().isThrownBy(() -> limiter.tryAcquire(shaped, 1))
+			.withMessageContaining("smooth")
+			.withMessageContaining("delay");
+		// nothing was poured: the first acquire still goes without waiting
+		assertThat(limiter.acquire(shaped).delay()).isZero();
 	}
 
 }
