@@ -10,7 +10,8 @@ import com.github.benmanes.caffeine.cache.Caffeine;
  * The local reservoirs of two-tier mode: per token-bucket key, the permits this instance took from Redis in advance
  * and has not used yet. A reservoir never holds more than {@code N - 1} permits after a call (a renewal takes at most
  * {@code N} and the call that triggered it uses at least one), and its permits lapse after the bucket's window, so
- * that stale permits are not spent long after they were taken.
+ * that stale permits are not spent long after they were taken. It also remembers Redis's last refusal, so that calls
+ * that would be refused again are answered without a round trip.
  */
 final class LeasedPermits {
 
@@ -55,6 +56,15 @@ final class LeasedPermits {
 		long redisRemaining;
 
 		long resetAt;
+
+		/**
+		 * Until when (this instance's clock, µs) Redis refuses {@link #refusedNeed} permits or more: the time of its
+		 * last refusal plus that refusal's retry-after; 0 after a grant.
+		 */
+		long refusedUntil;
+
+		/** The permits the last refused renewal asked for. */
+		long refusedNeed;
 
 	}
 

@@ -79,7 +79,10 @@ import org.springframework.data.redis.core.script.RedisScript;
  * so over any interval of length {@code t} a fleet of {@code I} instances admits at most
  * {@code capacity + rate * t + I * (N - 1)} calls, that is at most {@code N} per instance beyond the exact limit per
  * refill of the bucket. Leased permits lapse after the bucket's window. Other algorithms, and calls with several
- * limits, ignore lease mode (they are decided in Redis on every call).
+ * limits, ignore lease mode (they are decided in Redis on every call). When Redis refuses a renewal, the reservoir
+ * remembers how many permits were refused and until when (the refusal's retry-after): until then a call that needs
+ * as many is refused locally with the rest of that retry-after, as Redis would refuse it, so a client over its limit
+ * costs about one round trip per retry-after, not one per call.
  *
  * <h2>Why not {@code RedisTemplate.execute(script)}</h2> It blocks for the client's own command timeout and cannot
  * be bounded per call; so the script is held as a {@link RedisScript} (text, SHA-1 and a declared {@code List}
@@ -313,14 +316,23 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 				return Decision.of(List.of(new LimitStatus(target, true, reservoir.permits + reservoir.redisRemaining, 0,
 						Math.max(0, reservoir.resetAt - now), 0, false)), List.of());
 			}
+			long need = cost - reservoir.permits;
+			if (now < reservoir.refusedUntil && need == reservoir.refusedNeed) {
+				// Redis refused this many permits until then, and a bucket only refills at its rate: Redis would
+				// refuse this call too, with the same retry-after less the time since (exact for the same need, which
+				// is why another need still asks Redis). Answering here keeps callers queued on an exhausted key from
+				// taking turns at Redis under the lock, where those at the back would time out and fall back (by
+				// default: allowed). The remaining count is as Redis last reported it, as for calls served locally.
+				return Decision.of(List.of(new LimitStatus(target, false, reservoir.permits + reservoir.redisRemaining,
+						reservoir.refusedUntil - now, Math.max(0, reservoir.resetAt - now), 0, false)), List.of());
+			}
 			if (!this.gate.tryEnter()) {
 				return fallback(List.of(target), cost);
 			}
 			long[] reply;
 			try {
 				Plan plan = new Plan(List.of(target));
-				reply = run("l", plan, new int[] { 0 }, cost - reservoir.permits, leasedPermits.size(),
-						timeArgument(), deadline);
+				reply = run("l", plan, new int[] { 0 }, need, leasedPermits.size(), timeArgument(), deadline);
 				this.gate.succeeded();
 			}
 			catch (Exception ex) {
@@ -331,9 +343,14 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 				long granted = outcome[REPLY_PER_KEY - 1];
 				reservoir.permits = reservoir.permits + granted - cost;
 				reservoir.expiresAt = now + target.limit().windowMicros();
-				reservoir.redisRemaining = outcome[1];
-				reservoir.resetAt = now + outcome[3];
+				reservoir.refusedUntil = 0;
 			}
+			else {
+				reservoir.refusedUntil = now + outcome[2];
+				reservoir.refusedNeed = need;
+			}
+			reservoir.redisRemaining = outcome[1];
+			reservoir.resetAt = now + outcome[3];
 			outcome[1] += reservoir.permits;
 			return Decision.of(List.of(status(target, outcome)), List.of());
 		}

@@ -87,6 +87,53 @@ class RedisLeaseTest {
 	}
 
 	@Test
+	void aClientOverItsLimitIsRefusedLocallyUntilRedisWouldAllowIt(RedisEndpoint endpoint) {
+		ManualTimeSource clock = new ManualTimeSource();
+		RedisRateLimiter limiter = RedisRateLimiter.builder(factories.get(0))
+			.keyPrefix(TestRedis.uniquePrefix())
+			.timeout(Duration.ofSeconds(2))
+			.lease(5)
+			.timeSource(clock)
+			.build();
+		// capacity 10, one token every 100 ms
+		KeyedLimit limit = new KeyedLimit("api", "client", Limit.tokenBucket("10/1s"));
+		try (RespClient client = endpoint.client()) {
+			for (int i = 0; i < 10; i++) {
+				assertThat(limiter.acquire(limit).isAllowed()).isTrue();
+			}
+			Decision refused = limiter.acquire(limit);
+			assertThat(refused.isAllowed()).isFalse();
+			assertThat(refused.source()).isEqualTo(Decision.Source.BACKEND);
+			assertThat(refused.retryAfter()).isEqualTo(Duration.ofMillis(100));
+			client.command("CONFIG", "RESETSTAT");
+			// callers queued on the exhausted key: Redis refused one permit for 100 ms, so no call goes to it
+			for (int i = 0; i < 50; i++) {
+				Decision again = limiter.acquire(limit);
+				assertThat(again.isAllowed()).isFalse();
+				assertThat(again.source()).isEqualTo(Decision.Source.BACKEND);
+				assertThat(again.retryAfter()).isEqualTo(Duration.ofMillis(100));
+				assertThat(again.remaining()).isZero();
+			}
+			clock.advance(Duration.ofMillis(40));
+			assertThat(limiter.acquire(limit).retryAfter()).isEqualTo(Duration.ofMillis(60));
+			assertThat(scriptCalls(client.text("INFO", "commandstats"))).isZero();
+			// a cost Redis was not asked about still goes to it, for its own retry-after
+			assertThat(limiter.acquire(limit, 2).retryAfter()).isEqualTo(Duration.ofMillis(160));
+			assertThat(scriptCalls(client.text("INFO", "commandstats"))).isOne();
+			assertThat(limiter.acquire(limit, 2).retryAfter()).isEqualTo(Duration.ofMillis(160));
+			assertThat(limiter.acquire(limit).retryAfter()).isEqualTo(Duration.ofMillis(60));
+			assertThat(scriptCalls(client.text("INFO", "commandstats"))).isEqualTo(2);
+			// once the refusal has run out, Redis decides again, and has a token
+			clock.advance(Duration.ofMillis(60));
+			assertThat(limiter.acquire(limit).isAllowed()).isTrue();
+			assertThat(scriptCalls(client.text("INFO", "commandstats"))).isEqualTo(3);
+		}
+		finally {
+			limiter.close();
+		}
+	}
+
+	@Test
 	void aFleetOverAdmitsAtMostTheLeasedPermitsItHolds() {
 		ManualTimeSource clock = new ManualTimeSource();
 		String prefix = TestRedis.uniquePrefix();
