@@ -31,6 +31,8 @@ class InvalidConfigurationTests {
 			max-wait without shape | ratelimit.policies.api.limits[0].algorithm=leaky-bucket,ratelimit.policies.api.limits[0].max-wait=1s | ratelimit.policies.api.limits[0].max-wait | 'max-wait' applies to a leaky-bucket with mode 'shape' only
 			unknown leaky-bucket mode | ratelimit.policies.api.limits[0].algorithm=leaky-bucket,ratelimit.policies.api.limits[0].mode=queue | ratelimit.policies.api.limits[0].mode | Unknown leaky-bucket mode 'queue'
 			concurrency without max | ratelimit.policies.pool.limits[0].algorithm=concurrency | ratelimit.policies.pool.limits[0].max | needs 'max'
+			concurrency with a rate | ratelimit.policies.api.limits[0].algorithm=concurrency,ratelimit.policies.api.limits[0].max=3 | ratelimit.policies.api.limits[0].rate | 'rate' does not apply to a concurrency limit, which takes 'max'
+			concurrency with initial | ratelimit.policies.pool.limits[0].algorithm=concurrency,ratelimit.policies.pool.limits[0].max=3,ratelimit.policies.pool.limits[0].initial=1 | ratelimit.policies.pool.limits[0].initial | 'initial' applies to token buckets only, not to a concurrency limit
 			unknown key strategy | ratelimit.policies.api.key=cookie | ratelimit.policies.api.key | unknown key strategy 'cookie'; expected principal, api-key, ip, global, header:NAME, bean:NAME or SpEL
 			unparsable SpEL key | ratelimit.policies.api.key=#{#request.getHeader(} | ratelimit.policies.api.key | the expression '#{#request.getHeader(}' does not parse
 			missing key resolver bean | ratelimit.policies.api.key=bean:tenantKeys | ratelimit.policies.api.key | names no bean 'tenantKeys'
