@@ -4,9 +4,11 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.jspecify.annotations.Nullable;
@@ -20,13 +22,21 @@ import org.springframework.data.redis.core.script.RedisScript;
 /**
  * Runs commands through the blocking {@link RedisConnection} API of any {@link RedisConnectionFactory} (Jedis, or a
  * factory of another client), on a bounded pool of daemon threads, while the caller waits only until its deadline. A
- * blocked worker is bounded by the client's own read timeout; when every worker is busy (Redis hangs), a call fails at
- * once instead of queueing. The script runs with EVALSHA (EVAL after NOSCRIPT), not as a function: the generic
- * connection API has no FCALL.
+ * blocked worker is bounded by the client's own read timeout. When every worker is busy, a call waits in a bounded
+ * queue for a worker instead of failing: under load a healthy Redis keeps more calls in flight than there are workers
+ * (or pooled connections), and a failure would make the limiter fall back for a whole cool-down. A queued call that
+ * has a deadline and is still queued when its deadline passes does not touch Redis when a worker takes it: its caller
+ * has already timed out and fallen back, so running it would take permits nobody gets. Calls without a deadline (a
+ * give-back, a lease release, the warm-up) always run. Only when the queue is full does a call fail at once. The
+ * script runs with EVALSHA (EVAL after NOSCRIPT), not as a function: the generic connection API has no FCALL.
  */
 final class ConnectionScriptRunner implements ScriptRunner {
 
-	private static final int MAX_WORKERS = 64;
+	/** Most threads that run calls at a time. */
+	static final int MAX_WORKERS = 64;
+
+	/** Most calls waiting for a worker; one more fails at once. */
+	static final int MAX_QUEUED = 10_000;
 
 	private final RedisConnectionFactory connectionFactory;
 
@@ -43,30 +53,45 @@ final class ConnectionScriptRunner implements ScriptRunner {
 		this.sha = script.getSha1();
 		this.body = script.getScriptAsString().getBytes(StandardCharsets.UTF_8);
 		AtomicInteger count = new AtomicInteger();
-		this.workers = new ThreadPoolExecutor(0, MAX_WORKERS, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
-				(task) -> {
+		this.workers = new ThreadPoolExecutor(MAX_WORKERS, MAX_WORKERS, 30, TimeUnit.SECONDS,
+				new LinkedBlockingQueue<>(MAX_QUEUED), (task) -> {
 					Thread thread = new Thread(task, "ratelimit-redis-" + count.incrementAndGet());
 					thread.setDaemon(true);
 					return thread;
+				}, (task, executor) -> {
+					if (executor.isShutdown()) {
+						throw new RejectedExecutionException("The Redis script runner is closed");
+					}
+					throw new RejectedExecutionException(
+							"The queue of Redis calls is full (" + MAX_QUEUED + " calls waiting for a worker)");
 				});
+		this.workers.allowCoreThreadTimeOut(true);
 	}
 
+	/**
+	 * Runs work that nobody waits for past a deadline (a give-back, a lease release, the warm-up): it runs however
+	 * long it waited for a worker.
+	 */
 	private <T> CompletableFuture<T> submit(Callable<T> work) {
-		CompletableFuture<T> result = new CompletableFuture<>();
+		return submit(new Call<>(work, false, 0));
+	}
+
+	/**
+	 * Runs work for a caller that waits until {@code deadline}: if the deadline has passed when a worker takes it, it
+	 * does not run.
+	 */
+	private <T> CompletableFuture<T> submit(Callable<T> work, long deadline) {
+		return submit(new Call<>(work, true, deadline));
+	}
+
+	private <T> CompletableFuture<T> submit(Call<T> call) {
 		try {
-			this.workers.execute(() -> {
-				try {
-					result.complete(work.call());
-				}
-				catch (Throwable ex) {
-					result.completeExceptionally(ex);
-				}
-			});
+			this.workers.execute(call);
 		}
 		catch (RuntimeException ex) {
-			result.completeExceptionally(ex);
+			call.result.completeExceptionally(ex);
 		}
-		return result;
+		return call.result;
 	}
 
 	private <T> T withConnection(ConnectionCallback<T> callback) throws Exception {
@@ -82,7 +107,8 @@ final class ConnectionScriptRunner implements ScriptRunner {
 		if (known != null) {
 			return known;
 		}
-		return ScriptRunner.await(submit(() -> withConnection((connection) -> this.cluster)), deadline, true);
+		return ScriptRunner.await(submit(() -> withConnection((connection) -> this.cluster), deadline), deadline,
+				true);
 	}
 
 	private List<Object> run(List<byte[]> keys, List<byte[]> args) throws Exception {
@@ -110,7 +136,7 @@ final class ConnectionScriptRunner implements ScriptRunner {
 
 	@Override
 	public List<Object> eval(List<byte[]> keys, List<byte[]> args, long deadline) throws Exception {
-		return ScriptRunner.await(submit(() -> run(keys, args)), deadline, true);
+		return ScriptRunner.await(submit(() -> run(keys, args), deadline), deadline, true);
 	}
 
 	@Override
@@ -125,13 +151,13 @@ final class ConnectionScriptRunner implements ScriptRunner {
 
 	@Override
 	public void delete(byte[] key, long deadline) throws Exception {
-		ScriptRunner.await(submit(() -> withConnection((connection) -> connection.keyCommands().del(key))), deadline,
-				true);
+		ScriptRunner.await(submit(() -> withConnection((connection) -> connection.keyCommands().del(key)), deadline),
+				deadline, true);
 	}
 
 	@Override
 	public void ping(long deadline) throws Exception {
-		ScriptRunner.await(submit(() -> withConnection(RedisConnection::ping)), deadline, true);
+		ScriptRunner.await(submit(() -> withConnection(RedisConnection::ping), deadline), deadline, true);
 	}
 
 	@Override
@@ -141,7 +167,48 @@ final class ConnectionScriptRunner implements ScriptRunner {
 
 	@Override
 	public void close() {
-		this.workers.shutdownNow();
+		for (Runnable queued : this.workers.shutdownNow()) {
+			if (queued instanceof Call<?> call) {
+				call.result.completeExceptionally(
+						new RejectedExecutionException("The Redis script runner was closed before the call ran"));
+			}
+		}
+	}
+
+	/**
+	 * A call waiting for a worker, then running on it.
+	 */
+	private static final class Call<T> implements Runnable {
+
+		private final Callable<T> work;
+
+		private final boolean bounded;
+
+		private final long deadline;
+
+		final CompletableFuture<T> result = new CompletableFuture<>();
+
+		Call(Callable<T> work, boolean bounded, long deadline) {
+			this.work = work;
+			this.bounded = bounded;
+			this.deadline = deadline;
+		}
+
+		@Override
+		public void run() {
+			if (this.bounded && (this.result.isDone() || this.deadline - System.nanoTime() <= 0)) {
+				// its caller has timed out (or given up) and fallen back: running it would only charge Redis
+				this.result.completeExceptionally(new TimeoutException("Redis did not answer in time"));
+				return;
+			}
+			try {
+				this.result.complete(this.work.call());
+			}
+			catch (Throwable ex) {
+				this.result.completeExceptionally(ex);
+			}
+		}
+
 	}
 
 	@FunctionalInterface
