@@ -395,7 +395,13 @@ public final class InMemoryRateLimiter implements RateLimiter {
 
 	@Override
 	public void reset(KeyedLimit limit) {
-		this.slots.invalidate(limit);
+		Slot removed = this.slots.asMap().remove(limit);
+		if (removed != null) {
+			// A call that found this slot before the removal may be about to show it to Caffeine, which would put
+			// it back: once discarded it is not, and should one have been put back just before, it goes again.
+			removed.discard();
+			this.slots.asMap().remove(limit, removed);
+		}
 		Recent shown = this.recent;
 		if (shown != null && shown.key.equals(limit)) {
 			this.recent = null;
@@ -439,10 +445,14 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	 * Shows a call made at {@code now} to Caffeine when the key's last shown call is half a retention old (so that it
 	 * expires no earlier than a retention after its last real call) or, at random, one call in
 	 * {@value #RECORD_ONE_IN}. Should Caffeine have expired the key meanwhile, this slot, which the call just used,
-	 * takes its place again, so that the call's permits are not forgotten.
+	 * takes its place again, so that the call's permits are not forgotten; unless {@link #reset} discarded it, whose
+	 * fresh state must win over a call that was in flight (RecentKeyTest).
 	 */
 	private void recordSometimes(Slot slot, KeyedLimit target, long now) {
 		if (now < slot.recordBy && (ThreadLocalRandom.current().nextInt() & (RECORD_ONE_IN - 1)) != 0) {
+			return;
+		}
+		if (slot.isDiscarded()) {
 			return;
 		}
 		advanceCacheTime(now);
@@ -452,11 +462,19 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		// forgotten one retention after its creation, and come back fresh (RetentionTest).
 		long keepNanos = RetentionExpiry.keepNanos(target);
 		this.expiration.setExpiresAfter(target, keepNanos, TimeUnit.NANOSECONDS);
-		slot.recordBy = now + recordInterval(target);
+		if (!slot.recordNext(now + recordInterval(target))) {
+			// reset discarded the slot meanwhile: take it out again if this call put it back
+			this.slots.asMap().remove(target, slot);
+			return;
+		}
 		if (held == slot) {
 			// Caffeine's expiry was just set from a cache time at least shownAt: it returns this slot until then.
 			long keep = keepNanos / 1000;
 			this.recent = new Recent(target, slot, (shownAt > Long.MAX_VALUE - keep) ? Long.MAX_VALUE : shownAt + keep);
+			if (slot.isDiscarded()) {
+				// reset ran between the check above and this write: it may have cleared the recent key before it
+				forgetRecent(target, slot, RemovalCause.EXPLICIT);
+			}
 		}
 	}
 

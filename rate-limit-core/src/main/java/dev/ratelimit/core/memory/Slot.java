@@ -21,9 +21,15 @@ abstract class Slot {
 
 	private static final VarHandle STAMP;
 
+	private static final VarHandle RECORD_BY;
+
+	/** {@link #recordBy} of a slot that {@code reset} discarded: no call puts it back in the cache. */
+	private static final long DISCARDED = Long.MAX_VALUE;
+
 	static {
 		try {
 			STAMP = MethodHandles.lookup().findVarHandle(Slot.class, "stamp", int.class);
+			RECORD_BY = MethodHandles.lookup().findVarHandle(Slot.class, "recordBy", long.class);
 		}
 		catch (ReflectiveOperationException ex) {
 			throw new ExceptionInInitializerError(ex);
@@ -33,7 +39,10 @@ abstract class Slot {
 	@SuppressWarnings("unused") // Through STAMP.
 	private int stamp;
 
-	/** When this key should next show Caffeine a call, in microseconds; read and written racily. */
+	/**
+	 * When this key should next show Caffeine a call, in microseconds; read racily on every call, and moved on (or
+	 * set to {@link #DISCARDED}) atomically.
+	 */
 	long recordBy;
 
 	Slot(long recordBy) {
@@ -54,6 +63,31 @@ abstract class Slot {
 	@SuppressWarnings("unchecked")
 	static <S> LimitAlgorithm<S> algorithm(Limit limit) {
 		return (LimitAlgorithm<S>) LimitAlgorithm.of(limit);
+	}
+
+	/**
+	 * Moves {@link #recordBy} on to {@code next}, unless the slot was discarded.
+	 * @return whether it was moved on (false: discarded)
+	 */
+	final boolean recordNext(long next) {
+		long seen;
+		do {
+			seen = (long) RECORD_BY.getVolatile(this);
+			if (seen == DISCARDED) {
+				return false;
+			}
+		}
+		while (!RECORD_BY.compareAndSet(this, seen, next));
+		return true;
+	}
+
+	/** Marks the slot as discarded by a reset: {@link #recordNext} refuses from now on. */
+	final void discard() {
+		RECORD_BY.setVolatile(this, DISCARDED);
+	}
+
+	final boolean isDiscarded() {
+		return (long) RECORD_BY.getVolatile(this) == DISCARDED;
 	}
 
 	/**

@@ -35,6 +35,33 @@ class RecentKeyTest {
 	}
 
 	@Test
+	void aCallInFlightDuringAResetDoesNotBringTheOldStateBack() {
+		// The reset lands while a call that already found the key's slot reads the time; that call is due to show
+		// the key to Caffeine (a retention of 2 s: every second), which puts a slot back if Caffeine lost it.
+		Runnable[] onNextRead = new Runnable[1];
+		InMemoryRateLimiter limiter = InMemoryRateLimiter.builder().timeSource(() -> {
+			Runnable hook = onNextRead[0];
+			onNextRead[0] = null;
+			if (hook != null) {
+				hook.run();
+			}
+			return this.clock.nowMicros();
+		}).build();
+		KeyedLimit key = new KeyedLimit("p", "k", Limit.tokenBucket("5/1s", 10));
+		assertThat(limiter.tryAcquire(key, 10)).isTrue();
+		this.clock.advance(Duration.ofMillis(1100));
+		onNextRead[0] = () -> limiter.reset(key);
+		assertThat(limiter.tryAcquire(key, 1)).isTrue();
+		assertThat(onNextRead[0]).as("the reset ran inside the call").isNull();
+		// the call decided on the state the reset discarded; what follows sees a fresh bucket, not 4 tokens
+		int taken = 0;
+		while (limiter.tryAcquire(key, 1)) {
+			taken++;
+		}
+		assertThat(taken).isEqualTo(10);
+	}
+
+	@Test
 	void aKeyCaffeineExpiredComesBackFreshWhenItWasTheKeyLastShownToCaffeine() {
 		KeyedLimit key = emptiedAfterBeingShownThenIdleThreeDays();
 		// Another key's first call moves Caffeine's clock on, and Caffeine expires the idle key.
