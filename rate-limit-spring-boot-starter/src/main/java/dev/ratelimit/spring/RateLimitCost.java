@@ -72,18 +72,17 @@ public final class RateLimitCost {
 	 * Returns the cost of a call.
 	 * @param context the call
 	 * @return the permits, at least 0
-	 * @throws IllegalStateException if an expression gives no number or a negative one
+	 * @throws RateLimitEvaluationException if an expression gives no whole number of permits of at least 0, or fails
+	 * on a value that the call carries
 	 */
 	public long evaluate(RateLimitContext context) {
 		RateLimitExpression expression = this.expression;
 		if (expression == null) {
 			return this.fixed;
 		}
-		Object value = expression.evaluate(context);
-		long cost = toPermits(value, expression);
+		long cost = toPermits(expression.evaluate(context), expression);
 		if (cost < 0) {
-			throw new IllegalStateException(
-					"Rate-limit cost " + expression + " gave " + cost + "; a cost must be at least 0");
+			throw new RateLimitEvaluationException(expression.text(), "it is negative", null);
 		}
 		return cost;
 	}
@@ -93,8 +92,17 @@ public final class RateLimitCost {
 			return ((Number) value).longValue();
 		}
 		if (value instanceof Number number) {
-			// a fractional cost is rounded up: half a permit still takes a permit
-			return new BigDecimal(number.toString()).setScale(0, RoundingMode.CEILING).longValueExact();
+			try {
+				BigDecimal permits = new BigDecimal(number.toString());
+				// a fractional cost is rounded up: half a permit still takes a permit (and -0.5 is negative, not 0)
+				return (permits.signum() < 0) ? -1 : permits.setScale(0, RoundingMode.CEILING).longValueExact();
+			}
+			catch (NumberFormatException ex) {
+				// NaN or infinite: reported below
+			}
+			catch (ArithmeticException ex) {
+				throw new RateLimitEvaluationException(expression.text(), "it is too large", ex);
+			}
 		}
 		if (value instanceof CharSequence text) {
 			try {
@@ -104,8 +112,8 @@ public final class RateLimitCost {
 				// reported below
 			}
 		}
-		throw new IllegalStateException(
-				"Rate-limit cost " + expression + " gave " + value + ", which is not a whole number of permits");
+		throw new RateLimitEvaluationException(expression.text(),
+				(value != null) ? "it is not a whole number" : "it evaluated to null", null);
 	}
 
 	@Override

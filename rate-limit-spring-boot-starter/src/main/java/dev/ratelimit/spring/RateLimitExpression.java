@@ -1,12 +1,16 @@
 package dev.ratelimit.spring;
 
+import java.lang.reflect.InvocationTargetException;
+import java.time.DateTimeException;
 import java.util.Objects;
 
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.expression.AccessException;
 import org.springframework.expression.EvaluationException;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
+import org.springframework.expression.spel.SpelEvaluationException;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
 
 /**
@@ -17,6 +21,10 @@ import org.springframework.expression.spel.standard.SpelExpressionParser;
 public final class RateLimitExpression {
 
 	private static final SpelExpressionParser PARSER = new SpelExpressionParser();
+
+	private static final String MISSING_VALUE = "it reads a value that this request does not have";
+
+	private static final String MALFORMED_VALUE = "a value it reads from this request does not have the expected form";
 
 	private final String text;
 
@@ -64,15 +72,71 @@ public final class RateLimitExpression {
 	 * Evaluates the expression.
 	 * @param context the call
 	 * @return the value, possibly {@code null}
-	 * @throws IllegalStateException if evaluation fails, naming the expression
+	 * @throws RateLimitEvaluationException if evaluation fails on a value that the call carries, such as a request
+	 * header that is missing or a parameter that is not a number
+	 * @throws IllegalStateException if evaluation fails otherwise, naming the expression; an exception of the
+	 * application code that the expression calls propagates as it is
 	 */
 	public @Nullable Object evaluate(RateLimitContext context) {
 		try {
 			return this.expression.getValue(context.evaluationContext());
 		}
-		catch (EvaluationException ex) {
-			throw new IllegalStateException("Rate-limit expression " + this.text + " failed: " + ex.getMessage(), ex);
+		catch (RuntimeException ex) {
+			String reason = failureOfTheCall(ex);
+			if (reason != null) {
+				throw new RateLimitEvaluationException(this.text, reason, ex);
+			}
+			if (ex instanceof EvaluationException) {
+				throw new IllegalStateException("Rate-limit expression " + this.text + " failed: " + ex.getMessage(), ex);
+			}
+			// thrown by application code that the expression calls, for its own reasons: its exception to report
+			throw ex;
 		}
+	}
+
+	/**
+	 * Returns why an evaluation failed when the failure comes from a value that the call carries, such as a request
+	 * header or parameter that is missing or malformed: SpEL met {@code null} where it needed an object, a value did
+	 * not convert, an index was out of bounds, or a method that the expression called rejected its argument with a
+	 * {@link NullPointerException}, an {@link IllegalArgumentException} (such as a {@link NumberFormatException}), an
+	 * {@link IndexOutOfBoundsException}, an {@link ArithmeticException} or a {@link DateTimeException}. Any other
+	 * failure (a method, property, type or bean that does not exist, which fails for every call, or application code
+	 * failing for its own reasons) is the application's.
+	 * @param failure what the evaluation threw
+	 * @return the reason in fixed words, or {@code null} if the failure is not the call's
+	 */
+	static @Nullable String failureOfTheCall(Throwable failure) {
+		Throwable thrown = failure;
+		if (failure instanceof SpelEvaluationException spel) {
+			switch (spel.getMessageCode()) {
+				case METHOD_CALL_ON_NULL_OBJECT_NOT_ALLOWED, PROPERTY_OR_FIELD_NOT_READABLE_ON_NULL,
+						CANNOT_INDEX_INTO_NULL_VALUE -> {
+					return MISSING_VALUE;
+				}
+				case TYPE_CONVERSION_ERROR, OPERATOR_NOT_SUPPORTED_BETWEEN_TYPES, ARRAY_INDEX_OUT_OF_BOUNDS,
+						COLLECTION_INDEX_OUT_OF_BOUNDS, STRING_INDEX_OUT_OF_BOUNDS -> {
+					return MALFORMED_VALUE;
+				}
+				case EXCEPTION_DURING_METHOD_INVOCATION, EXCEPTION_DURING_PROPERTY_READ, EXCEPTION_DURING_INDEX_READ,
+						EXCEPTION_DURING_FUNCTION_CALL, CONSTRUCTOR_INVOCATION_PROBLEM -> {
+					thrown = spel.getCause();
+					while (thrown instanceof AccessException || thrown instanceof InvocationTargetException) {
+						thrown = thrown.getCause();
+					}
+				}
+				default -> {
+					return null;
+				}
+			}
+		}
+		if (thrown instanceof NullPointerException) {
+			return MISSING_VALUE;
+		}
+		if (thrown instanceof IllegalArgumentException || thrown instanceof IndexOutOfBoundsException
+				|| thrown instanceof ArithmeticException || thrown instanceof DateTimeException) {
+			return MALFORMED_VALUE;
+		}
+		return null;
 	}
 
 	/**

@@ -76,6 +76,8 @@ public final class RateLimitService {
 	 * @param cost the permits the call takes
 	 * @param context the call
 	 * @return the result
+	 * @throws RateLimitEvaluationException if a key expression cannot be evaluated for the call, naming its policy;
+	 * nothing is charged then
 	 */
 	public RateLimitResult decideApplied(List<AppliedPolicy> applied, long cost, RateLimitContext context) {
 		if (applied.isEmpty()) {
@@ -97,7 +99,13 @@ public final class RateLimitService {
 			if (limits.isEmpty()) {
 				continue;
 			}
-			String key = application.keyResolver().resolveKey(context);
+			String key;
+			try {
+				key = application.keyResolver().resolveKey(context);
+			}
+			catch (RateLimitEvaluationException ex) {
+				throw ex.ofKey("policy " + policy.name());
+			}
 			if (key == null || key.isBlank()) {
 				throw new IllegalStateException("The key of rate-limit policy '" + policy.name() + "' is empty");
 			}

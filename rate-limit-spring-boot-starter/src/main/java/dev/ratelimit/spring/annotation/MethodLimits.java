@@ -5,6 +5,7 @@ import java.util.List;
 import dev.ratelimit.spring.AppliedPolicy;
 import dev.ratelimit.spring.RateLimitContext;
 import dev.ratelimit.spring.RateLimitCost;
+import dev.ratelimit.spring.RateLimitEvaluationException;
 
 /**
  * The resolved {@link RateLimited} annotations of one method: its policies with their keys, its cost expressions and
@@ -36,11 +37,19 @@ public final class MethodLimits {
 	 * Returns the cost of a call: the highest of the annotations' costs, since a call is charged once.
 	 * @param context the call
 	 * @return the cost
+	 * @throws RateLimitEvaluationException if a cost expression cannot be evaluated for the call, naming the policy
+	 * of its annotation
 	 */
 	public long cost(RateLimitContext context) {
 		long cost = 0;
-		for (RateLimitCost candidate : this.costs) {
-			cost = Math.max(cost, candidate.evaluate(context));
+		for (int i = 0; i < this.costs.size(); i++) {
+			try {
+				cost = Math.max(cost, this.costs.get(i).evaluate(context));
+			}
+			catch (RateLimitEvaluationException ex) {
+				// one cost per annotation, in the order of the policies
+				throw (i < this.policies.size()) ? ex.ofCost("policy " + this.policies.get(i).policy().name()) : ex;
+			}
 		}
 		return cost;
 	}

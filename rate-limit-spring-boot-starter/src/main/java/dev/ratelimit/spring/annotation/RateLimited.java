@@ -42,13 +42,16 @@ public @interface RateLimited {
 	/**
 	 * The key that replaces the policy's key for this method: SpEL {@code #{...}} over the method arguments by name,
 	 * {@code #request}, {@code #principal} and {@code @beans}, or any key strategy such as {@code ip}. Empty: the
-	 * policy's key.
+	 * policy's key. An expression that fails on a value of the call (a {@code null} argument, say) throws
+	 * {@link dev.ratelimit.spring.RateLimitEvaluationException} before anything is charged; a web request gets 400.
 	 * @return the key
 	 */
 	String key() default "";
 
 	/**
-	 * The permits a call takes: a whole number, or SpEL {@code #{...}} such as {@code #{#queries.size()}}.
+	 * The permits a call takes: a whole number, or SpEL {@code #{...}} such as {@code #{#queries.size()}}. An
+	 * expression that gives no whole number of at least 0 for a call, or fails on a value of the call, throws
+	 * {@link dev.ratelimit.spring.RateLimitEvaluationException} before anything is charged; a web request gets 400.
 	 * @return the cost
 	 */
 	String cost() default "1";

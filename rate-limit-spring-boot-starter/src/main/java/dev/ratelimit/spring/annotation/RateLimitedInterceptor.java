@@ -17,6 +17,7 @@ import org.springframework.beans.factory.BeanFactory;
 import dev.ratelimit.core.RateLimitExceededException;
 import dev.ratelimit.spring.AppliedPolicy;
 import dev.ratelimit.spring.RateLimitContext;
+import dev.ratelimit.spring.RateLimitEvaluationException;
 import dev.ratelimit.spring.RateLimitResult;
 import dev.ratelimit.spring.RateLimitService;
 import dev.ratelimit.spring.Sleeper;
@@ -26,7 +27,9 @@ import dev.ratelimit.spring.Sleeper;
  * {@link RateLimitService} before the method runs, and throws {@link RateLimitExceededException} when a limit
  * rejects it. For the handler method of a web request, the decision also covers the policies of the filters that
  * matched the request, and its concurrency permits are held until the response completes; otherwise they are held
- * until the method returns or throws.
+ * until the method returns or throws. A cost or key expression that cannot be evaluated for the call's arguments or
+ * request throws {@link RateLimitEvaluationException} before anything is charged, for the filter's policies too; in
+ * a web request the starter answers it with 400.
  */
 public final class RateLimitedInterceptor implements MethodInterceptor {
 
@@ -70,17 +73,17 @@ public final class RateLimitedInterceptor implements MethodInterceptor {
 		WebInvocationSupport web = this.web;
 		HttpServletRequest request = (web != null) ? web.currentRequest() : null;
 		boolean handler = web != null && request != null && web.isHandler(request, method);
+		// taken before any expression is evaluated: the method is invoked, so the filter must not charge its policies
+		// after the fact, whether this decision is made or an expression cannot be evaluated and nothing is charged
+		PendingLimits pending = handler ? web.takePending(request) : null;
 		RateLimitContext context = RateLimitContext.forInvocation(request, method, invocation.getArguments(),
 				limits.parameterNamesShared(), this.beanFactory);
 		List<AppliedPolicy> policies = limits.policies();
 		long cost = limits.cost(context);
-		if (handler) {
-			PendingLimits pending = web.takePending(request);
-			if (pending != null) {
-				policies = new ArrayList<>(pending.policies());
-				policies.addAll(limits.policies());
-				cost = Math.max(cost, pending.cost());
-			}
+		if (pending != null) {
+			policies = new ArrayList<>(pending.policies());
+			policies.addAll(limits.policies());
+			cost = Math.max(cost, pending.cost());
 		}
 		RateLimitResult result = this.service.decideApplied(policies, cost, context);
 		boolean releasedByWeb = web != null && request != null && web.onDecision(request, result, handler);

@@ -30,6 +30,7 @@ import dev.ratelimit.spring.annotation.RateLimitedMethods;
 import dev.ratelimit.spring.annotation.WebInvocationSupport;
 import dev.ratelimit.spring.web.AnnotatedHandlerLookup;
 import dev.ratelimit.spring.web.FilterRule;
+import dev.ratelimit.spring.web.PendingLimitsExceptionResolver;
 import dev.ratelimit.spring.web.RateLimitExceptionHandler;
 import dev.ratelimit.spring.web.RateLimitFilter;
 import dev.ratelimit.spring.web.RateLimitHeaders;
@@ -37,7 +38,8 @@ import dev.ratelimit.spring.web.ServletInvocationSupport;
 
 /**
  * Auto-configuration of rate limiting in a servlet web application: the filter for {@code ratelimit.filters},
- * ordered right after Spring Security's filter chain, the rate-limit headers and the 429 and 503 problem responses.
+ * ordered right after Spring Security's filter chain, the rate-limit headers and the 429, 503 and 400 problem
+ * responses.
  */
 @AutoConfiguration(after = RateLimitAutoConfiguration.class)
 @ConditionalOnBooleanProperty(name = "ratelimit.enabled", matchIfMissing = true)
@@ -74,6 +76,12 @@ public final class RateLimitWebAutoConfiguration {
 	@ConditionalOnMissingBean
 	WebInvocationSupport rateLimitWebInvocationSupport(RateLimitHeaders headers) {
 		return new ServletInvocationSupport(headers);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	PendingLimitsExceptionResolver rateLimitPendingLimitsExceptionResolver() {
+		return new PendingLimitsExceptionResolver();
 	}
 
 	@Bean

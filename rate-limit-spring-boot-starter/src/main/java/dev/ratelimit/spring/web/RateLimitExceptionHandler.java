@@ -2,6 +2,8 @@ package dev.ratelimit.spring.web;
 
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
@@ -14,17 +16,21 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
 
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.RateLimitExceededException;
+import dev.ratelimit.spring.RateLimitEvaluationException;
 import dev.ratelimit.spring.RateLimitResult;
 
 /**
  * Answers a {@link RateLimitExceededException} with 429 (or 503 for a backend failure), {@code Retry-After}, the
- * rate-limit headers and an {@code application/problem+json} body. Serves both the filter, which hands its
- * rejections to the MVC exception resolvers, and {@code @RateLimited} methods. Replace it with a bean of this type,
- * or handle the exception in an advice of higher precedence, to answer differently.
+ * rate-limit headers and an {@code application/problem+json} body, and a {@link RateLimitEvaluationException} (a cost
+ * or key expression that cannot be evaluated for the request) with 400 and a problem body. Serves both the filter,
+ * which hands its rejections to the MVC exception resolvers, and {@code @RateLimited} methods. Replace it with a bean
+ * of this type, or handle the exceptions in an advice of higher precedence, to answer differently.
  */
 @RestControllerAdvice
 @Order(Ordered.HIGHEST_PRECEDENCE)
 public class RateLimitExceptionHandler {
+
+	private static final Log logger = LogFactory.getLog(RateLimitExceptionHandler.class);
 
 	private final RateLimitHeaders headers;
 
@@ -59,6 +65,26 @@ public class RateLimitExceptionHandler {
 			builder.header(HttpHeaders.RETRY_AFTER, Long.toString(retryAfter));
 		}
 		return builder.body(RateLimitProblems.problem(decision, request));
+	}
+
+	/**
+	 * Answers a call whose cost or key expression could not be evaluated for its request. Nothing was charged. The
+	 * exception, with the expression, is logged at debug level only: it is the client's doing, any client can cause it
+	 * at will, and the response tells the client why; an expression that is wrong for every request is not answered
+	 * here but fails as an error of the application.
+	 * @param exception the failure
+	 * @param request the request
+	 * @return the problem response
+	 */
+	@ExceptionHandler(RateLimitEvaluationException.class)
+	public ResponseEntity<ProblemDetail> handleRateLimitEvaluation(RateLimitEvaluationException exception,
+			HttpServletRequest request) {
+		if (logger.isDebugEnabled()) {
+			logger.debug("Answered 400: " + exception.getMessage(), exception);
+		}
+		return ResponseEntity.badRequest()
+			.contentType(MediaType.APPLICATION_PROBLEM_JSON)
+			.body(RateLimitProblems.problem(exception, request));
 	}
 
 }

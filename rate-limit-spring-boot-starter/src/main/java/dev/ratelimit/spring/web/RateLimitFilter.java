@@ -31,6 +31,7 @@ import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.RateLimitExceededException;
 import dev.ratelimit.spring.AppliedPolicy;
 import dev.ratelimit.spring.RateLimitContext;
+import dev.ratelimit.spring.RateLimitEvaluationException;
 import dev.ratelimit.spring.RateLimitResult;
 import dev.ratelimit.spring.RateLimitService;
 import dev.ratelimit.spring.Sleeper;
@@ -44,7 +45,14 @@ import dev.ratelimit.spring.annotation.PendingLimits;
  * When the request's handler method carries {@code @RateLimited}, the filter does not decide: it leaves its policies
  * to the annotation's interceptor, which decides them together with the annotation's own once the method arguments
  * are known, so that the request is still decided once and charged once. Should the handler method never be invoked
- * (say, its arguments fail to bind), the filter charges its policies after the fact.
+ * (say, its arguments fail to bind), the filter decides its policies after all, since a failing request is not free:
+ * when the failure reaches the MVC exception resolvers, through the {@link PendingLimitsExceptionResolver}, before
+ * the error response is written, so that the response carries the rate-limit headers and a request over the limit is
+ * answered 429, as without the annotation; else when the filter chain returns.
+ *
+ * <p>
+ * A request for which a cost or key expression cannot be evaluated (a {@link RateLimitEvaluationException}) is
+ * answered 400 before anything is charged.
  *
  * <p>
  * Concurrency permits taken for the request are released when the response completes: when the filter chain
@@ -114,35 +122,18 @@ public class RateLimitFilter extends OncePerRequestFilter {
 	@Override
 	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
 			throws ServletException, IOException {
-		RequestLimits limits = new RequestLimits();
+		RequestLimits limits = new RequestLimits(this);
 		request.setAttribute(RequestLimits.ATTRIBUTE, limits);
-		RateLimitContext context = null;
 		try {
 			RequestPath path = this.rules.isEmpty() ? null : requestPath(request);
 			List<FilterRule> matched = (path != null) ? matching(request, path.pathWithinApplication()) : List.of();
-			if (!matched.isEmpty()) {
-				context = RateLimitContext.forRequest(request, this.beanFactory);
-				PendingLimits applicable = applicable(matched, context);
-				AnnotatedHandlerLookup lookup = this.handlerLookup.get();
-				if (lookup != null && lookup.isRateLimitedHandler(request, path)) {
-					limits.defer(applicable);
-				}
-				else {
-					RateLimitResult result = this.service.decideApplied(applicable.policies(), applicable.cost(),
-							context);
-					limits.decided(result, true);
-					this.headers.write(response, result);
-					if (!result.isAllowed()) {
-						reject(request, response, result.decision());
-						return;
-					}
-					waitForTurn(result.delay());
-				}
+			if (!matched.isEmpty() && !admit(matched, path, limits, request, response)) {
+				return;
 			}
 			chain.doFilter(request, response);
 		}
 		finally {
-			chargeLeftover(limits, request, context);
+			decideLeftover(limits, request, response, false);
 			if (request.isAsyncStarted()) {
 				request.getAsyncContext().addListener(new ReleaseOnCompletion(limits));
 			}
@@ -163,14 +154,61 @@ public class RateLimitFilter extends OncePerRequestFilter {
 		return matched;
 	}
 
+	/**
+	 * Decides a matched request, or leaves the decision to its annotated handler method.
+	 * @return whether the request may proceed; if not, it has been answered
+	 */
+	private boolean admit(List<FilterRule> matched, RequestPath path, RequestLimits limits,
+			HttpServletRequest request, HttpServletResponse response) throws ServletException, IOException {
+		RateLimitContext context = RateLimitContext.forRequest(request, this.beanFactory);
+		RateLimitResult result;
+		try {
+			PendingLimits applicable = applicable(matched, context);
+			AnnotatedHandlerLookup lookup = this.handlerLookup.get();
+			if (lookup != null && lookup.isRateLimitedHandler(request, path)) {
+				limits.defer(applicable);
+				return true;
+			}
+			result = decide(applicable, limits, response, context);
+		}
+		catch (RateLimitEvaluationException ex) {
+			refuse(request, response, ex);
+			return false;
+		}
+		if (!result.isAllowed()) {
+			reject(request, response, result.decision());
+			return false;
+		}
+		waitForTurn(result.delay());
+		return true;
+	}
+
 	private static PendingLimits applicable(List<FilterRule> matched, RateLimitContext context) {
 		Map<String, AppliedPolicy> policies = new LinkedHashMap<>();
 		long cost = 0;
 		for (FilterRule rule : matched) {
 			rule.policies().forEach((applied) -> policies.putIfAbsent(applied.policy().name(), applied));
-			cost = Math.max(cost, rule.cost().evaluate(context));
+			try {
+				cost = Math.max(cost, rule.cost().evaluate(context));
+			}
+			catch (RateLimitEvaluationException ex) {
+				throw ex.ofCost("the filter for " + policyNames(rule));
+			}
 		}
 		return new PendingLimits(new ArrayList<>(policies.values()), cost);
+	}
+
+	private static String policyNames(FilterRule rule) {
+		List<String> names = rule.policies().stream().map((applied) -> applied.policy().name()).toList();
+		return ((names.size() == 1) ? "policy " : "policies ") + String.join(", ", names);
+	}
+
+	private RateLimitResult decide(PendingLimits applicable, RequestLimits limits, HttpServletResponse response,
+			RateLimitContext context) {
+		RateLimitResult result = this.service.decideApplied(applicable.policies(), applicable.cost(), context);
+		limits.decided(result, true);
+		this.headers.write(response, result);
+		return result;
 	}
 
 	private void waitForTurn(Duration delay) throws ServletException {
@@ -186,15 +224,45 @@ public class RateLimitFilter extends OncePerRequestFilter {
 		}
 	}
 
-	private void chargeLeftover(RequestLimits limits, HttpServletRequest request,
-			@Nullable RateLimitContext context) {
+	/**
+	 * Decides the policies that the filter left for a {@code @RateLimited} handler method that will not be invoked,
+	 * as the filter would have decided them itself: the request is charged, since a failing request is not free, and
+	 * the response gets the rate-limit headers unless it is committed. Concurrency permits are held until the
+	 * response completes.
+	 * @param limits the state of the request
+	 * @param request the request
+	 * @param response the response
+	 * @param answer whether to answer a rejection (429), or a key expression that cannot be evaluated (400), in place
+	 * of the response the request would otherwise get; possible only while none of it is written
+	 * @return whether the request was answered here
+	 * @throws IOException if writing the answer fails
+	 */
+	boolean decideLeftover(RequestLimits limits, HttpServletRequest request, HttpServletResponse response,
+			boolean answer) throws IOException {
 		PendingLimits leftover = limits.takePending();
-		if (leftover != null) {
-			// the handler method never ran to decide; the request still takes its permits
-			RateLimitResult result = this.service.decideApplied(leftover.policies(), leftover.cost(),
-					(context != null) ? context : RateLimitContext.forRequest(request, this.beanFactory));
-			this.service.release(result);
+		if (leftover == null) {
+			return false;
 		}
+		RateLimitResult result;
+		try {
+			result = decide(leftover, limits, response, RateLimitContext.forRequest(request, this.beanFactory));
+		}
+		catch (RateLimitEvaluationException ex) {
+			if (answer && !response.isCommitted()) {
+				refuse(request, response, ex);
+				return true;
+			}
+			if (this.logger.isDebugEnabled()) {
+				this.logger.debug("Charged nothing for a request whose handler method was not invoked: "
+						+ ex.getMessage(), ex);
+			}
+			return false;
+		}
+		if (!result.isAllowed() && answer && !response.isCommitted()) {
+			reject(request, response, result.decision());
+			return true;
+		}
+		return false;
 	}
 
 	private void release(RequestLimits limits) {
@@ -218,12 +286,36 @@ public class RateLimitFilter extends OncePerRequestFilter {
 				&& resolver.resolveException(request, response, null, new RateLimitExceededException(decision)) != null) {
 			return;
 		}
-		ProblemDetail problem = RateLimitProblems.problem(decision, request);
-		response.setStatus(problem.getStatus());
 		Long retryAfter = RateLimitProblems.retryAfterSeconds(decision);
 		if (retryAfter != null) {
 			response.setHeader(HttpHeaders.RETRY_AFTER, Long.toString(retryAfter));
 		}
+		write(response, RateLimitProblems.problem(decision, request));
+	}
+
+	/**
+	 * Answers a request for which a cost or key expression could not be evaluated, with nothing charged: through the
+	 * MVC exception resolvers, so that the application's own advice for {@link RateLimitEvaluationException} applies,
+	 * else with the 400 problem written here (and the exception logged at debug level, as the client's doing).
+	 * @param request the request
+	 * @param response the response
+	 * @param failure the failure
+	 * @throws IOException if writing fails
+	 */
+	protected void refuse(HttpServletRequest request, HttpServletResponse response,
+			RateLimitEvaluationException failure) throws IOException {
+		HandlerExceptionResolver resolver = this.exceptionResolver.get();
+		if (resolver != null && resolver.resolveException(request, response, null, failure) != null) {
+			return;
+		}
+		if (this.logger.isDebugEnabled()) {
+			this.logger.debug("Answered 400: " + failure.getMessage(), failure);
+		}
+		write(response, RateLimitProblems.problem(failure, request));
+	}
+
+	private static void write(HttpServletResponse response, ProblemDetail problem) throws IOException {
+		response.setStatus(problem.getStatus());
 		response.setContentType(MediaType.APPLICATION_PROBLEM_JSON_VALUE);
 		response.setCharacterEncoding("UTF-8");
 		PrintWriter writer = response.getWriter();

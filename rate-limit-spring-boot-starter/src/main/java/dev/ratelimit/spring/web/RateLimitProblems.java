@@ -12,12 +12,14 @@ import org.springframework.http.ProblemDetail;
 
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.LimitStatus;
+import dev.ratelimit.spring.RateLimitEvaluationException;
 import dev.ratelimit.spring.RateLimitResult;
 
 /**
  * The RFC 9457 problem responses of rejected calls: 429 Too Many Requests when a limit rejects, 503 Service
  * Unavailable when the backend failed and {@code on-backend-failure} is {@code deny}. A call that costs more than a
- * limit can ever grant is answered 429 too, but without {@code Retry-After}, since waiting never helps.
+ * limit can ever grant is answered 429 too, but without {@code Retry-After}, since waiting never helps. A call whose
+ * cost or key expression cannot be evaluated for the request is answered 400 Bad Request.
  */
 public final class RateLimitProblems {
 
@@ -80,6 +82,24 @@ public final class RateLimitProblems {
 		if (retryAfter != null) {
 			problem.setProperty(RETRY_AFTER, retryAfter);
 		}
+		URI instance = instance(request);
+		if (instance != null) {
+			problem.setInstance(instance);
+		}
+		return problem;
+	}
+
+	/**
+	 * Returns the problem describing a call whose cost or key expression could not be evaluated for its request: 400,
+	 * with a detail that names the policy and says why in fixed words, never the request's values.
+	 * @param failure the failure
+	 * @param request the request, whose path becomes the problem's instance
+	 * @return the problem
+	 */
+	public static ProblemDetail problem(RateLimitEvaluationException failure, @Nullable HttpServletRequest request) {
+		ProblemDetail problem = ProblemDetail.forStatus(HttpStatus.BAD_REQUEST);
+		problem.setTitle("Bad Request");
+		problem.setDetail(failure.getDetail());
 		URI instance = instance(request);
 		if (instance != null) {
 			problem.setInstance(instance);

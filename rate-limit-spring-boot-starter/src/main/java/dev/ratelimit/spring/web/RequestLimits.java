@@ -10,13 +10,15 @@ import dev.ratelimit.spring.RateLimitResult;
 import dev.ratelimit.spring.annotation.PendingLimits;
 
 /**
- * The rate-limit state of one request, kept in a request attribute by the {@link RateLimitFilter}: the policies left
- * for the handler method, the results whose concurrency permits are released when the response completes, and the
- * latest result, which the 429 response describes.
+ * The rate-limit state of one request, kept in a request attribute by the {@link RateLimitFilter}: the filter, the
+ * policies left for the handler method, the results whose concurrency permits are released when the response
+ * completes, and the latest result, which the 429 response describes.
  */
 final class RequestLimits {
 
 	static final String ATTRIBUTE = RequestLimits.class.getName();
+
+	private final RateLimitFilter filter;
 
 	private final List<RateLimitResult> held = new ArrayList<>(1);
 
@@ -24,8 +26,16 @@ final class RequestLimits {
 
 	private @Nullable RateLimitResult latest;
 
+	RequestLimits(RateLimitFilter filter) {
+		this.filter = filter;
+	}
+
 	static @Nullable RequestLimits of(ServletRequest request) {
 		return (request.getAttribute(ATTRIBUTE) instanceof RequestLimits limits) ? limits : null;
+	}
+
+	RateLimitFilter filter() {
+		return this.filter;
 	}
 
 	synchronized void defer(PendingLimits pending) {

@@ -256,13 +256,36 @@ class RateLimitWebTests {
 	}
 
 	@Test
-	void chargesTheFilterPoliciesWhenAnAnnotatedHandlerNeverRuns() throws Exception {
+	void chargesTheFilterPoliciesWhenAnAnnotatedHandlerNeverRunsAndSaysSoInTheHeaders() throws Exception {
+		// the body does not bind, so the batch handler (and its per-query cost) never runs: the filter's policy takes
+		// its cost of 1, and the 400 carries the headers like any limited response
+		int before = this.limiter.acquires();
 		this.mvc.perform(post("/api/batch").header("X-Client", "unbound")
 			.contentType(MediaType.APPLICATION_JSON)
 			.content("not json"))
-			.andExpect(status().isBadRequest());
+			.andExpect(status().isBadRequest())
+			.andExpect(header().string("RateLimit-Policy", "\"weighted\";q=10;w=60"))
+			.andExpect(header().string("RateLimit", "\"weighted\";r=9;t=6"))
+			.andExpect(header().string("X-RateLimit-Limit", "10"))
+			.andExpect(header().string("X-RateLimit-Remaining", "9"));
+		assertDecidedOnceBy(before, "weighted");
 		this.mvc.perform(get("/api/weighted").param("n", "1").header("X-Client", "unbound"))
 			.andExpect(header().string("RateLimit", "\"weighted\";r=8;t=12"));
+	}
+
+	@Test
+	void answersABadRequestOverTheLimitWith429WhenItsAnnotatedHandlerWouldNotRun() throws Exception {
+		// as a handler without the annotation would be answered: the limit first, the body after
+		this.mvc.perform(get("/api/weighted").param("n", "10").header("X-Client", "unbound-spent"))
+			.andExpect(status().isOk());
+		this.mvc.perform(post("/api/batch").header("X-Client", "unbound-spent")
+			.contentType(MediaType.APPLICATION_JSON)
+			.content("not json"))
+			.andExpect(status().isTooManyRequests())
+			.andExpect(content().contentTypeCompatibleWith(MediaType.APPLICATION_PROBLEM_JSON))
+			.andExpect(header().string("Retry-After", "6"))
+			.andExpect(header().string("RateLimit", "\"weighted\";r=0;t=60"))
+			.andExpect(jsonPath("$['violated-policies'][0]").value("weighted"));
 	}
 
 	@Test

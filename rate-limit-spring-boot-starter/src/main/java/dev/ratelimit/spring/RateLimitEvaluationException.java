@@ -1,0 +1,112 @@
+package dev.ratelimit.spring;
+
+import java.util.Objects;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Thrown when a cost or key expression cannot be evaluated for a call because of what the call carries: a cost that
+ * evaluates to something other than a whole number of permits of at least 0, or an expression that fails on a value
+ * the call supplies (a request header or parameter that is missing or malformed, a method argument that is
+ * {@code null}). It is thrown before anything is charged. In a web request the starter answers it with
+ * {@code 400 Bad Request} and a problem whose detail names the policy and says why, in fixed words that never repeat
+ * the request's values.
+ *
+ * <p>
+ * This is the client's fault, not the application's: the expression parsed at start-up and evaluates for a request
+ * that carries what it reads, so retrying the same request cannot help, and a {@code 5xx} would count the client's
+ * mistake against the server. An expression that fails whatever the request carries (it names a method, property,
+ * type or bean that does not exist) or that calls application code failing for its own reasons is a server bug, and
+ * is not reported with this exception: it propagates as an error of the application.
+ */
+public class RateLimitEvaluationException extends RuntimeException {
+
+	private static final long serialVersionUID = 1L;
+
+	private final String expression;
+
+	private final String reason;
+
+	private final @Nullable String part;
+
+	private final @Nullable String owner;
+
+	/**
+	 * Creates an exception.
+	 * @param expression the expression as written, such as {@code #{#queries.size()}}, for the log
+	 * @param reason why it could not be evaluated, in fixed words that never repeat the call's values, such as
+	 * {@code it evaluated to null}
+	 * @param cause the failure of the evaluation, if any
+	 */
+	public RateLimitEvaluationException(String expression, String reason, @Nullable Throwable cause) {
+		this(expression, reason, null, null, cause);
+	}
+
+	private RateLimitEvaluationException(String expression, String reason, @Nullable String part,
+			@Nullable String owner, @Nullable Throwable cause) {
+		super(message(expression, reason, part, owner), cause);
+		this.expression = Objects.requireNonNull(expression, "expression must not be null");
+		this.reason = Objects.requireNonNull(reason, "reason must not be null");
+		this.part = part;
+		this.owner = owner;
+	}
+
+	private static String message(String expression, String reason, @Nullable String part, @Nullable String owner) {
+		return "Rate-limit " + ((part != null) ? part + " " : "") + "expression " + expression
+				+ ((owner != null) ? " of " + owner : "") + " could not be evaluated for this call: " + reason;
+	}
+
+	/**
+	 * Returns this failure as the failure of the cost of what the expression belongs to.
+	 * @param owner what the cost belongs to, such as {@code policy batch}
+	 * @return the exception naming it
+	 */
+	public RateLimitEvaluationException ofCost(String owner) {
+		return attributed("cost", owner);
+	}
+
+	/**
+	 * Returns this failure as the failure of the key of what the expression belongs to.
+	 * @param owner what the key belongs to, such as {@code policy per-user}
+	 * @return the exception naming it
+	 */
+	public RateLimitEvaluationException ofKey(String owner) {
+		return attributed("key", owner);
+	}
+
+	private RateLimitEvaluationException attributed(String part, String owner) {
+		RateLimitEvaluationException attributed = new RateLimitEvaluationException(this.expression, this.reason, part,
+				owner, getCause());
+		attributed.setStackTrace(getStackTrace());
+		return attributed;
+	}
+
+	/**
+	 * Returns the expression as written. It belongs in the log, not in a response: it is the application's.
+	 * @return the expression
+	 */
+	public String getExpression() {
+		return this.expression;
+	}
+
+	/**
+	 * Returns why the expression could not be evaluated, in fixed words.
+	 * @return the reason, such as {@code it is negative}
+	 */
+	public String getReason() {
+		return this.reason;
+	}
+
+	/**
+	 * Returns the detail of a problem response: what could not be evaluated and why, without the expression or any
+	 * value of the request.
+	 * @return the detail, such as {@code The cost expression of policy batch could not be evaluated for this request:
+	 * it evaluated to null}
+	 */
+	public String getDetail() {
+		String what = (this.part != null) ? "The " + this.part + " expression" : "A rate-limit expression";
+		return what + ((this.owner != null) ? " of " + this.owner : "")
+				+ " could not be evaluated for this request: " + this.reason;
+	}
+
+}

@@ -1,0 +1,50 @@
+package dev.ratelimit.spring.web;
+
+import java.io.IOException;
+
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.core.Ordered;
+import org.springframework.web.servlet.HandlerExceptionResolver;
+import org.springframework.web.servlet.ModelAndView;
+
+/**
+ * Has the {@link RateLimitFilter} decide the policies it left for a {@code @RateLimited} handler method when the
+ * request fails before that method is invoked (its arguments do not bind or validate, an interceptor throws): the
+ * failure reaches the exception resolvers before its error response is written, so the request is charged (a
+ * failing request is not free) and its error response carries the rate-limit headers, as the response of a handler
+ * without the annotation would. A request over the limit is answered 429 instead, and one whose key expression
+ * cannot be evaluated 400, as the filter would have answered them before the handler. Runs before every other
+ * resolver and resolves nothing else, leaving the failure to them.
+ */
+public final class PendingLimitsExceptionResolver implements HandlerExceptionResolver, Ordered {
+
+	private static final Log logger = LogFactory.getLog(PendingLimitsExceptionResolver.class);
+
+	@Override
+	public @Nullable ModelAndView resolveException(HttpServletRequest request, HttpServletResponse response,
+			@Nullable Object handler, Exception ex) {
+		RequestLimits limits = RequestLimits.of(request);
+		if (limits == null) {
+			return null;
+		}
+		try {
+			return limits.filter().decideLeftover(limits, request, response, true) ? new ModelAndView() : null;
+		}
+		catch (IOException failure) {
+			logger.warn("Failure while answering a rate-limited request after [" + ex.getClass().getName() + "]",
+					failure);
+			return null;
+		}
+	}
+
+	@Override
+	public int getOrder() {
+		return Ordered.HIGHEST_PRECEDENCE;
+	}
+
+}
