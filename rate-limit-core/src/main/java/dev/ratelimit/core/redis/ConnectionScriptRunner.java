@@ -25,8 +25,9 @@ import org.springframework.data.redis.core.script.RedisScript;
  * blocked worker is bounded by the client's own read timeout. When every worker is busy, a call waits in a bounded
  * queue for a worker instead of failing: under load a healthy Redis keeps more calls in flight than there are workers
  * (or pooled connections), and a failure would make the limiter fall back for a whole cool-down. A queued call that
- * has a deadline and is still queued when its deadline passes does not touch Redis when a worker takes it: its caller
- * has already timed out and fallen back, so running it would take permits nobody gets. Calls without a deadline (a
+ * has a deadline and is still queued when its deadline passes does not touch Redis when a worker takes it, nor when
+ * it gets a connection after waiting for one in the client's pool past its deadline: its caller has already timed out
+ * and fallen back, so running it would take permits nobody gets. Calls without a deadline (a
  * give-back, a lease release, the warm-up) always run. Only when the queue is full does a call fail at once. The
  * script runs with EVALSHA (EVAL after NOSCRIPT), not as a function: the generic connection API has no FCALL.
  */
@@ -97,6 +98,11 @@ final class ConnectionScriptRunner implements ScriptRunner {
 	private <T> T withConnection(ConnectionCallback<T> callback) throws Exception {
 		try (RedisConnection connection = this.connectionFactory.getConnection()) {
 			this.cluster = connection instanceof RedisClusterConnection;
+			Call<?> running = Call.RUNNING.get();
+			if (running != null && running.abandoned()) {
+				// it waited for a pooled connection (Jedis's pool is smaller than the workers) past its deadline
+				throw Call.late();
+			}
 			return callback.doWith(connection);
 		}
 	}
@@ -194,18 +200,35 @@ final class ConnectionScriptRunner implements ScriptRunner {
 			this.deadline = deadline;
 		}
 
+		/** The call a worker thread is running, for the check once it has a connection. */
+		static final ThreadLocal<Call<?>> RUNNING = new ThreadLocal<>();
+
+		static TimeoutException late() {
+			return new TimeoutException("Redis did not answer in time");
+		}
+
+		/**
+		 * Whether its caller has timed out (or given up) and fallen back: running it would only charge Redis.
+		 */
+		boolean abandoned() {
+			return this.bounded && (this.result.isDone() || this.deadline - System.nanoTime() <= 0);
+		}
+
 		@Override
 		public void run() {
-			if (this.bounded && (this.result.isDone() || this.deadline - System.nanoTime() <= 0)) {
-				// its caller has timed out (or given up) and fallen back: running it would only charge Redis
-				this.result.completeExceptionally(new TimeoutException("Redis did not answer in time"));
+			if (abandoned()) {
+				this.result.completeExceptionally(late());
 				return;
 			}
+			RUNNING.set(this);
 			try {
 				this.result.complete(this.work.call());
 			}
 			catch (Throwable ex) {
 				this.result.completeExceptionally(ex);
+			}
+			finally {
+				RUNNING.remove();
 			}
 		}
 

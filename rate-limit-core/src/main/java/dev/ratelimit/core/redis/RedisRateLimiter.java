@@ -320,7 +320,8 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 			if (now < reservoir.refusedUntil && need == reservoir.refusedNeed) {
 				// Redis refused this many permits until then, and a bucket only refills at its rate: Redis would
 				// refuse this call too, with the same retry-after less the time since (exact for the same need, which
-				// is why another need still asks Redis). Answering here keeps callers queued on an exhausted key from
+				// is why another need still asks Redis). Only a reset on another instance or a cluster give-back to
+				// this key can make Redis allow sooner; then this refuses at most until the retry-after. Answering here keeps callers queued on an exhausted key from
 				// taking turns at Redis under the lock, where those at the back would time out and fall back (by
 				// default: allowed). The remaining count is as Redis last reported it, as for calls served locally.
 				return Decision.of(List.of(new LimitStatus(target, false, reservoir.permits + reservoir.redisRemaining,

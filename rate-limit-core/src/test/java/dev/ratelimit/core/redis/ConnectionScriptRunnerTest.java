@@ -113,6 +113,22 @@ class ConnectionScriptRunnerTest {
 	}
 
 	@Test
+	void aCallThatGetsAPooledConnectionAfterItsDeadlineNeverReachesRedis() {
+		CountDownLatch pool = this.redis.holdConnections();
+		assertThatExceptionOfType(TimeoutException.class)
+			.isThrownBy(() -> this.runner.eval(keys("late"), List.of(), deadline(Duration.ofMillis(200))))
+			.withMessage("Redis did not answer in time");
+		// the call left the queue at once and is waiting in the client's pool
+		assertThat(this.redis.waitingForConnection()).isOne();
+		CompletableFuture<?> next = this.runner.evalAsync(keys("next"), List.of());
+		pool.countDown();
+		assertThat(next).succeedsWithin(PATIENCE);
+		await().atMost(PATIENCE).until(() -> this.redis.closed() == 2);
+		assertThat(this.redis.calls("next")).isOne();
+		assertThat(this.redis.calls("late")).isZero();
+	}
+
+	@Test
 	void callsWithoutADeadlineRunHoweverLongTheyWaitedForAWorker() {
 		CountDownLatch answer = this.redis.hold("busy");
 		List<CompletableFuture<?>> busy = new ArrayList<>();
@@ -175,6 +191,32 @@ class ConnectionScriptRunnerTest {
 
 		private final Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
 
+		private volatile @Nullable CountDownLatch pool;
+
+		private final AtomicInteger waiting = new AtomicInteger();
+
+		private final AtomicInteger closed = new AtomicInteger();
+
+		/**
+		 * Makes every connection wait, as for a pool with none free, until the returned latch is counted down.
+		 */
+		CountDownLatch holdConnections() {
+			CountDownLatch free = new CountDownLatch(1);
+			this.pool = free;
+			return free;
+		}
+
+		int waitingForConnection() {
+			return this.waiting.get();
+		}
+
+		/**
+		 * Returns how many connections were closed, which the runner does once it is done with one.
+		 */
+		int closed() {
+			return this.closed.get();
+		}
+
 		/**
 		 * Holds the calls for a key until the returned latch is counted down.
 		 */
@@ -186,6 +228,10 @@ class ConnectionScriptRunnerTest {
 
 		void answerAll() {
 			this.held.values().forEach(CountDownLatch::countDown);
+			CountDownLatch free = this.pool;
+			if (free != null) {
+				free.countDown();
+			}
 		}
 
 		/**
@@ -198,6 +244,20 @@ class ConnectionScriptRunnerTest {
 
 		@Override
 		public RedisConnection getConnection() {
+			CountDownLatch free = this.pool;
+			if (free != null) {
+				this.waiting.incrementAndGet();
+				try {
+					free.await();
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+					throw new IllegalStateException(ex);
+				}
+				finally {
+					this.waiting.decrementAndGet();
+				}
+			}
 			RedisScriptingCommands scripting = proxy(RedisScriptingCommands.class, (method, args) -> {
 				if (!method.getName().equals("evalSha")) {
 					throw new UnsupportedOperationException(method.getName());
@@ -213,7 +273,10 @@ class ConnectionScriptRunnerTest {
 			});
 			return proxy(RedisConnection.class, (method, args) -> switch (method.getName()) {
 				case "scriptingCommands" -> scripting;
-				case "close" -> null;
+				case "close" -> {
+					this.closed.incrementAndGet();
+					yield null;
+				}
 				default -> throw new UnsupportedOperationException(method.getName());
 			});
 		}
