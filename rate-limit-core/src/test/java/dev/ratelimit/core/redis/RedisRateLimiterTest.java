@@ -7,6 +7,7 @@ import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.FailureMode;
 import dev.ratelimit.core.KeyedLimit;
+import dev.ratelimit.core.LeakMode;
 import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.ManualTimeSource;
 import dev.ratelimit.core.redis.testing.RedisEndpoint;
@@ -118,6 +119,28 @@ class RedisRateLimiterTest {
 		assertThat(redis.acquire(slow).isAllowed()).isFalse();
 		clock.advance(Duration.ofMillis(1));
 		assertThat(redis.acquire(slow).isAllowed()).isTrue();
+	}
+
+	@Test
+	void aShapingBucketLetsACallOfCostZeroThroughWithoutWaiting() {
+		ManualTimeSource clock = new ManualTimeSource();
+		RedisRateLimiter redis = limiter(clock);
+		// one call every 10 ms, waiting at most 15 ms: after two calls the water is 20 ms deep
+		KeyedLimit shaped = new KeyedLimit("p", "client", Limit.builder(Algorithm.LEAKY_BUCKET)
+			.rate("100/1s")
+			.mode(LeakMode.SHAPE)
+			.maxWait(Duration.ofMillis(15))
+			.build());
+		assertThat(redis.acquire(shaped).delay()).isZero();
+		assertThat(redis.acquire(shaped).delay()).isEqualTo(Duration.ofMillis(10));
+		Decision rejected = redis.acquire(shaped);
+		assertThat(rejected.isAllowed()).isFalse();
+		assertThat(rejected.retryAfter()).isEqualTo(Duration.ofMillis(5));
+		Decision free = redis.acquire(shaped, 0);
+		assertThat(free.isAllowed()).isTrue();
+		assertThat(free.delay()).isZero();
+		assertThat(free.remaining()).isEqualTo(98);
+		assertThat(redis.inspect(List.of(shaped)).get(0).allowed()).isTrue();
 	}
 
 	@Test
