@@ -72,8 +72,10 @@ public final class RateLimitCost {
 	 * Returns the cost of a call.
 	 * @param context the call
 	 * @return the permits, at least 0
-	 * @throws RateLimitEvaluationException if an expression gives no whole number of permits of at least 0, or fails
-	 * on a value that the call carries
+	 * @throws RateLimitEvaluationException if an expression fails on a value that the call carries, or gives
+	 * {@code null}, a negative number, or text that is not a whole number of permits
+	 * @throws IllegalStateException if an expression gives something that is neither a number nor text (such as a
+	 * collection), which is wrong for every call
 	 */
 	public long evaluate(RateLimitContext context) {
 		RateLimitExpression expression = this.expression;
@@ -111,6 +113,12 @@ public final class RateLimitCost {
 			catch (NumberFormatException ex) {
 				// reported below
 			}
+		}
+		else if (value != null && !(value instanceof Number)) {
+			// a list, say, where its size was meant: wrong for every call, so the application's error
+			throw new IllegalStateException("Rate-limit cost " + expression.text() + " gave a "
+					+ value.getClass().getName() + ", which is not a number of permits; write an expression that gives"
+					+ " a number, such as #{#queries.size()} for a list, or text holding a whole number");
 		}
 		throw new RateLimitEvaluationException(expression.text(),
 				(value != null) ? "it is not a whole number" : "it evaluated to null", null);

@@ -26,6 +26,8 @@ public final class RateLimitExpression {
 
 	private static final String MALFORMED_VALUE = "a value it reads from this request does not have the expected form";
 
+	private static final String SPEL_PACKAGE = "org.springframework.expression.";
+
 	private final String text;
 
 	private final Expression expression;
@@ -73,9 +75,11 @@ public final class RateLimitExpression {
 	 * @param context the call
 	 * @return the value, possibly {@code null}
 	 * @throws RateLimitEvaluationException if evaluation fails on a value that the call carries, such as a request
-	 * header that is missing or a parameter that is not a number
-	 * @throws IllegalStateException if evaluation fails otherwise, naming the expression; an exception of the
-	 * application code that the expression calls propagates as it is
+	 * header that is missing or a parameter that {@code Long.parseLong} rejects: SpEL met {@code null}, could not
+	 * convert a value or found an index out of bounds, or a JDK method that the expression calls threw one of the
+	 * exceptions that {@link RateLimitEvaluationException} lists
+	 * @throws IllegalStateException if evaluation fails otherwise in SpEL, naming the expression; an exception thrown
+	 * by application code that the expression calls propagates as it is
 	 */
 	public @Nullable Object evaluate(RateLimitContext context) {
 		try {
@@ -89,19 +93,28 @@ public final class RateLimitExpression {
 			if (ex instanceof EvaluationException) {
 				throw new IllegalStateException("Rate-limit expression " + this.text + " failed: " + ex.getMessage(), ex);
 			}
-			// thrown by application code that the expression calls, for its own reasons: its exception to report
+			// thrown by code that the expression calls, for its own reasons: its exception to report
 			throw ex;
 		}
 	}
 
 	/**
-	 * Returns why an evaluation failed when the failure comes from a value that the call carries, such as a request
-	 * header or parameter that is missing or malformed: SpEL met {@code null} where it needed an object, a value did
-	 * not convert, an index was out of bounds, or a method that the expression called rejected its argument with a
-	 * {@link NullPointerException}, an {@link IllegalArgumentException} (such as a {@link NumberFormatException}), an
-	 * {@link IndexOutOfBoundsException}, an {@link ArithmeticException} or a {@link DateTimeException}. Any other
-	 * failure (a method, property, type or bean that does not exist, which fails for every call, or application code
-	 * failing for its own reasons) is the application's.
+	 * Returns why an evaluation failed when the failure clearly comes from a value that the call carries, such as a
+	 * request header or parameter that is missing or malformed, and so is the caller's fault rather than the
+	 * application's. That is so in two cases only:
+	 * <ul>
+	 * <li>SpEL itself met {@code null} where it needed an object (it called a method on {@code null}, read a
+	 * property of it or indexed into it), could not convert a value to the type needed
+	 * ({@code TYPE_CONVERSION_ERROR}), or found an index out of bounds;</li>
+	 * <li>a method of the JDK that the expression calls threw a {@link NullPointerException}, an
+	 * {@link IllegalArgumentException} (such as the {@link NumberFormatException} of {@code Long.parseLong}), an
+	 * {@link IndexOutOfBoundsException}, an {@link ArithmeticException} or a {@link DateTimeException}: the exception
+	 * was thrown by JDK code (a class in a {@code java.} or {@code jdk.} package) and its stack trace, from the frame
+	 * that threw it down to SpEL, holds JDK code only, no code of the application.</li>
+	 * </ul>
+	 * Any other failure is the application's: a method, property, type or bean that does not exist (which fails for
+	 * every call), an operator that does not apply to the operands' types, and any exception thrown by, or through,
+	 * an application bean or other non-JDK code, whatever its type.
 	 * @param failure what the evaluation threw
 	 * @return the reason in fixed words, or {@code null} if the failure is not the call's
 	 */
@@ -113,8 +126,8 @@ public final class RateLimitExpression {
 						CANNOT_INDEX_INTO_NULL_VALUE -> {
 					return MISSING_VALUE;
 				}
-				case TYPE_CONVERSION_ERROR, OPERATOR_NOT_SUPPORTED_BETWEEN_TYPES, ARRAY_INDEX_OUT_OF_BOUNDS,
-						COLLECTION_INDEX_OUT_OF_BOUNDS, STRING_INDEX_OUT_OF_BOUNDS -> {
+				case TYPE_CONVERSION_ERROR, ARRAY_INDEX_OUT_OF_BOUNDS, COLLECTION_INDEX_OUT_OF_BOUNDS,
+						STRING_INDEX_OUT_OF_BOUNDS -> {
 					return MALFORMED_VALUE;
 				}
 				case EXCEPTION_DURING_METHOD_INVOCATION, EXCEPTION_DURING_PROPERTY_READ, EXCEPTION_DURING_INDEX_READ,
@@ -129,6 +142,9 @@ public final class RateLimitExpression {
 				}
 			}
 		}
+		if (thrown == null || !thrownByTheJdkForTheExpression(thrown)) {
+			return null;
+		}
 		if (thrown instanceof NullPointerException) {
 			return MISSING_VALUE;
 		}
@@ -137,6 +153,31 @@ public final class RateLimitExpression {
 			return MALFORMED_VALUE;
 		}
 		return null;
+	}
+
+	/**
+	 * Returns whether an exception was thrown by JDK code that the expression called itself: the frame that threw it
+	 * is JDK code, and so is every frame below it down to SpEL, so that no code of the application ran in between.
+	 * @param thrown the exception, unwrapped
+	 * @return whether it comes from the JDK
+	 */
+	private static boolean thrownByTheJdkForTheExpression(Throwable thrown) {
+		StackTraceElement[] frames = thrown.getStackTrace();
+		if (frames.length == 0 || !isJdk(frames[0])) {
+			return false;
+		}
+		for (StackTraceElement frame : frames) {
+			if (!isJdk(frame)) {
+				return frame.getClassName().startsWith(SPEL_PACKAGE);
+			}
+		}
+		return false;
+	}
+
+	private static boolean isJdk(StackTraceElement frame) {
+		String className = frame.getClassName();
+		// java.lang.reflect.Method.invoke and the jdk.internal frames of reflection sit between SpEL and the method
+		return className.startsWith("java.") || className.startsWith("jdk.");
 	}
 
 	/**

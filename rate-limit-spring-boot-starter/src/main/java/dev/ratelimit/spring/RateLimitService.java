@@ -15,6 +15,8 @@ import dev.ratelimit.core.LimitStatus;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.spring.key.TierResolver;
 
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -25,9 +27,12 @@ import org.jspecify.annotations.Nullable;
  * <p>
  * Shadow policies are decided in a second, separate call to the limiter, made only when the enforced limits allowed
  * the call, so that they can never change the enforced decision: a call rejected by an enforced limit takes nothing
- * from any limit, and a shadow limit that would reject never blocks the call.
+ * from any limit, and a shadow limit that would reject never blocks the call. Nor does a shadow policy whose key
+ * cannot be evaluated for the call: it is not decided for that call.
  */
 public final class RateLimitService {
+
+	private static final Log logger = LogFactory.getLog(RateLimitService.class);
 
 	private final RateLimiter limiter;
 
@@ -76,8 +81,9 @@ public final class RateLimitService {
 	 * @param cost the permits the call takes
 	 * @param context the call
 	 * @return the result
-	 * @throws RateLimitEvaluationException if a key expression cannot be evaluated for the call, naming its policy;
-	 * nothing is charged then
+	 * @throws RateLimitEvaluationException if the key expression of an enforced policy cannot be evaluated for the
+	 * call, naming its policy; nothing is charged then. A shadow policy whose key cannot be evaluated is not decided
+	 * for the call (and the exception is logged at debug level), since a shadow policy never refuses a call
 	 */
 	public RateLimitResult decideApplied(List<AppliedPolicy> applied, long cost, RateLimitContext context) {
 		if (applied.isEmpty()) {
@@ -91,23 +97,21 @@ public final class RateLimitService {
 		List<String> usedNames = new ArrayList<>(applied.size());
 		for (AppliedPolicy application : applied) {
 			Policy policy = application.policy();
+			List<Limit> limits = policy.limitsFor(tier);
+			String key = null;
+			if (!limits.isEmpty()) {
+				key = keyOf(application, context);
+				if (key == null) {
+					// a shadow policy whose key cannot be evaluated for this call: neither decided nor reported
+					continue;
+				}
+			}
 			if (!usedNames.contains(policy.name())) {
 				used.add(policy);
 				usedNames.add(policy.name());
 			}
-			List<Limit> limits = policy.limitsFor(tier);
-			if (limits.isEmpty()) {
+			if (key == null) {
 				continue;
-			}
-			String key;
-			try {
-				key = application.keyResolver().resolveKey(context);
-			}
-			catch (RateLimitEvaluationException ex) {
-				throw ex.ofKey("policy " + policy.name());
-			}
-			if (key == null || key.isBlank()) {
-				throw new IllegalStateException("The key of rate-limit policy '" + policy.name() + "' is empty");
 			}
 			if (policy.isShadow() && shadow.isEmpty()) {
 				shadow = new ArrayList<>(2);
@@ -131,6 +135,36 @@ public final class RateLimitService {
 			this.listeners.forEach((listener) -> listener.onDecision(event));
 		}
 		return result;
+	}
+
+	/**
+	 * Returns the key of a policy for a call.
+	 * @param application the policy as applied to the call
+	 * @param context the call
+	 * @return the key, or {@code null} for a shadow policy whose key cannot be evaluated for the call
+	 * @throws RateLimitEvaluationException if the key of an enforced policy cannot be evaluated for the call
+	 */
+	private static @Nullable String keyOf(AppliedPolicy application, RateLimitContext context) {
+		Policy policy = application.policy();
+		String key;
+		try {
+			key = application.keyResolver().resolveKey(context);
+		}
+		catch (RateLimitEvaluationException ex) {
+			RateLimitEvaluationException failure = ex.ofKey("policy " + policy.name());
+			if (!policy.isShadow()) {
+				throw failure;
+			}
+			if (logger.isDebugEnabled()) {
+				logger.debug("Did not decide shadow policy '" + policy.name() + "' for a call: " + failure.getMessage(),
+						failure);
+			}
+			return null;
+		}
+		if (key == null || key.isBlank()) {
+			throw new IllegalStateException("The key of rate-limit policy '" + policy.name() + "' is empty");
+		}
+		return key;
 	}
 
 	private static Map<String, RateLimitOutcome> outcomes(List<Policy> used, RateLimitResult result) {

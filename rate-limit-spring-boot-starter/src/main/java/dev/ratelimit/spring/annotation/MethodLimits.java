@@ -1,6 +1,10 @@
 package dev.ratelimit.spring.annotation;
 
+import java.util.ArrayList;
 import java.util.List;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 
 import dev.ratelimit.spring.AppliedPolicy;
 import dev.ratelimit.spring.RateLimitContext;
@@ -13,6 +17,8 @@ import dev.ratelimit.spring.RateLimitEvaluationException;
  */
 public final class MethodLimits {
 
+	private static final Log logger = LogFactory.getLog(MethodLimits.class);
+
 	private final List<AppliedPolicy> policies;
 
 	private final List<RateLimitCost> costs;
@@ -20,6 +26,10 @@ public final class MethodLimits {
 	private final String[] parameterNames;
 
 	MethodLimits(List<AppliedPolicy> policies, List<RateLimitCost> costs, String[] parameterNames) {
+		if (costs.size() != policies.size()) {
+			throw new IllegalArgumentException(
+					"one cost per policy is needed (" + costs.size() + " costs for " + policies.size() + " policies)");
+		}
 		this.policies = List.copyOf(policies);
 		this.costs = List.copyOf(costs);
 		this.parameterNames = parameterNames.clone();
@@ -34,24 +44,42 @@ public final class MethodLimits {
 	}
 
 	/**
-	 * Returns the cost of a call: the highest of the annotations' costs, since a call is charged once.
+	 * Returns what a call is charged: the policies of the method at the highest of the annotations' costs, since a
+	 * call is charged once. The policy of an annotation whose cost cannot be evaluated for the call refuses the call
+	 * if it is enforced; a shadow policy, which never refuses a call, is left out instead, not decided for that call.
 	 * @param context the call
-	 * @return the cost
-	 * @throws RateLimitEvaluationException if a cost expression cannot be evaluated for the call, naming the policy
-	 * of its annotation
+	 * @return the policies and the cost
+	 * @throws RateLimitEvaluationException if the cost expression of an annotation with an enforced policy cannot be
+	 * evaluated for the call, naming the policy
 	 */
-	public long cost(RateLimitContext context) {
+	Charge charge(RateLimitContext context) {
+		// one cost per annotation, in the order of the policies
+		List<AppliedPolicy> charged = null;
 		long cost = 0;
 		for (int i = 0; i < this.costs.size(); i++) {
+			AppliedPolicy policy = this.policies.get(i);
 			try {
 				cost = Math.max(cost, this.costs.get(i).evaluate(context));
 			}
 			catch (RateLimitEvaluationException ex) {
-				// one cost per annotation, in the order of the policies
-				throw (i < this.policies.size()) ? ex.ofCost("policy " + this.policies.get(i).policy().name()) : ex;
+				RateLimitEvaluationException failure = ex.ofCost("policy " + policy.policy().name());
+				if (!policy.policy().isShadow()) {
+					throw failure;
+				}
+				if (logger.isDebugEnabled()) {
+					logger.debug("Did not decide shadow policy '" + policy.policy().name() + "' for a call: "
+							+ failure.getMessage(), failure);
+				}
+				if (charged == null) {
+					charged = new ArrayList<>(this.policies.subList(0, i));
+				}
+				continue;
+			}
+			if (charged != null) {
+				charged.add(policy);
 			}
 		}
-		return cost;
+		return new Charge((charged != null) ? charged : this.policies, cost);
 	}
 
 	/**
@@ -64,6 +92,16 @@ public final class MethodLimits {
 
 	String[] parameterNamesShared() {
 		return this.parameterNames;
+	}
+
+	/**
+	 * What a call is charged.
+	 *
+	 * @param policies the policies that decide the call
+	 * @param cost the permits the call takes
+	 */
+	record Charge(List<AppliedPolicy> policies, long cost) {
+
 	}
 
 }

@@ -42,16 +42,19 @@ public @interface RateLimited {
 	/**
 	 * The key that replaces the policy's key for this method: SpEL {@code #{...}} over the method arguments by name,
 	 * {@code #request}, {@code #principal} and {@code @beans}, or any key strategy such as {@code ip}. Empty: the
-	 * policy's key. An expression that fails on a value of the call (a {@code null} argument, say) throws
-	 * {@link dev.ratelimit.spring.RateLimitEvaluationException} before anything is charged; a web request gets 400.
+	 * policy's key. An expression that fails on a value of a call to a web request's handler method (a {@code null}
+	 * argument, say) throws {@link dev.ratelimit.spring.RateLimitEvaluationException} before anything is charged,
+	 * answered 400; for any other method, whose arguments come from the application, an
+	 * {@link IllegalStateException}. A shadow policy is not decided for that call instead.
 	 * @return the key
 	 */
 	String key() default "";
 
 	/**
 	 * The permits a call takes: a whole number, or SpEL {@code #{...}} such as {@code #{#queries.size()}}. An
-	 * expression that gives no whole number of at least 0 for a call, or fails on a value of the call, throws
-	 * {@link dev.ratelimit.spring.RateLimitEvaluationException} before anything is charged; a web request gets 400.
+	 * expression that gives {@code null}, a negative number or text that is not a whole number for a call, or fails
+	 * on a value of the call, fails as {@link #key()} says; one that gives neither a number nor text (a collection,
+	 * say) is an {@link IllegalStateException}.
 	 * @return the cost
 	 */
 	String cost() default "1";

@@ -27,9 +27,16 @@ import dev.ratelimit.spring.Sleeper;
  * {@link RateLimitService} before the method runs, and throws {@link RateLimitExceededException} when a limit
  * rejects it. For the handler method of a web request, the decision also covers the policies of the filters that
  * matched the request, and its concurrency permits are held until the response completes; otherwise they are held
- * until the method returns or throws. A cost or key expression that cannot be evaluated for the call's arguments or
- * request throws {@link RateLimitEvaluationException} before anything is charged, for the filter's policies too; in
- * a web request the starter answers it with 400.
+ * until the method returns or throws.
+ *
+ * <p>
+ * A cost or key expression of an enforced policy that cannot be evaluated for the arguments or the request of a
+ * handler method throws {@link RateLimitEvaluationException} before anything is charged, for the filter's policies
+ * too, and the starter answers it with 400. For any other method its arguments come from the application, so the
+ * failure is the application's: an {@link IllegalStateException} with the same message, caused by it. A shadow
+ * policy whose cost or key cannot be evaluated is not decided for the call. Should the cost, a key or the decision
+ * fail otherwise (an error of the application), the filter's policies are left to the filter, which charges them as
+ * for a handler method that never runs.
  */
 public final class RateLimitedInterceptor implements MethodInterceptor {
 
@@ -74,18 +81,28 @@ public final class RateLimitedInterceptor implements MethodInterceptor {
 		HttpServletRequest request = (web != null) ? web.currentRequest() : null;
 		boolean handler = web != null && request != null && web.isHandler(request, method);
 		// taken before any expression is evaluated: the method is invoked, so the filter must not charge its policies
-		// after the fact, whether this decision is made or an expression cannot be evaluated and nothing is charged
+		// after the fact, whether this decision is made or an expression cannot be evaluated and nothing is charged;
+		// given back only if the decision fails for the application's own reasons
 		PendingLimits pending = handler ? web.takePending(request) : null;
-		RateLimitContext context = RateLimitContext.forInvocation(request, method, invocation.getArguments(),
-				limits.parameterNamesShared(), this.beanFactory);
-		List<AppliedPolicy> policies = limits.policies();
-		long cost = limits.cost(context);
-		if (pending != null) {
-			policies = new ArrayList<>(pending.policies());
-			policies.addAll(limits.policies());
-			cost = Math.max(cost, pending.cost());
+		RateLimitResult result;
+		try {
+			result = decide(invocation, method, limits, request, pending);
 		}
-		RateLimitResult result = this.service.decideApplied(policies, cost, context);
+		catch (RateLimitEvaluationException ex) {
+			if (!handler) {
+				// the arguments of a method other than the request's handler come from the application, not the client
+				throw new IllegalStateException(ex.getMessage(), ex);
+			}
+			throw ex;
+		}
+		catch (RuntimeException | Error ex) {
+			if (pending != null) {
+				// the application failed, not the request: as for a handler method that never runs, the filter decides
+				// its policies when the failure reaches the exception resolvers, else when the filter chain returns
+				web.restorePending(request, pending);
+			}
+			throw ex;
+		}
 		boolean releasedByWeb = web != null && request != null && web.onDecision(request, result, handler);
 		if (!result.isAllowed()) {
 			throw new RateLimitExceededException(result.decision());
@@ -102,6 +119,21 @@ public final class RateLimitedInterceptor implements MethodInterceptor {
 				this.service.release(result);
 			}
 		}
+	}
+
+	private RateLimitResult decide(MethodInvocation invocation, Method method, MethodLimits limits,
+			@Nullable HttpServletRequest request, @Nullable PendingLimits pending) {
+		RateLimitContext context = RateLimitContext.forInvocation(request, method, invocation.getArguments(),
+				limits.parameterNamesShared(), this.beanFactory);
+		MethodLimits.Charge charge = limits.charge(context);
+		List<AppliedPolicy> policies = charge.policies();
+		long cost = charge.cost();
+		if (pending != null) {
+			policies = new ArrayList<>(pending.policies());
+			policies.addAll(charge.policies());
+			cost = Math.max(cost, pending.cost());
+		}
+		return this.service.decideApplied(policies, cost, context);
 	}
 
 }

@@ -36,6 +36,16 @@ public interface WebInvocationSupport {
 	@Nullable PendingLimits takePending(HttpServletRequest request);
 
 	/**
+	 * Gives back the policies taken with {@link #takePending(HttpServletRequest)} when the handler method's decision
+	 * failed for a reason of the application's (an exception other than a cost or key that cannot be evaluated for
+	 * the request), so that the filter decides them as for a handler method that is never invoked: the request is
+	 * not free.
+	 * @param request the request
+	 * @param pending the policies that were taken
+	 */
+	void restorePending(HttpServletRequest request, PendingLimits pending);
+
+	/**
 	 * Receives the decision of a call made in a web request, before the method runs or throws.
 	 * @param request the request
 	 * @param result the result

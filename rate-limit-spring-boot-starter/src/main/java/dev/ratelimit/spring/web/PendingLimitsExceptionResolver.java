@@ -18,8 +18,14 @@ import org.springframework.web.servlet.ModelAndView;
  * failure reaches the exception resolvers before its error response is written, so the request is charged (a
  * failing request is not free) and its error response carries the rate-limit headers, as the response of a handler
  * without the annotation would. A request over the limit is answered 429 instead, and one whose key expression
- * cannot be evaluated 400, as the filter would have answered them before the handler. Runs before every other
- * resolver and resolves nothing else, leaving the failure to them.
+ * cannot be evaluated 400, as the filter would have answered them before the handler. Resolves nothing else,
+ * leaving the failure to the other resolvers.
+ *
+ * <p>
+ * Ordered {@code Ordered.HIGHEST_PRECEDENCE + 1}: right after Spring Boot's {@code DefaultErrorAttributes}, which
+ * only records the failure for the error attributes and resolves nothing, so that the failure is recorded even when
+ * this resolver answers it, and before every resolver that answers a failure, such as the one of
+ * {@code @ExceptionHandler} methods.
  */
 public final class PendingLimitsExceptionResolver implements HandlerExceptionResolver, Ordered {
 
@@ -44,7 +50,7 @@ public final class PendingLimitsExceptionResolver implements HandlerExceptionRes
 
 	@Override
 	public int getOrder() {
-		return Ordered.HIGHEST_PRECEDENCE;
+		return Ordered.HIGHEST_PRECEDENCE + 1;
 	}
 
 }

@@ -51,8 +51,10 @@ import dev.ratelimit.spring.annotation.PendingLimits;
  * answered 429, as without the annotation; else when the filter chain returns.
  *
  * <p>
- * A request for which a cost or key expression cannot be evaluated (a {@link RateLimitEvaluationException}) is
- * answered 400 before anything is charged.
+ * A request for which a cost or key expression of an enforced policy cannot be evaluated (a
+ * {@link RateLimitEvaluationException}) is answered 400 before anything is charged. Shadow policies never refuse a
+ * request: a shadow policy whose key cannot be evaluated for it, or a filter whose policies are all shadow policies
+ * and whose cost cannot be evaluated, is not decided for it.
  *
  * <p>
  * Concurrency permits taken for the request are released when the response completes: when the filter chain
@@ -183,17 +185,33 @@ public class RateLimitFilter extends OncePerRequestFilter {
 		return true;
 	}
 
-	private static PendingLimits applicable(List<FilterRule> matched, RateLimitContext context) {
+	/**
+	 * Returns the policies of the matched rules and the highest of their costs. A rule whose cost cannot be evaluated
+	 * for the request refuses it, unless its policies are all shadow policies, which never refuse a request: they are
+	 * then not decided for it.
+	 * @throws RateLimitEvaluationException if the cost of a rule with an enforced policy cannot be evaluated
+	 */
+	private PendingLimits applicable(List<FilterRule> matched, RateLimitContext context) {
 		Map<String, AppliedPolicy> policies = new LinkedHashMap<>();
 		long cost = 0;
 		for (FilterRule rule : matched) {
-			rule.policies().forEach((applied) -> policies.putIfAbsent(applied.policy().name(), applied));
+			long ruleCost;
 			try {
-				cost = Math.max(cost, rule.cost().evaluate(context));
+				ruleCost = rule.cost().evaluate(context);
 			}
 			catch (RateLimitEvaluationException ex) {
-				throw ex.ofCost("the filter for " + policyNames(rule));
+				RateLimitEvaluationException failure = ex.ofCost("the filter for " + policyNames(rule));
+				if (!rule.policies().stream().allMatch((applied) -> applied.policy().isShadow())) {
+					throw failure;
+				}
+				if (this.logger.isDebugEnabled()) {
+					this.logger.debug("Did not decide the shadow policies of a filter for a request: "
+							+ failure.getMessage(), failure);
+				}
+				continue;
 			}
+			rule.policies().forEach((applied) -> policies.putIfAbsent(applied.policy().name(), applied));
+			cost = Math.max(cost, ruleCost);
 		}
 		return new PendingLimits(new ArrayList<>(policies.values()), cost);
 	}

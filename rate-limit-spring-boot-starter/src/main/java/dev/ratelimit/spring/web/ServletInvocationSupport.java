@@ -50,6 +50,14 @@ public final class ServletInvocationSupport implements WebInvocationSupport {
 	}
 
 	@Override
+	public void restorePending(HttpServletRequest request, PendingLimits pending) {
+		RequestLimits limits = RequestLimits.of(request);
+		if (limits != null) {
+			limits.defer(pending);
+		}
+	}
+
+	@Override
 	public boolean onDecision(HttpServletRequest request, RateLimitResult result, boolean handler) {
 		if (handler && RequestContextHolder.getRequestAttributes() instanceof ServletRequestAttributes attributes) {
 			HttpServletResponse response = attributes.getResponse();

@@ -16,10 +16,12 @@ import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.webmvc.test.autoconfigure.AutoConfigureMockMvc;
 import org.springframework.context.annotation.Bean;
 import org.springframework.http.MediaType;
+import org.springframework.http.ResponseEntity;
 import org.springframework.test.context.ActiveProfiles;
 import org.springframework.test.web.servlet.MockMvc;
 import org.springframework.test.web.servlet.ResultActions;
 import org.springframework.test.web.servlet.request.MockHttpServletRequestBuilder;
+import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
@@ -30,9 +32,11 @@ import org.springframework.web.bind.annotation.RestController;
 import dev.ratelimit.spring.RateLimitEvaluationException;
 import dev.ratelimit.spring.annotation.RateLimited;
 import dev.ratelimit.spring.testsupport.CountingRateLimiter;
+import dev.ratelimit.spring.testsupport.RecordingListener;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatException;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.not;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
@@ -44,9 +48,12 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 
 /**
  * Cost and key expressions that cannot be evaluated for a request, in filter rules and in {@code @RateLimited}
- * handler methods alike: the request's fault is answered 400 with a problem that says which policy and why, and
- * charges nothing (the next request still sees every permit, and the backend is not even asked); the application's
- * fault is an error of the application. Each test uses its own client key.
+ * handler methods alike: the request's fault (SpEL meeting a missing value, or a JDK method that the expression calls
+ * rejecting one) is answered 400 with a problem that says which policy and why, and charges nothing (the next request
+ * still sees every permit, and the backend is not even asked); the application's fault (its bean failing, a cost of
+ * the wrong type, a service method's argument) is an error of the application, and a filter's policies deferred to
+ * the handler are still charged. Shadow policies never refuse a request: one that cannot be evaluated is skipped.
+ * Each test uses its own client key.
  */
 @SpringBootTest(
 		classes = { WebTestApplication.class, RateLimitWebTests.CountingLimiter.class,
@@ -66,7 +73,22 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 				"ratelimit.filters[3].cost=#{@pricing.costOf(#request)}",
 				"ratelimit.filters[4].patterns=/api/expr/annotated/**", "ratelimit.filters[4].policies=gate",
 				"ratelimit.filters[5].patterns=/api/expr/tenant-batch", "ratelimit.filters[5].policies=tenant",
-				"logging.level.dev.ratelimit.spring.web.RateLimitExceptionHandler=debug" })
+				"ratelimit.filters[6].patterns=/api/expr/filter/bean-parsed", "ratelimit.filters[6].policies=priced",
+				"ratelimit.filters[6].cost=#{@pricing.parse(#request.getParameter('n'))}",
+				// shadow policies: one whose key reads a header, one whose filter's cost reads a parameter
+				"ratelimit.policies.trial.key=header:X-Client", "ratelimit.policies.trial.shadow=true",
+				"ratelimit.policies.trial.limits[0].rate=10/1m",
+				"ratelimit.policies.trial-tenant.key=#{#request.getHeader('X-Tenant').toLowerCase()}",
+				"ratelimit.policies.trial-tenant.shadow=true", "ratelimit.policies.trial-tenant.limits[0].rate=10/1m",
+				"ratelimit.filters[7].patterns=/api/expr/filter/shadow-key",
+				"ratelimit.filters[7].policies=priced,trial-tenant",
+				"ratelimit.filters[8].patterns=/api/expr/filter/shadow-cost", "ratelimit.filters[8].policies=priced",
+				"ratelimit.filters[9].patterns=/api/expr/filter/shadow-c*", "ratelimit.filters[9].policies=trial",
+				"ratelimit.filters[9].cost=#{#request.getParameter('n')}",
+				"ratelimit.filters[10].patterns=/api/expr/filter/operator", "ratelimit.filters[10].policies=priced",
+				"ratelimit.filters[10].cost=#{#request.getParameter('n') / 2}",
+				"logging.level.dev.ratelimit.spring.web.RateLimitExceptionHandler=debug",
+				"logging.level.dev.ratelimit.spring.RateLimitService=debug" })
 @AutoConfigureMockMvc
 @ActiveProfiles("mvc")
 @ExtendWith(OutputCaptureExtension.class)
@@ -83,6 +105,12 @@ class ExpressionFailureWebTests {
 
 	@Autowired
 	private CountingRateLimiter limiter;
+
+	@Autowired
+	private RecordingListener listener;
+
+	@Autowired
+	private TenantService tenantService;
 
 	@ParameterizedTest(name = "{0}?n={1}")
 	@CsvSource(delimiter = '|', textBlock = """
@@ -143,18 +171,163 @@ class ExpressionFailureWebTests {
 	}
 
 	@Test
-	void answersAnAnnotationKeyExpressionWhoseBeanThrowsNullPointerExceptionWith400AndChargesNothing()
+	void answersAnAnnotationKeyExpressionWhoseStringMethodRejectsTheRequestsValueWith400AndChargesNothing()
 			throws Exception {
+		// String.substring throws StringIndexOutOfBoundsException: JDK code that the expression calls itself
 		int before = this.limiter.acquires();
-		assertBadRequest(this.mvc.perform(get("/api/expr/annotated/key").header("X-Client", "annotated-key")),
-				"/api/expr/annotated/key",
-				"The key expression of policy priced could not be evaluated for this request: it reads a value that"
-						+ " this request does not have");
+		assertBadRequest(this.mvc.perform(get("/api/expr/annotated/jdk-key").header("X-Client", "jdk-key")
+			.header("X-Tenant", "ab")), "/api/expr/annotated/jdk-key",
+				"The key expression of policy priced could not be evaluated for this request: a value it reads from"
+						+ " this request does not have the expected form");
 		assertThat(this.limiter.acquires()).isEqualTo(before);
-		this.mvc.perform(get("/api/expr/annotated/key").header("X-Client", "annotated-key").header("X-Tenant", "Acme"))
+		this.mvc.perform(get("/api/expr/annotated/jdk-key").header("X-Client", "jdk-key").header("X-Tenant", "Acme"))
 			.andExpect(status().isOk())
 			.andExpect(header().string("RateLimit-Policy", "\"gate\";q=10;w=60, \"priced\";q=10;w=60"))
 			.andExpect(header().string("X-RateLimit-Remaining", "9"));
+		assertThat(this.limiter.lastLimits()).extracting((limit) -> limit.key())
+			.containsExactly("header:jdk-key", "expr:acm");
+	}
+
+	@Test
+	void leavesANullPointerExceptionOfABeanThatAKeyExpressionCallsAServerErrorAndChargesTheFilterOnce()
+			throws Exception {
+		// the bean dereferences the missing header itself: the exception is the application's, whatever its type
+		int before = this.limiter.acquires();
+		assertThatException()
+			.isThrownBy(() -> this.mvc.perform(get("/api/expr/annotated/key").header("X-Client", "annotated-key")))
+			.withRootCauseInstanceOf(NullPointerException.class);
+		// the request is not free: the filter's policy, left for the handler method, is decided as if it never ran
+		assertThat(this.limiter.acquires()).isEqualTo(before + 1);
+		assertThat(this.limiter.lastLimits()).extracting((limit) -> limit.policy()).containsExactly("gate");
+		this.mvc.perform(get("/api/expr/annotated/key").header("X-Client", "annotated-key").header("X-Tenant", "Acme"))
+			.andExpect(status().isOk())
+			.andExpect(header().string("RateLimit-Policy", "\"gate\";q=10;w=60, \"priced\";q=10;w=60"))
+			.andExpect(header().string("X-RateLimit-Remaining", "8"));
+	}
+
+	@Test
+	void leavesAJdkExceptionThrownInsideABeanThatACostExpressionCallsAServerError() throws Exception {
+		// Long.parseLong throws, but called by the application's bean, not by the expression: the bean failed
+		int before = this.limiter.acquires();
+		assertThatException()
+			.isThrownBy(() -> this.mvc.perform(get("/api/expr/filter/bean-parsed").param("n", "abc")
+				.header("X-Client", "bean-parsed")))
+			.isInstanceOf(NumberFormatException.class);
+		assertThat(this.limiter.acquires()).isEqualTo(before);
+	}
+
+	@Test
+	void chargesTheFiltersDeferredPolicyOnceWhenAnAnnotationCostFailsForTheApplicationsOwnReasons()
+			throws Exception {
+		// the pricing bean fails (500): the handler's own decision is never made, but the request is not free
+		int before = this.limiter.acquires();
+		this.mvc.perform(get("/api/expr/annotated/quoted").header("X-Client", "quoted"))
+			.andExpect(status().isInternalServerError())
+			.andExpect(content().string("pricing unavailable"))
+			.andExpect(header().string("RateLimit-Policy", "\"gate\";q=10;w=60"))
+			.andExpect(header().string("X-RateLimit-Remaining", "9"));
+		assertThat(this.limiter.acquires()).isEqualTo(before + 1);
+		assertThat(this.limiter.lastLimits()).extracting((limit) -> limit.policy()).containsExactly("gate");
+		this.mvc.perform(get("/api/expr/annotated/jdk-key").header("X-Client", "quoted").header("X-Tenant", "Acme"))
+			.andExpect(status().isOk())
+			.andExpect(header().string("RateLimit", "\"gate\";r=8;t=12"));
+	}
+
+	@Test
+	void leavesACostThatIsNeitherANumberNorTextAServerErrorNamingTheExpression() throws Exception {
+		// #queries where #queries.size() was meant: wrong for every request
+		int before = this.limiter.acquires();
+		assertThatException()
+			.isThrownBy(() -> this.mvc.perform(post("/api/expr/annotated/forgot-size").header("X-Client", "forgot-size")
+				.contentType(MediaType.APPLICATION_JSON)
+				.content("[\"Rabat\",\"Fes\"]")))
+			.havingRootCause()
+			.isInstanceOf(IllegalStateException.class)
+			.withMessageContaining("Rate-limit cost #{#queries} gave a java.util.ArrayList");
+		// as for any failure of the application, the filter's policy is charged once
+		assertThat(this.limiter.acquires()).isEqualTo(before + 1);
+	}
+
+	@Test
+	void reportsAnExpressionThatCannotBeEvaluatedForAMethodOtherThanTheHandlerAsAnErrorOfTheApplication()
+			throws Exception {
+		// the service's argument comes from the application, which passed null: not the client's fault
+		int before = this.limiter.acquires();
+		String message = "Rate-limit key expression #{#tenant.toLowerCase()} of policy priced could not be evaluated"
+				+ " for this call: it reads a value that this request does not have";
+		assertThatException()
+			.isThrownBy(() -> this.mvc.perform(get("/api/expr/service").header("X-Client", "service")))
+			.havingCause()
+			.isInstanceOf(IllegalStateException.class)
+			.withMessage(message)
+			.withCauseInstanceOf(RateLimitEvaluationException.class);
+		assertThatIllegalStateException().isThrownBy(() -> this.tenantService.lookup(null))
+			.withMessage(message)
+			.withCauseInstanceOf(RateLimitEvaluationException.class);
+		assertThat(this.limiter.acquires()).isEqualTo(before);
+		assertThat(this.tenantService.lookup("Acme")).isEqualTo("acme");
+	}
+
+	@Test
+	void skipsAShadowPolicyWhoseKeyCannotBeEvaluatedAndDecidesTheEnforcedOnes(CapturedOutput output)
+			throws Exception {
+		int before = this.limiter.acquires();
+		this.mvc.perform(get("/api/expr/filter/shadow-key").header("X-Client", "shadow-key"))
+			.andExpect(status().isOk())
+			.andExpect(header().string("RateLimit-Policy", "\"priced\";q=10;w=60"))
+			.andExpect(header().string("X-RateLimit-Remaining", "9"));
+		assertThat(this.limiter.acquires()).isEqualTo(before + 1);
+		assertThat(this.limiter.lastLimits()).extracting((limit) -> limit.policy()).containsExactly("priced");
+		assertThat(this.listener.last().outcomes()).containsOnlyKeys("priced");
+		assertThat(output).contains("Did not decide shadow policy 'trial-tenant' for a call: Rate-limit key expression"
+				+ " #{#request.getHeader('X-Tenant').toLowerCase()} of policy trial-tenant could not be evaluated");
+		// with the header, the shadow policy is decided in a call of its own
+		this.mvc.perform(get("/api/expr/filter/shadow-key").header("X-Client", "shadow-key").header("X-Tenant", "Acme"))
+			.andExpect(status().isOk())
+			.andExpect(header().string("RateLimit-Policy", "\"priced\";q=10;w=60, \"trial-tenant\";q=10;w=60"));
+		assertThat(this.limiter.acquires()).isEqualTo(before + 3);
+	}
+
+	@Test
+	void skipsTheShadowPoliciesOfAFilterWhoseCostCannotBeEvaluatedAndDecidesTheEnforcedOnes() throws Exception {
+		int before = this.limiter.acquires();
+		this.mvc.perform(get("/api/expr/filter/shadow-cost").param("n", "abc").header("X-Client", "shadow-cost"))
+			.andExpect(status().isOk())
+			.andExpect(header().string("RateLimit-Policy", "\"priced\";q=10;w=60"))
+			.andExpect(header().string("X-RateLimit-Remaining", "9"));
+		assertThat(this.limiter.acquires()).isEqualTo(before + 1);
+		assertThat(this.limiter.lastLimits()).extracting((limit) -> limit.policy()).containsExactly("priced");
+		this.mvc.perform(get("/api/expr/filter/shadow-cost").param("n", "2").header("X-Client", "shadow-cost"))
+			.andExpect(status().isOk())
+			.andExpect(header().string("RateLimit-Policy", "\"priced\";q=10;w=60, \"trial\";q=10;w=60"))
+			.andExpect(header().string("X-RateLimit-Remaining", "7"));
+	}
+
+	@Test
+	void skipsAShadowPolicyWhoseAnnotationKeyCannotBeEvaluated() throws Exception {
+		int before = this.limiter.acquires();
+		this.mvc.perform(get("/api/expr/annotated/shadow-key").header("X-Client", "annotated-shadow-key"))
+			.andExpect(status().isOk())
+			.andExpect(header().string("RateLimit-Policy", "\"gate\";q=10;w=60"))
+			.andExpect(header().string("X-RateLimit-Remaining", "9"));
+		assertThat(this.limiter.acquires()).isEqualTo(before + 1);
+		assertThat(this.limiter.lastLimits()).extracting((limit) -> limit.policy()).containsExactly("gate");
+	}
+
+	@Test
+	void skipsAShadowPolicyWhoseAnnotationCostCannotBeEvaluated() throws Exception {
+		int before = this.limiter.acquires();
+		this.mvc.perform(get("/api/expr/annotated/shadow-cost").param("n", "abc").header("X-Client", "shadow-cost-2"))
+			.andExpect(status().isOk())
+			.andExpect(header().string("RateLimit-Policy", "\"gate\";q=10;w=60, \"priced\";q=10;w=60"))
+			.andExpect(header().string("X-RateLimit-Remaining", "9"));
+		assertThat(this.limiter.acquires()).isEqualTo(before + 1);
+		assertThat(this.limiter.lastLimits()).extracting((limit) -> limit.policy()).containsExactly("gate", "priced");
+		this.mvc.perform(get("/api/expr/annotated/shadow-cost").param("n", "3").header("X-Client", "shadow-cost-2"))
+			.andExpect(status().isOk())
+			.andExpect(header().string("RateLimit-Policy",
+					"\"gate\";q=10;w=60, \"priced\";q=10;w=60, \"trial\";q=10;w=60"))
+			.andExpect(header().string("X-RateLimit-Remaining", "6"));
 	}
 
 	@Test
@@ -195,6 +368,18 @@ class ExpressionFailureWebTests {
 			.withMessageContaining("Method call: Method lenght() cannot be found");
 	}
 
+	@Test
+	void leavesAnOperatorThatDoesNotApplyToTheTypesOfItsOperandsAServerError() throws Exception {
+		// a parameter is text, whatever it holds: the expression is wrong for every request
+		int before = this.limiter.acquires();
+		assertThatException()
+			.isThrownBy(() -> this.mvc.perform(get("/api/expr/filter/operator").param("n", "4")
+				.header("X-Client", "operator")))
+			.isInstanceOf(IllegalStateException.class)
+			.withMessageStartingWith("Rate-limit expression #{#request.getParameter('n') / 2} failed");
+		assertThat(this.limiter.acquires()).isEqualTo(before);
+	}
+
 	private static ResultActions assertBadRequest(ResultActions result, String path, String detail)
 			throws Exception {
 		return result.andExpect(status().isBadRequest())
@@ -225,8 +410,13 @@ class ExpressionFailureWebTests {
 		}
 
 		@Bean
-		ExpressionController expressionController() {
-			return new ExpressionController();
+		TenantService tenantService() {
+			return new TenantService();
+		}
+
+		@Bean
+		ExpressionController expressionController(TenantService tenantService) {
+			return new ExpressionController(tenantService);
 		}
 
 	}
@@ -236,6 +426,20 @@ class ExpressionFailureWebTests {
 		public long costOf(HttpServletRequest request) {
 			throw new IllegalStateException("the pricing service is down");
 		}
+
+		public long parse(String n) {
+			return Long.parseLong(n);
+		}
+
+		public long quote(String n) {
+			throw new PricingUnavailableException();
+		}
+
+	}
+
+	static class PricingUnavailableException extends RuntimeException {
+
+		private static final long serialVersionUID = 1L;
 
 	}
 
@@ -247,11 +451,30 @@ class ExpressionFailureWebTests {
 
 	}
 
+	/**
+	 * A rate-limited service method, called by a handler method that is not itself annotated.
+	 */
+	static class TenantService {
+
+		@RateLimited(policy = "priced", key = "#{#tenant.toLowerCase()}")
+		public String lookup(String tenant) {
+			return tenant.toLowerCase();
+		}
+
+	}
+
 	@RestController
 	static class ExpressionController {
 
+		private final TenantService tenantService;
+
+		ExpressionController(TenantService tenantService) {
+			this.tenantService = tenantService;
+		}
+
 		@GetMapping({ "/api/expr/filter/cost", "/api/expr/filter/parsed", "/api/expr/filter/key",
-				"/api/expr/filter/faulty" })
+				"/api/expr/filter/faulty", "/api/expr/filter/bean-parsed", "/api/expr/filter/shadow-key",
+				"/api/expr/filter/shadow-cost", "/api/expr/filter/operator" })
 		String filtered() {
 			return "ok";
 		}
@@ -268,6 +491,42 @@ class ExpressionFailureWebTests {
 			return "ok";
 		}
 
+		@GetMapping("/api/expr/annotated/jdk-key")
+		@RateLimited(policy = "priced", key = "#{#tenant.substring(0, 3).toLowerCase()}")
+		String annotatedJdkKey(@RequestHeader(name = "X-Tenant", required = false) String tenant) {
+			return "ok";
+		}
+
+		@GetMapping("/api/expr/annotated/quoted")
+		@RateLimited(policy = "priced", cost = "#{@pricing.quote(#n)}")
+		String annotatedQuoted(@RequestParam(required = false) String n) {
+			return "ok";
+		}
+
+		@PostMapping("/api/expr/annotated/forgot-size")
+		@RateLimited(policy = "priced", cost = "#{#queries}")
+		List<String> annotatedForgotSize(@RequestBody List<String> queries) {
+			return queries;
+		}
+
+		@GetMapping("/api/expr/annotated/shadow-key")
+		@RateLimited(policy = "trial", key = "#{#tenant.toLowerCase()}")
+		String annotatedShadowKey(@RequestHeader(name = "X-Tenant", required = false) String tenant) {
+			return "ok";
+		}
+
+		@GetMapping("/api/expr/annotated/shadow-cost")
+		@RateLimited("priced")
+		@RateLimited(policy = "trial", cost = "#{#n}")
+		String annotatedShadowCost(@RequestParam(required = false) String n) {
+			return "ok";
+		}
+
+		@GetMapping("/api/expr/service")
+		String service(@RequestHeader(name = "X-Tenant", required = false) String tenant) {
+			return this.tenantService.lookup(tenant);
+		}
+
 		@PostMapping("/api/expr/tenant-batch")
 		@RateLimited("priced")
 		List<String> tenantBatch(@RequestBody List<String> queries) {
@@ -278,6 +537,11 @@ class ExpressionFailureWebTests {
 		@RateLimited(policy = "priced", cost = "#{#request.getHeader('X-Client').lenght()}")
 		String annotatedTypo() {
 			return "ok";
+		}
+
+		@ExceptionHandler(PricingUnavailableException.class)
+		ResponseEntity<String> pricingUnavailable() {
+			return ResponseEntity.internalServerError().body("pricing unavailable");
 		}
 
 	}

@@ -8,9 +8,11 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.TestConfiguration;
+import org.springframework.boot.webmvc.error.ErrorAttributes;
 import org.springframework.boot.webmvc.test.autoconfigure.AutoConfigureMockMvc;
 import org.springframework.context.annotation.Bean;
 import org.springframework.http.MediaType;
+import org.springframework.http.converter.HttpMessageNotReadableException;
 import org.springframework.mock.web.MockHttpServletMapping;
 import org.springframework.security.core.authority.SimpleGrantedAuthority;
 import org.springframework.test.context.ActiveProfiles;
@@ -18,6 +20,7 @@ import org.springframework.test.web.servlet.MockMvc;
 import org.springframework.test.web.servlet.MvcResult;
 import org.springframework.test.web.servlet.request.MockHttpServletRequestBuilder;
 import org.springframework.test.web.servlet.request.RequestPostProcessor;
+import org.springframework.web.context.request.ServletWebRequest;
 
 import dev.ratelimit.core.TimeSource;
 import dev.ratelimit.core.memory.InMemoryRateLimiter;
@@ -66,6 +69,9 @@ class RateLimitWebTests {
 
 	@Autowired
 	private WebTestApplication.TestController controller;
+
+	@Autowired
+	private ErrorAttributes errorAttributes;
 
 	@Test
 	void workedExampleOneTenOfABurstOfTwelvePassThenFiveMoreAfterOneSecond() throws Exception {
@@ -285,7 +291,10 @@ class RateLimitWebTests {
 			.andExpect(content().contentTypeCompatibleWith(MediaType.APPLICATION_PROBLEM_JSON))
 			.andExpect(header().string("Retry-After", "6"))
 			.andExpect(header().string("RateLimit", "\"weighted\";r=0;t=60"))
-			.andExpect(jsonPath("$['violated-policies'][0]").value("weighted"));
+			.andExpect(jsonPath("$['violated-policies'][0]").value("weighted"))
+			// the failure was recorded for the error attributes before the 429 replaced its response
+			.andExpect((result) -> assertThat(this.errorAttributes.getError(new ServletWebRequest(result.getRequest())))
+				.isInstanceOf(HttpMessageNotReadableException.class));
 	}
 
 	@Test
