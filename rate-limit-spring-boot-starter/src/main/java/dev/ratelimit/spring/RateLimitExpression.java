@@ -10,7 +10,9 @@ import org.springframework.expression.AccessException;
 import org.springframework.expression.EvaluationException;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
+import org.springframework.expression.spel.SpelCompilerMode;
 import org.springframework.expression.spel.SpelEvaluationException;
+import org.springframework.expression.spel.SpelParserConfiguration;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
 
 /**
@@ -20,7 +22,13 @@ import org.springframework.expression.spel.standard.SpelExpressionParser;
  */
 public final class RateLimitExpression {
 
-	private static final SpelExpressionParser PARSER = new SpelExpressionParser();
+	/**
+	 * Interpreted, whatever {@code spring.expression.compiler.mode} says: a compiled expression fails with SpEL's own
+	 * compiled-expression error, which would hide why a request could not be evaluated (and in mixed mode it would be
+	 * evaluated again, calling its beans twice).
+	 */
+	private static final SpelExpressionParser PARSER = new SpelExpressionParser(
+			new SpelParserConfiguration(SpelCompilerMode.OFF, null));
 
 	private static final String MISSING_VALUE = "it reads a value that this request does not have";
 
@@ -135,6 +143,10 @@ public final class RateLimitExpression {
 					thrown = spel.getCause();
 					while (thrown instanceof AccessException || thrown instanceof InvocationTargetException) {
 						thrown = thrown.getCause();
+					}
+					if (thrown instanceof SpelEvaluationException inner) {
+						// SpEL's own failure on the way in, such as converting a parameter to the method's type
+						return failureOfTheCall(inner);
 					}
 				}
 				default -> {

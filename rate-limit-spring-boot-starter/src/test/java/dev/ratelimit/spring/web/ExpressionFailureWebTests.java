@@ -87,6 +87,8 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 				"ratelimit.filters[9].cost=#{#request.getParameter('n')}",
 				"ratelimit.filters[10].patterns=/api/expr/filter/operator", "ratelimit.filters[10].policies=priced",
 				"ratelimit.filters[10].cost=#{#request.getParameter('n') / 2}",
+				"ratelimit.filters[11].patterns=/api/expr/filter/converted", "ratelimit.filters[11].policies=priced",
+				"ratelimit.filters[11].cost=#{T(java.time.Duration).ofSeconds(#request.getParameter('n')).getSeconds()}",
 				"logging.level.dev.ratelimit.spring.web.RateLimitExceptionHandler=debug",
 				"logging.level.dev.ratelimit.spring.RateLimitService=debug" })
 @AutoConfigureMockMvc
@@ -154,6 +156,20 @@ class ExpressionFailureWebTests {
 		this.mvc.perform(get("/api/expr/filter/parsed").param("n", "1").header("X-Client", client))
 			.andExpect(status().isOk())
 			.andExpect(header().string("RateLimit", "\"priced\";r=9;t=6"));
+	}
+
+	@Test
+	void answersAParameterThatSpelCannotConvertForAJdkMethodWith400AndChargesNothing() throws Exception {
+		// SpEL converts the text to Duration.ofSeconds's long on the way in, and wraps its own failure in the call's
+		int before = this.limiter.acquires();
+		assertBadRequest(
+				this.mvc.perform(get("/api/expr/filter/converted").param("n", "abc").header("X-Client", "converted")),
+				"/api/expr/filter/converted",
+				FILTER_COST + "a value it reads from this request does not have the expected form");
+		assertThat(this.limiter.acquires()).isEqualTo(before);
+		this.mvc.perform(get("/api/expr/filter/converted").param("n", "2").header("X-Client", "converted"))
+			.andExpect(status().isOk())
+			.andExpect(header().string("X-RateLimit-Remaining", "8"));
 	}
 
 	@Test
@@ -474,7 +490,7 @@ class ExpressionFailureWebTests {
 
 		@GetMapping({ "/api/expr/filter/cost", "/api/expr/filter/parsed", "/api/expr/filter/key",
 				"/api/expr/filter/faulty", "/api/expr/filter/bean-parsed", "/api/expr/filter/shadow-key",
-				"/api/expr/filter/shadow-cost", "/api/expr/filter/operator" })
+				"/api/expr/filter/shadow-cost", "/api/expr/filter/operator", "/api/expr/filter/converted" })
 		String filtered() {
 			return "ok";
 		}
