@@ -33,7 +33,8 @@ import dev.ratelimit.spring.Sleeper;
  * A cost or key expression of an enforced policy that cannot be evaluated for the arguments or the request of a
  * handler method throws {@link RateLimitEvaluationException} before anything is charged, for the filter's policies
  * too, and the starter answers it with 400. For any other method its arguments come from the application, so the
- * failure is the application's: an {@link IllegalStateException} with the same message, caused by it. A shadow
+ * failure is the application's: an {@link IllegalStateException} with the same message and cause, and the
+ * {@code RateLimitEvaluationException} as a suppressed exception (not a cause, which exception handlers match). A shadow
  * policy whose cost or key cannot be evaluated is not decided for the call. Should the cost, a key or the decision
  * fail otherwise (an error of the application), the filter's policies are left to the filter, which charges them as
  * for a handler method that never runs.
@@ -90,8 +91,12 @@ public final class RateLimitedInterceptor implements MethodInterceptor {
 		}
 		catch (RateLimitEvaluationException ex) {
 			if (!handler) {
-				// the arguments of a method other than the request's handler come from the application, not the client
-				throw new IllegalStateException(ex.getMessage(), ex);
+				// the arguments of a method other than the request's handler come from the application, not the client;
+				// kept out of the causes, which Spring MVC matches exception handlers against, so that the client's 400
+				// is not chosen before the application's own advice
+				IllegalStateException failure = new IllegalStateException(ex.getMessage(), ex.getCause());
+				failure.addSuppressed(ex);
+				throw failure;
 			}
 			throw ex;
 		}

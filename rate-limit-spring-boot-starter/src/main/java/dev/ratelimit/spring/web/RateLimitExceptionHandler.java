@@ -71,21 +71,16 @@ public class RateLimitExceptionHandler {
 	 * Answers a call whose cost or key expression could not be evaluated for its request. Nothing was charged. The
 	 * exception, with the expression, is logged at debug level only: it is the client's doing, any client can cause it
 	 * at will, and the response tells the client why; an expression that is wrong for every request is not answered
-	 * here but fails as an error of the application. So does this exception when it is only the cause of the failure,
-	 * such as the {@link IllegalStateException} of a {@code @RateLimited} method other than the handler, whose
-	 * arguments come from the application: it is passed on to the other resolvers, as if this handler did not match.
+	 * here but fails as an error of the application (a {@code @RateLimited} method other than the handler throws an
+	 * {@link IllegalStateException} that holds this exception as suppressed, not as its cause, so that this handler
+	 * does not match it).
 	 * @param exception the failure
-	 * @param raised the exception that the request failed with, the failure itself unless it is its cause
 	 * @param request the request
 	 * @return the problem response
-	 * @throws Exception the exception that the request failed with, if the failure is only its cause
 	 */
 	@ExceptionHandler(RateLimitEvaluationException.class)
 	public ResponseEntity<ProblemDetail> handleRateLimitEvaluation(RateLimitEvaluationException exception,
-			Exception raised, HttpServletRequest request) throws Exception {
-		if (raised != exception) {
-			throw raised;
-		}
+			HttpServletRequest request) {
 		if (logger.isDebugEnabled()) {
 			logger.debug("Answered 400: " + exception.getMessage(), exception);
 		}

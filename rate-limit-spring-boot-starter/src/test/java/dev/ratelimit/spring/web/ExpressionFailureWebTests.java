@@ -28,6 +28,9 @@ import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
+import org.springframework.expression.spel.SpelEvaluationException;
+import org.springframework.http.HttpStatus;
+import org.springframework.web.bind.annotation.RestControllerAdvice;
 
 import dev.ratelimit.spring.RateLimitEvaluationException;
 import dev.ratelimit.spring.annotation.RateLimited;
@@ -271,15 +274,15 @@ class ExpressionFailureWebTests {
 		int before = this.limiter.acquires();
 		String message = "Rate-limit key expression #{#tenant.toLowerCase()} of policy priced could not be evaluated"
 				+ " for this call: it reads a value that this request does not have";
-		assertThatException()
-			.isThrownBy(() -> this.mvc.perform(get("/api/expr/service").header("X-Client", "service")))
-			.havingCause()
-			.isInstanceOf(IllegalStateException.class)
-			.withMessage(message)
-			.withCauseInstanceOf(RateLimitEvaluationException.class);
+		// the application's own advice answers it: the client's 400 is not in the exception's causes to match first
+		this.mvc.perform(get("/api/expr/service").header("X-Client", "service"))
+			.andExpect(status().isServiceUnavailable())
+			.andExpect(content().string("handled by the application"));
 		assertThatIllegalStateException().isThrownBy(() -> this.tenantService.lookup(null))
 			.withMessage(message)
-			.withCauseInstanceOf(RateLimitEvaluationException.class);
+			.withCauseInstanceOf(SpelEvaluationException.class)
+			.satisfies((ex) -> assertThat(ex.getSuppressed()).singleElement()
+				.isInstanceOf(RateLimitEvaluationException.class));
 		assertThat(this.limiter.acquires()).isEqualTo(before);
 		assertThat(this.tenantService.lookup("Acme")).isEqualTo("acme");
 	}
@@ -435,6 +438,16 @@ class ExpressionFailureWebTests {
 			return new ExpressionController(tenantService);
 		}
 
+		@Bean
+		ServiceController serviceController(TenantService tenantService) {
+			return new ServiceController(tenantService);
+		}
+
+		@Bean
+		ServiceAdvice serviceAdvice() {
+			return new ServiceAdvice();
+		}
+
 	}
 
 	static class Pricing {
@@ -475,6 +488,34 @@ class ExpressionFailureWebTests {
 		@RateLimited(policy = "priced", key = "#{#tenant.toLowerCase()}")
 		public String lookup(String tenant) {
 			return tenant.toLowerCase();
+		}
+
+	}
+
+	/** Calls a rate-limited service, whose failures the application answers with advice of its own. */
+	@RestController
+	static class ServiceController {
+
+		private final TenantService tenantService;
+
+		ServiceController(TenantService tenantService) {
+			this.tenantService = tenantService;
+		}
+
+		@GetMapping("/api/expr/service")
+		String service(@RequestHeader(name = "X-Tenant", required = false) String tenant) {
+			return this.tenantService.lookup(tenant);
+		}
+
+	}
+
+	/** The application's own answer to its errors, for {@link ServiceController} only. */
+	@RestControllerAdvice(assignableTypes = ServiceController.class)
+	static class ServiceAdvice {
+
+		@ExceptionHandler(IllegalStateException.class)
+		ResponseEntity<String> applicationError(IllegalStateException ex) {
+			return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE).body("handled by the application");
 		}
 
 	}
@@ -538,10 +579,6 @@ class ExpressionFailureWebTests {
 			return "ok";
 		}
 
-		@GetMapping("/api/expr/service")
-		String service(@RequestHeader(name = "X-Tenant", required = false) String tenant) {
-			return this.tenantService.lookup(tenant);
-		}
 
 		@PostMapping("/api/expr/tenant-batch")
 		@RateLimited("priced")
