@@ -41,9 +41,11 @@ public final class PendingLimitsExceptionResolver implements HandlerExceptionRes
 		try {
 			return limits.filter().decideLeftover(limits, request, response, true) ? new ModelAndView() : null;
 		}
-		catch (IOException failure) {
-			logger.warn("Failure while answering a rate-limited request after [" + ex.getClass().getName() + "]",
-					failure);
+		catch (IOException | RuntimeException failure) {
+			// the request's own failure stays the one its resolvers answer (a failing key bean of the filter's policy
+			// fails here again, after failing the handler's decision)
+			logger.warn("Failure while deciding the rate limits of a request that failed with ["
+					+ ex.getClass().getName() + "]", failure);
 			return null;
 		}
 	}

@@ -92,6 +92,9 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 				"ratelimit.filters[10].cost=#{#request.getParameter('n') / 2}",
 				"ratelimit.filters[11].patterns=/api/expr/filter/converted", "ratelimit.filters[11].policies=priced",
 				"ratelimit.filters[11].cost=#{T(java.time.Duration).ofSeconds(#request.getParameter('n')).getSeconds()}",
+				// a filter policy whose key bean fails, deferred to an annotated handler of the service controller
+				"ratelimit.policies.down.key=#{@tenants.directory(#request)}", "ratelimit.policies.down.limits[0].rate=10/1m",
+				"ratelimit.filters[12].patterns=/api/expr/service/annotated", "ratelimit.filters[12].policies=down",
 				"logging.level.dev.ratelimit.spring.web.RateLimitExceptionHandler=debug",
 				"logging.level.dev.ratelimit.spring.RateLimitService=debug" })
 @AutoConfigureMockMvc
@@ -288,6 +291,16 @@ class ExpressionFailureWebTests {
 	}
 
 	@Test
+	void leavesAFailureOfTheFiltersDeferredPolicyToTheApplicationsOwnAdvice(CapturedOutput output) throws Exception {
+		// the key bean of the filter's policy fails in the handler's decision, then again when the filter's policy is
+		// decided for a handler that never ran: the second failure is logged, and the first reaches the application
+		this.mvc.perform(get("/api/expr/service/annotated").header("X-Client", "directory"))
+			.andExpect(status().isServiceUnavailable())
+			.andExpect(content().string("handled by the application"));
+		assertThat(output).contains("the tenant directory is down");
+	}
+
+	@Test
 	void skipsAShadowPolicyWhoseKeyCannotBeEvaluatedAndDecidesTheEnforcedOnes(CapturedOutput output)
 			throws Exception {
 		int before = this.limiter.acquires();
@@ -478,6 +491,10 @@ class ExpressionFailureWebTests {
 			return tenant.toLowerCase();
 		}
 
+		public String directory(HttpServletRequest request) {
+			throw new IllegalStateException("the tenant directory is down");
+		}
+
 	}
 
 	/**
@@ -505,6 +522,12 @@ class ExpressionFailureWebTests {
 		@GetMapping("/api/expr/service")
 		String service(@RequestHeader(name = "X-Tenant", required = false) String tenant) {
 			return this.tenantService.lookup(tenant);
+		}
+
+		@GetMapping("/api/expr/service/annotated")
+		@RateLimited("priced")
+		String annotated() {
+			return "ok";
 		}
 
 	}
