@@ -141,8 +141,9 @@ public final class RateLimitService {
 	 * Returns the key of a policy for a call.
 	 * @param application the policy as applied to the call
 	 * @param context the call
-	 * @return the key, or {@code null} for a shadow policy whose key cannot be evaluated for the call
-	 * @throws RateLimitEvaluationException if the key of an enforced policy cannot be evaluated for the call
+	 * @return the key, or {@code null} for a shadow policy whose key cannot be evaluated for the call or fails
+	 * @throws RateLimitEvaluationException if the key of an enforced policy cannot be evaluated for the call (and
+	 * whatever else its key resolver throws)
 	 */
 	private static @Nullable String keyOf(AppliedPolicy application, RateLimitContext context) {
 		Policy policy = application.policy();
@@ -150,21 +151,37 @@ public final class RateLimitService {
 		try {
 			key = application.keyResolver().resolveKey(context);
 		}
-		catch (RateLimitEvaluationException ex) {
-			RateLimitEvaluationException failure = ex.ofKey("policy " + policy.name());
+		catch (RuntimeException ex) {
+			RuntimeException failure = (ex instanceof RateLimitEvaluationException evaluation)
+					? evaluation.ofKey("policy " + policy.name()) : ex;
 			if (!policy.isShadow()) {
 				throw failure;
 			}
-			if (logger.isDebugEnabled()) {
-				logger.debug("Did not decide shadow policy '" + policy.name() + "' for a call: " + failure.getMessage(),
-						failure);
-			}
+			skippedShadow("shadow policy '" + policy.name() + "'", failure);
 			return null;
 		}
 		if (key == null || key.isBlank()) {
 			throw new IllegalStateException("The key of rate-limit policy '" + policy.name() + "' is empty");
 		}
 		return key;
+	}
+
+	/**
+	 * Logs a shadow policy left undecided for a call because its key or cost failed: at debug level when the call
+	 * could not be evaluated (any client can cause that), at warn level when the application's code failed, which a
+	 * trial of the policy should bring to light without refusing anything.
+	 * @param what the shadow policy or policies
+	 * @param failure the failure
+	 */
+	public static void skippedShadow(String what, RuntimeException failure) {
+		if (failure instanceof RateLimitEvaluationException) {
+			if (logger.isDebugEnabled()) {
+				logger.debug("Did not decide " + what + " for a call: " + failure.getMessage(), failure);
+			}
+		}
+		else {
+			logger.warn("Did not decide " + what + " for a call: its key or cost failed", failure);
+		}
 	}
 
 	private static Map<String, RateLimitOutcome> outcomes(List<Policy> used, RateLimitResult result) {

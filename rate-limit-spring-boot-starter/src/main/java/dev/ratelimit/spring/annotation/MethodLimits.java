@@ -3,21 +3,17 @@ package dev.ratelimit.spring.annotation;
 import java.util.ArrayList;
 import java.util.List;
 
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
-
 import dev.ratelimit.spring.AppliedPolicy;
 import dev.ratelimit.spring.RateLimitContext;
 import dev.ratelimit.spring.RateLimitCost;
 import dev.ratelimit.spring.RateLimitEvaluationException;
+import dev.ratelimit.spring.RateLimitService;
 
 /**
  * The resolved {@link RateLimited} annotations of one method: its policies with their keys, its cost expressions and
  * its parameter names. Built once per method. Immutable.
  */
 public final class MethodLimits {
-
-	private static final Log logger = LogFactory.getLog(MethodLimits.class);
 
 	private final List<AppliedPolicy> policies;
 
@@ -61,15 +57,13 @@ public final class MethodLimits {
 			try {
 				cost = Math.max(cost, this.costs.get(i).evaluate(context));
 			}
-			catch (RateLimitEvaluationException ex) {
-				RateLimitEvaluationException failure = ex.ofCost("policy " + policy.policy().name());
+			catch (RuntimeException ex) {
+				RuntimeException failure = (ex instanceof RateLimitEvaluationException evaluation)
+						? evaluation.ofCost("policy " + policy.policy().name()) : ex;
 				if (!policy.policy().isShadow()) {
 					throw failure;
 				}
-				if (logger.isDebugEnabled()) {
-					logger.debug("Did not decide shadow policy '" + policy.policy().name() + "' for a call: "
-							+ failure.getMessage(), failure);
-				}
+				RateLimitService.skippedShadow("shadow policy '" + policy.policy().name() + "'", failure);
 				if (charged == null) {
 					charged = new ArrayList<>(this.policies.subList(0, i));
 				}

@@ -199,15 +199,13 @@ public class RateLimitFilter extends OncePerRequestFilter {
 			try {
 				ruleCost = rule.cost().evaluate(context);
 			}
-			catch (RateLimitEvaluationException ex) {
-				RateLimitEvaluationException failure = ex.ofCost("the filter for " + policyNames(rule));
+			catch (RuntimeException ex) {
+				RuntimeException failure = (ex instanceof RateLimitEvaluationException evaluation)
+						? evaluation.ofCost("the filter for " + policyNames(rule)) : ex;
 				if (!rule.policies().stream().allMatch((applied) -> applied.policy().isShadow())) {
 					throw failure;
 				}
-				if (this.logger.isDebugEnabled()) {
-					this.logger.debug("Did not decide the shadow policies of a filter for a request: "
-							+ failure.getMessage(), failure);
-				}
+				RateLimitService.skippedShadow("the shadow " + policyNames(rule) + " of a filter", failure);
 				continue;
 			}
 			rule.policies().forEach((applied) -> policies.putIfAbsent(applied.policy().name(), applied));

@@ -95,6 +95,11 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 				// a filter policy whose key bean fails, deferred to an annotated handler of the service controller
 				"ratelimit.policies.down.key=#{@tenants.directory(#request)}", "ratelimit.policies.down.limits[0].rate=10/1m",
 				"ratelimit.filters[12].patterns=/api/expr/service/annotated", "ratelimit.filters[12].policies=down",
+				// a shadow policy on trial whose key bean fails
+				"ratelimit.policies.trial-down.key=#{@tenants.directory(#request)}",
+				"ratelimit.policies.trial-down.shadow=true", "ratelimit.policies.trial-down.limits[0].rate=10/1m",
+				"ratelimit.filters[13].patterns=/api/expr/filter/shadow-down",
+				"ratelimit.filters[13].policies=priced,trial-down",
 				"logging.level.dev.ratelimit.spring.web.RateLimitExceptionHandler=debug",
 				"logging.level.dev.ratelimit.spring.RateLimitService=debug" })
 @AutoConfigureMockMvc
@@ -298,6 +303,21 @@ class ExpressionFailureWebTests {
 			.andExpect(status().isServiceUnavailable())
 			.andExpect(content().string("handled by the application"));
 		assertThat(output).contains("the tenant directory is down");
+	}
+
+	@Test
+	void skipsAShadowPolicyWhoseKeyBeanFailsAndDecidesTheEnforcedOnes(CapturedOutput output) throws Exception {
+		int before = this.limiter.acquires();
+		this.mvc.perform(get("/api/expr/filter/shadow-down").header("X-Client", "shadow-down"))
+			.andExpect(status().isOk())
+			.andExpect(header().string("RateLimit-Policy", "\"priced\";q=10;w=60"))
+			.andExpect(header().string("X-RateLimit-Remaining", "9"));
+		assertThat(this.limiter.acquires()).isEqualTo(before + 1);
+		assertThat(this.limiter.lastLimits()).extracting((limit) -> limit.policy()).containsExactly("priced");
+		// an error of the application, which the trial should bring to light: logged at WARN
+		assertThat(output).contains("WARN")
+			.contains("Did not decide shadow policy 'trial-down' for a call: its key or cost failed")
+			.contains("the tenant directory is down");
 	}
 
 	@Test
@@ -554,7 +574,8 @@ class ExpressionFailureWebTests {
 
 		@GetMapping({ "/api/expr/filter/cost", "/api/expr/filter/parsed", "/api/expr/filter/key",
 				"/api/expr/filter/faulty", "/api/expr/filter/bean-parsed", "/api/expr/filter/shadow-key",
-				"/api/expr/filter/shadow-cost", "/api/expr/filter/operator", "/api/expr/filter/converted" })
+				"/api/expr/filter/shadow-cost", "/api/expr/filter/operator", "/api/expr/filter/converted",
+				"/api/expr/filter/shadow-down" })
 		String filtered() {
 			return "ok";
 		}
