@@ -27,7 +27,9 @@ import org.springframework.data.redis.core.script.RedisScript;
  * (or pooled connections), and a failure would make the limiter fall back for a whole cool-down. A queued call that
  * has a deadline and is still queued when its deadline passes does not touch Redis when a worker takes it, nor when
  * it gets a connection after waiting for one in the client's pool past its deadline: its caller has already timed out
- * and fallen back, so running it would take permits nobody gets. Calls without a deadline (a
+ * and fallen back, so running it would take permits nobody gets. (With Jedis in cluster mode the connection borrows a
+ * node's pooled connection only inside the script call, after that check; a wait there is bounded by the pool's own
+ * {@code max-wait}, which should then be no longer than the timeout.) Calls without a deadline (a
  * give-back, a lease release, the warm-up) always run. Only when the queue is full does a call fail at once. The
  * script runs with EVALSHA (EVAL after NOSCRIPT), not as a function: the generic connection API has no FCALL.
  */
