@@ -2,7 +2,9 @@ package dev.ratelimit.spring;
 
 import java.lang.reflect.InvocationTargetException;
 import java.time.DateTimeException;
+import java.util.LinkedHashSet;
 import java.util.Objects;
+import java.util.Set;
 
 import org.jspecify.annotations.Nullable;
 
@@ -12,7 +14,10 @@ import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
 import org.springframework.expression.spel.SpelCompilerMode;
 import org.springframework.expression.spel.SpelEvaluationException;
+import org.springframework.expression.spel.SpelNode;
 import org.springframework.expression.spel.SpelParserConfiguration;
+import org.springframework.expression.spel.ast.VariableReference;
+import org.springframework.expression.spel.standard.SpelExpression;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
 
 /**
@@ -190,6 +195,29 @@ public final class RateLimitExpression {
 		String className = frame.getClassName();
 		// java.lang.reflect.Method.invoke and the jdk.internal frames of reflection sit between SpEL and the method
 		return className.startsWith("java.") || className.startsWith("jdk.");
+	}
+
+	/**
+	 * Returns the names of the variables that the expression reads ({@code #name}), so that those a call cannot have
+	 * are reported when the application starts rather than read as {@code null} on every call.
+	 * @return the names, without {@code #}, in the order they first appear
+	 */
+	public Set<String> variables() {
+		Set<String> names = new LinkedHashSet<>();
+		if (this.expression instanceof SpelExpression spel) {
+			collectVariables(spel.getAST(), names);
+		}
+		return names;
+	}
+
+	private static void collectVariables(SpelNode node, Set<String> names) {
+		if (node instanceof VariableReference) {
+			// written #name
+			names.add(node.toStringAST().substring(1));
+		}
+		for (int i = 0; i < node.getChildCount(); i++) {
+			collectVariables(node.getChild(i), names);
+		}
 	}
 
 	/**

@@ -3,9 +3,11 @@ package dev.ratelimit.spring.annotation;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 import org.jspecify.annotations.Nullable;
@@ -30,6 +32,7 @@ import dev.ratelimit.spring.PolicyRegistry;
 import dev.ratelimit.spring.RateLimitConfigurationException;
 import dev.ratelimit.spring.RateLimitConfigurationException.Problem;
 import dev.ratelimit.spring.RateLimitCost;
+import dev.ratelimit.spring.RateLimitExpression;
 import dev.ratelimit.spring.key.KeyResolver;
 import dev.ratelimit.spring.key.KeyResolverFactory;
 
@@ -41,6 +44,9 @@ import dev.ratelimit.spring.key.KeyResolverFactory;
 public final class RateLimitedMethods implements SmartInitializingSingleton {
 
 	private static final MethodLimits NONE = new MethodLimits(List.of(), List.of(), new String[0]);
+
+	/** The variables that every call has, besides its arguments; SpEL's own #this and #root included. */
+	private static final Set<String> CALL_VARIABLES = Set.of("request", "principal", "args", "this", "root");
 
 	private final PolicyRegistry policies;
 
@@ -138,9 +144,12 @@ public final class RateLimitedMethods implements SmartInitializingSingleton {
 		List<AppliedPolicy> applied = new ArrayList<>();
 		List<RateLimitCost> costs = new ArrayList<>();
 		int before = problems.size();
+		String[] names = this.parameterNames.getParameterNames(specific);
 		for (MergedAnnotation<RateLimited> annotation : annotations) {
 			Policy policy = policy(annotation, element, problems);
 			KeyResolver key = key(annotation.getString("key"), element, problems);
+			checkVariables("key", annotation.getString("key"), names, element, problems);
+			checkVariables("cost", annotation.getString("cost"), names, element, problems);
 			try {
 				costs.add(RateLimitCost.parse(annotation.getString("cost")));
 			}
@@ -154,7 +163,6 @@ public final class RateLimitedMethods implements SmartInitializingSingleton {
 		if (problems.size() > before) {
 			return NONE;
 		}
-		String[] names = this.parameterNames.getParameterNames(specific);
 		return new MethodLimits(applied, costs, (names != null) ? names : new String[0]);
 	}
 
@@ -189,6 +197,44 @@ public final class RateLimitedMethods implements SmartInitializingSingleton {
 		catch (IllegalArgumentException ex) {
 			problems.add(new Problem(element, "key " + ex.getMessage()));
 			return null;
+		}
+	}
+
+	/**
+	 * Reports an expression that reads a variable no call of the method has: a misspelt parameter name, or any name
+	 * where the parameter names are not known. Read as {@code null}, it would fail, or key every call alike, on every
+	 * call.
+	 */
+	private static void checkVariables(String what, String text, String @Nullable [] names, String element,
+			List<Problem> problems) {
+		if (!RateLimitExpression.isExpression(text)) {
+			return;
+		}
+		Set<String> variables;
+		try {
+			variables = RateLimitExpression.parse(text).variables();
+		}
+		catch (IllegalArgumentException ex) {
+			// reported as not parsing
+			return;
+		}
+		Set<String> known = new LinkedHashSet<>();
+		if (names != null) {
+			for (String name : names) {
+				if (name != null) {
+					known.add(name);
+				}
+			}
+		}
+		for (String variable : variables) {
+			if (!known.contains(variable) && !CALL_VARIABLES.contains(variable)) {
+				String parameters = (names == null)
+						? "the method's parameter names are not known (compile with -parameters)"
+						: known.isEmpty() ? "the method has no parameters" : "its parameters are " + known;
+				problems.add(new Problem(element, what + " '" + text.trim() + "' reads #" + variable
+						+ ", which is not a parameter of the method: " + parameters
+						+ "; besides them an expression can read #request, #principal and #args"));
+			}
 		}
 	}
 

@@ -11,6 +11,8 @@ import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 
 import dev.ratelimit.spring.annotation.RateLimited;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 /**
  * Every kind of invalid configuration fails start-up with a message that names the property and what is wrong.
  */
@@ -101,6 +103,42 @@ class InvalidConfigurationTests {
 			.withBean(BadCostService.class)
 			.run((context) -> ConfigurationFailures.assertFailure(context,
 					"@RateLimited on " + BadCostService.class.getName() + ".call(List)", "cost the expression"));
+	}
+
+	@Test
+	void failsStartUpForAnAnnotationWhoseExpressionReadsAVariableTheMethodDoesNotHave() {
+		this.runner.withPropertyValues("ratelimit.policies.api.limits[0].rate=5/1s")
+			.withBean(MisspeltVariableService.class)
+			.run((context) -> ConfigurationFailures.assertFailure(context,
+					"@RateLimited on " + MisspeltVariableService.class.getName() + ".call(String, List)",
+					"key '#{#userID.toLowerCase()}' reads #userID, which is not a parameter of the method: its"
+							+ " parameters are [userId, items]; besides them an expression can read #request,"
+							+ " #principal and #args"));
+	}
+
+	@Test
+	void startsWithExpressionsThatReadParametersAndTheCallsOwnVariables() {
+		this.runner.withPropertyValues("ratelimit.policies.api.limits[0].rate=5/1s")
+			.withBean(WellSpeltVariableService.class)
+			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	static class MisspeltVariableService {
+
+		@RateLimited(policy = "api", key = "#{#userID.toLowerCase()}", cost = "#{#items.size()}")
+		public void call(String userId, java.util.List<String> items) {
+		}
+
+	}
+
+	static class WellSpeltVariableService {
+
+		@RateLimited(policy = "api",
+				key = "#{#userId + (#request?.getHeader('X') ?: '') + #args.length + (#principal ?: '')}",
+				cost = "#{#items.?[#this.length() > 0].size()}")
+		public void call(String userId, java.util.List<String> items) {
+		}
+
 	}
 
 	static class UnknownPolicyService {
