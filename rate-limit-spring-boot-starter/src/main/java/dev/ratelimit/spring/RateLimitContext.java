@@ -2,6 +2,7 @@ package dev.ratelimit.spring;
 
 import java.lang.reflect.Method;
 import java.security.Principal;
+import java.util.List;
 import java.util.Objects;
 
 import jakarta.servlet.http.HttpServletRequest;
@@ -10,6 +11,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.context.expression.BeanFactoryResolver;
 import org.springframework.expression.EvaluationContext;
+import org.springframework.expression.MethodResolver;
 import org.springframework.expression.spel.support.StandardEvaluationContext;
 import org.springframework.security.authentication.AnonymousAuthenticationToken;
 import org.springframework.security.core.Authentication;
@@ -148,10 +150,15 @@ public final class RateLimitContext {
 	 */
 	private static final class CallEvaluationContext extends StandardEvaluationContext {
 
+		/** Stateless; shared by every call. */
+		private static final List<MethodResolver> CALL_METHOD_RESOLVERS = List
+			.of(new RateLimitExpression.CallMethodResolver());
+
 		private final RateLimitContext call;
 
 		CallEvaluationContext(RateLimitContext call) {
 			this.call = call;
+			setMethodResolvers(CALL_METHOD_RESOLVERS);
 			if (call.beanFactory != null) {
 				setBeanResolver(new BeanFactoryResolver(call.beanFactory));
 			}

@@ -1,16 +1,23 @@
 package dev.ratelimit.spring;
 
 import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
 import java.time.DateTimeException;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 
+import jakarta.servlet.ServletRequest;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.core.convert.TypeDescriptor;
 import org.springframework.expression.AccessException;
+import org.springframework.expression.EvaluationContext;
 import org.springframework.expression.EvaluationException;
 import org.springframework.expression.Expression;
+import org.springframework.expression.MethodExecutor;
+import org.springframework.expression.MethodResolver;
 import org.springframework.expression.ParseException;
 import org.springframework.expression.spel.SpelCompilerMode;
 import org.springframework.expression.spel.SpelEvaluationException;
@@ -19,6 +26,8 @@ import org.springframework.expression.spel.SpelParserConfiguration;
 import org.springframework.expression.spel.ast.VariableReference;
 import org.springframework.expression.spel.standard.SpelExpression;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
+import org.springframework.expression.spel.support.ReflectiveMethodExecutor;
+import org.springframework.expression.spel.support.ReflectiveMethodResolver;
 
 /**
  * A SpEL expression written {@code #{...}} in configuration or in an annotation, parsed once when the application
@@ -98,6 +107,9 @@ public final class RateLimitExpression {
 		try {
 			return this.expression.getValue(context.evaluationContext());
 		}
+		catch (CallValueRejected ex) {
+			throw new RateLimitEvaluationException(this.text, ex.reason, ex.getCause());
+		}
 		catch (RuntimeException ex) {
 			String reason = failureOfTheCall(ex);
 			if (reason != null) {
@@ -119,11 +131,13 @@ public final class RateLimitExpression {
 	 * <li>SpEL itself met {@code null} where it needed an object (it called a method on {@code null}, read a
 	 * property of it or indexed into it), could not convert a value to the type needed
 	 * ({@code TYPE_CONVERSION_ERROR}), or found an index out of bounds;</li>
-	 * <li>a method of the JDK that the expression calls threw a {@link NullPointerException}, an
+	 * <li>a method of the JDK or of the request that the expression calls threw a {@link NullPointerException}, an
 	 * {@link IllegalArgumentException} (such as the {@link NumberFormatException} of {@code Long.parseLong}), an
-	 * {@link IndexOutOfBoundsException}, an {@link ArithmeticException} or a {@link DateTimeException}: the exception
-	 * was thrown by JDK code (a class in a {@code java.} or {@code jdk.} package) and its stack trace, from the frame
-	 * that threw it down to SpEL, holds JDK code only, no code of the application.</li>
+	 * {@link IndexOutOfBoundsException}, an {@link ArithmeticException} or a {@link DateTimeException}. The
+	 * {@link CallMethodResolver} marks such a failure of a method call from the method SpEL invoked, whatever the
+	 * stack trace; for what it does not see (a constructor, a property read), the exception counts as the call's if
+	 * it was thrown by JDK code (a class in a {@code java.} or {@code jdk.} package) and its stack trace, from the
+	 * frame that threw it down to SpEL, holds JDK code only, no code of the application.</li>
 	 * </ul>
 	 * Any other failure is the application's: a method, property, type or bean that does not exist (which fails for
 	 * every call), an operator that does not apply to the operands' types, and any exception thrown by, or through,
@@ -162,14 +176,7 @@ public final class RateLimitExpression {
 		if (thrown == null || !thrownByTheJdkForTheExpression(thrown)) {
 			return null;
 		}
-		if (thrown instanceof NullPointerException) {
-			return MISSING_VALUE;
-		}
-		if (thrown instanceof IllegalArgumentException || thrown instanceof IndexOutOfBoundsException
-				|| thrown instanceof ArithmeticException || thrown instanceof DateTimeException) {
-			return MALFORMED_VALUE;
-		}
-		return null;
+		return valueRejected(thrown);
 	}
 
 	/**
@@ -195,6 +202,82 @@ public final class RateLimitExpression {
 		String className = frame.getClassName();
 		// java.lang.reflect.Method.invoke and the jdk.internal frames of reflection sit between SpEL and the method
 		return className.startsWith("java.") || className.startsWith("jdk.");
+	}
+
+	/**
+	 * Returns why a method of the JDK or of the request, called by the expression, failed when the failure is the
+	 * value it was given: a {@link NullPointerException} for a missing value, an {@link IllegalArgumentException}
+	 * (such as a {@link NumberFormatException}), an {@link IndexOutOfBoundsException}, an
+	 * {@link ArithmeticException} or a {@link DateTimeException} for a malformed one.
+	 * @param thrown what the method threw
+	 * @return the reason in fixed words, or {@code null} for any other failure
+	 */
+	static @Nullable String valueRejected(Throwable thrown) {
+		if (thrown instanceof NullPointerException) {
+			return MISSING_VALUE;
+		}
+		if (thrown instanceof IllegalArgumentException || thrown instanceof IndexOutOfBoundsException
+				|| thrown instanceof ArithmeticException || thrown instanceof DateTimeException) {
+			return MALFORMED_VALUE;
+		}
+		return null;
+	}
+
+	/**
+	 * Resolves the methods that an expression calls as SpEL does, and marks the failure of a method of the JDK or of
+	 * the request (any class implementing {@link ServletRequest}) that rejects the value it was given as the call's:
+	 * the method is known here, so this does not depend on a stack trace, which HotSpot leaves out of a hot implicit
+	 * exception ({@code OmitStackTraceInFastThrow}). Methods of the application's beans are left alone.
+	 */
+	static final class CallMethodResolver implements MethodResolver {
+
+		private final ReflectiveMethodResolver delegate = new ReflectiveMethodResolver();
+
+		@Override
+		public @Nullable MethodExecutor resolve(EvaluationContext context, Object targetObject, String name,
+				List<TypeDescriptor> argumentTypes) throws AccessException {
+			MethodExecutor executor = this.delegate.resolve(context, targetObject, name, argumentTypes);
+			if (executor instanceof ReflectiveMethodExecutor reflective && readsTheCall(reflective.getMethod())) {
+				return (evaluationContext, target, arguments) -> {
+					try {
+						return reflective.execute(evaluationContext, target, arguments);
+					}
+					catch (AccessException ex) {
+						Throwable thrown = (ex.getCause() instanceof InvocationTargetException invocation)
+								? invocation.getTargetException() : null;
+						String reason = (thrown != null) ? valueRejected(thrown) : null;
+						if (reason != null) {
+							throw new CallValueRejected(reason, thrown);
+						}
+						throw ex;
+					}
+				};
+			}
+			return executor;
+		}
+
+		private static boolean readsTheCall(Method method) {
+			Class<?> type = method.getDeclaringClass();
+			String name = type.getName();
+			return name.startsWith("java.") || name.startsWith("jdk.") || ServletRequest.class.isAssignableFrom(type);
+		}
+
+	}
+
+	/**
+	 * A method of the JDK or of the request rejected the value the expression gave it; carries what it threw.
+	 */
+	static final class CallValueRejected extends RuntimeException {
+
+		private static final long serialVersionUID = 1L;
+
+		private final String reason;
+
+		CallValueRejected(String reason, Throwable thrown) {
+			super(reason, thrown, false, false);
+			this.reason = reason;
+		}
+
 	}
 
 	/**
