@@ -48,6 +48,7 @@ class InvalidConfigurationTests {
 			unknown policy in a filter | ratelimit.filters[0].patterns=/api/**,ratelimit.filters[0].policies=nope | ratelimit.filters[0].policies[0] | names policy 'nope', which is not defined under ratelimit.policies
 			unparsable SpEL cost | ratelimit.filters[0].patterns=/api/**,ratelimit.filters[0].policies=api,ratelimit.filters[0].cost=#{#request.getParameter('n') +} | ratelimit.filters[0].cost | does not parse
 			non-numeric cost | ratelimit.filters[0].patterns=/api/**,ratelimit.filters[0].policies=api,ratelimit.filters[0].cost=lots | ratelimit.filters[0].cost | 'lots' is not a cost
+			cost reading a variable no request has | ratelimit.filters[0].patterns=/api/**,ratelimit.filters[0].policies=api,ratelimit.filters[0].cost=#{#n} | ratelimit.filters[0].cost | '#{#n}' reads #n, which a filter's request does not have; it can read #request and #principal
 			invalid path pattern | ratelimit.filters[0].patterns=/api/{id/x,ratelimit.filters[0].policies=api | ratelimit.filters[0].patterns[0] | is not a valid path pattern
 			unknown HTTP method | ratelimit.filters[0].patterns=/api/**,ratelimit.filters[0].policies=api,ratelimit.filters[0].methods=FETCH | ratelimit.filters[0].methods[0] | 'FETCH' is not an HTTP method
 			""")
