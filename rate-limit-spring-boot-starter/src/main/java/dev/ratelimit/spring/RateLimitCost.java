@@ -2,6 +2,8 @@ package dev.ratelimit.spring;
 
 import java.math.BigDecimal;
 import java.math.RoundingMode;
+import java.util.Collection;
+import java.util.Set;
 
 import org.jspecify.annotations.Nullable;
 
@@ -58,6 +60,17 @@ public final class RateLimitCost {
 			throw new IllegalArgumentException(
 					"'" + text + "' is not a cost; write a whole number of permits such as 1, or SpEL such as #{...}");
 		}
+	}
+
+	/**
+	 * Returns the variables that the cost expression reads and that no call has (see
+	 * {@link RateLimitExpression#unknownVariables}); none for a fixed cost.
+	 * @param parameters the names of the arguments the calls have
+	 * @return the unknown names
+	 */
+	public Set<String> unknownVariables(Collection<String> parameters) {
+		RateLimitExpression expression = this.expression;
+		return (expression != null) ? expression.unknownVariables(parameters) : Set.of();
 	}
 
 	/**

@@ -3,6 +3,7 @@ package dev.ratelimit.spring;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.time.DateTimeException;
+import java.util.Collection;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
@@ -49,6 +50,9 @@ public final class RateLimitExpression {
 	private static final String MALFORMED_VALUE = "a value it reads from this request does not have the expected form";
 
 	private static final String SPEL_PACKAGE = "org.springframework.expression.";
+
+	/** The variables of every call besides its arguments: those of {@link RateLimitContext}, and SpEL's own. */
+	private static final Set<String> CALL_VARIABLES = Set.of("request", "principal", "args", "this", "root");
 
 	private final String text;
 
@@ -281,15 +285,20 @@ public final class RateLimitExpression {
 	}
 
 	/**
-	 * Returns the names of the variables that the expression reads ({@code #name}), so that those a call cannot have
-	 * are reported when the application starts rather than read as {@code null} on every call.
-	 * @return the names, without {@code #}, in the order they first appear
+	 * Returns the variables that the expression reads ({@code #name}) and that no call has: neither one of the given
+	 * parameter names nor {@code #request}, {@code #principal} or {@code #args} ({@link RateLimitContext}) nor SpEL's
+	 * own {@code #this} and {@code #root}. Reported when the application starts, they would otherwise read
+	 * {@code null} on every call.
+	 * @param parameters the names of the arguments the calls have (none for a filter's request)
+	 * @return the unknown names, without {@code #}, in the order they first appear
 	 */
-	public Set<String> variables() {
+	public Set<String> unknownVariables(Collection<String> parameters) {
 		Set<String> names = new LinkedHashSet<>();
 		if (this.expression instanceof SpelExpression spel) {
 			collectVariables(spel.getAST(), names);
 		}
+		names.removeAll(CALL_VARIABLES);
+		names.removeAll(parameters);
 		return names;
 	}
 

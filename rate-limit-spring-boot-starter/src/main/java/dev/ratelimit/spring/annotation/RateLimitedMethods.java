@@ -45,9 +45,6 @@ public final class RateLimitedMethods implements SmartInitializingSingleton {
 
 	private static final MethodLimits NONE = new MethodLimits(List.of(), List.of(), new String[0]);
 
-	/** The variables that every call has, besides its arguments; SpEL's own #this and #root included. */
-	private static final Set<String> CALL_VARIABLES = Set.of("request", "principal", "args", "this", "root");
-
 	private final PolicyRegistry policies;
 
 	private final KeyResolverFactory keyResolvers;
@@ -145,13 +142,21 @@ public final class RateLimitedMethods implements SmartInitializingSingleton {
 		List<RateLimitCost> costs = new ArrayList<>();
 		int before = problems.size();
 		String[] names = this.parameterNames.getParameterNames(specific);
+		Set<String> parameters = known(names);
 		for (MergedAnnotation<RateLimited> annotation : annotations) {
 			Policy policy = policy(annotation, element, problems);
-			KeyResolver key = key(annotation.getString("key"), element, problems);
-			checkVariables("key", annotation.getString("key"), names, element, problems);
-			checkVariables("cost", annotation.getString("cost"), names, element, problems);
+			String keyText = annotation.getString("key");
+			KeyResolver key = key(keyText, element, problems);
+			if (key != null && RateLimitExpression.isExpression(keyText)) {
+				checkVariables("key", keyText, RateLimitExpression.parse(keyText).unknownVariables(parameters),
+						names != null, parameters, element, problems);
+			}
 			try {
-				costs.add(RateLimitCost.parse(annotation.getString("cost")));
+				String costText = annotation.getString("cost");
+				RateLimitCost cost = RateLimitCost.parse(costText);
+				costs.add(cost);
+				checkVariables("cost", costText, cost.unknownVariables(parameters), names != null, parameters, element,
+						problems);
 			}
 			catch (IllegalArgumentException ex) {
 				problems.add(new Problem(element, "cost " + ex.getMessage()));
@@ -201,23 +206,22 @@ public final class RateLimitedMethods implements SmartInitializingSingleton {
 	}
 
 	/**
-	 * Reports an expression that reads a variable no call of the method has: a misspelt parameter name, or any name
-	 * where the parameter names are not known. Read as {@code null}, it would fail, or key every call alike, on every
-	 * call.
+	 * Reports the variables an expression reads that no call of the method has: a misspelt parameter name, or any
+	 * name where the parameter names are not known. Read as {@code null}, they would fail, or key every call alike,
+	 * on every call.
 	 */
-	private static void checkVariables(String what, String text, String @Nullable [] names, String element,
-			List<Problem> problems) {
-		if (!RateLimitExpression.isExpression(text)) {
-			return;
+	private static void checkVariables(String what, String text, Set<String> unknown, boolean namesKnown,
+			Set<String> parameters, String element, List<Problem> problems) {
+		String which = !namesKnown ? "the method's parameter names are not known (compile with -parameters)"
+				: parameters.isEmpty() ? "the method has no parameters" : "its parameters are " + parameters;
+		for (String variable : unknown) {
+			problems.add(new Problem(element, what + " '" + text.trim() + "' reads #" + variable
+					+ ", which is not a parameter of the method: " + which
+					+ "; besides them an expression can read #request, #principal and #args"));
 		}
-		Set<String> variables;
-		try {
-			variables = RateLimitExpression.parse(text).variables();
-		}
-		catch (IllegalArgumentException ex) {
-			// reported as not parsing
-			return;
-		}
+	}
+
+	private static Set<String> known(String @Nullable [] names) {
 		Set<String> known = new LinkedHashSet<>();
 		if (names != null) {
 			for (String name : names) {
@@ -226,16 +230,7 @@ public final class RateLimitedMethods implements SmartInitializingSingleton {
 				}
 			}
 		}
-		for (String variable : variables) {
-			if (!known.contains(variable) && !CALL_VARIABLES.contains(variable)) {
-				String parameters = (names == null)
-						? "the method's parameter names are not known (compile with -parameters)"
-						: known.isEmpty() ? "the method has no parameters" : "its parameters are " + known;
-				problems.add(new Problem(element, what + " '" + text.trim() + "' reads #" + variable
-						+ ", which is not a parameter of the method: " + parameters
-						+ "; besides them an expression can read #request, #principal and #args"));
-			}
-		}
+		return known;
 	}
 
 	private static String parameterList(Method method) {

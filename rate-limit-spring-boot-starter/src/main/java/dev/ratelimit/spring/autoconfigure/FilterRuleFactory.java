@@ -16,7 +16,6 @@ import dev.ratelimit.spring.Policy;
 import dev.ratelimit.spring.PolicyRegistry;
 import dev.ratelimit.spring.RateLimitConfigurationException.Problem;
 import dev.ratelimit.spring.RateLimitCost;
-import dev.ratelimit.spring.RateLimitExpression;
 import dev.ratelimit.spring.web.FilterRule;
 
 /**
@@ -27,9 +26,6 @@ final class FilterRuleFactory {
 
 	private static final Set<String> HTTP_METHODS = Set.of("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS",
 			"TRACE");
-
-	/** The variables of a request that a filter decides (SpEL's own #this and #root included). */
-	private static final Set<String> REQUEST_VARIABLES = Set.of("request", "principal", "args", "this", "root");
 
 	private FilterRuleFactory() {
 	}
@@ -50,7 +46,11 @@ final class FilterRuleFactory {
 			RateLimitCost cost = RateLimitCost.one();
 			try {
 				cost = RateLimitCost.parse(filter.getCost());
-				checkVariables(filter.getCost(), path + ".cost", problems);
+				for (String variable : cost.unknownVariables(Set.of())) {
+					// a filter's request has no arguments: read as null, it would refuse every request
+					problems.add(new Problem(path + ".cost", "'" + filter.getCost().trim() + "' reads #" + variable
+							+ ", which a filter's request does not have; it can read #request and #principal"));
+				}
 			}
 			catch (IllegalArgumentException ex) {
 				problems.add(new Problem(path + ".cost", ex.getMessage()));
@@ -65,22 +65,6 @@ final class FilterRuleFactory {
 		}
 		PolicyRegistryFactory.throwIfAny(problems);
 		return rules;
-	}
-
-	/**
-	 * Reports a cost expression that reads a variable no request has (a filter's call has no method arguments): read
-	 * as {@code null}, it would refuse every request.
-	 */
-	private static void checkVariables(String cost, String property, List<Problem> problems) {
-		if (!RateLimitExpression.isExpression(cost)) {
-			return;
-		}
-		for (String variable : RateLimitExpression.parse(cost).variables()) {
-			if (!REQUEST_VARIABLES.contains(variable)) {
-				problems.add(new Problem(property, "'" + cost.trim() + "' reads #" + variable
-						+ ", which a filter's request does not have; it can read #request and #principal"));
-			}
-		}
 	}
 
 	private static List<PathPattern> patterns(RateLimitProperties.Filter filter, String path,
