@@ -28,6 +28,8 @@ public final class RateLimitResult {
 
 	private final long cost;
 
+	private final long shadowCost;
+
 	private final List<String> policies;
 
 	/**
@@ -35,15 +37,30 @@ public final class RateLimitResult {
 	 * @param decision the decision of the enforced policies
 	 * @param shadowDecision the decision of the shadow policies, or {@code null} if none was made
 	 * @param tier the caller's tier
-	 * @param cost the permits the call took
+	 * @param cost the permits the call took, from the enforced and the shadow policies alike
 	 * @param policies the names of every policy that applied
 	 */
 	public RateLimitResult(Decision decision, @Nullable Decision shadowDecision, String tier, long cost,
 			List<String> policies) {
+		this(decision, shadowDecision, tier, cost, cost, policies);
+	}
+
+	/**
+	 * Creates a result.
+	 * @param decision the decision of the enforced policies
+	 * @param shadowDecision the decision of the shadow policies, or {@code null} if none was made
+	 * @param tier the caller's tier
+	 * @param cost the permits the call took from the enforced policies
+	 * @param shadowCost the permits the call took from the shadow policies
+	 * @param policies the names of every policy that applied
+	 */
+	public RateLimitResult(Decision decision, @Nullable Decision shadowDecision, String tier, long cost,
+			long shadowCost, List<String> policies) {
 		this.decision = Objects.requireNonNull(decision, "decision must not be null");
 		this.shadowDecision = shadowDecision;
 		this.tier = tier;
 		this.cost = cost;
+		this.shadowCost = shadowCost;
 		this.policies = List.copyOf(policies);
 	}
 
@@ -96,11 +113,20 @@ public final class RateLimitResult {
 	}
 
 	/**
-	 * Returns the permits the call took from each limit if allowed.
+	 * Returns the permits the call took from each enforced limit if allowed.
 	 * @return the cost
 	 */
 	public long cost() {
 		return this.cost;
+	}
+
+	/**
+	 * Returns the permits the call took from each shadow limit: the highest cost of all the filter rules and
+	 * annotations that applied, which can exceed {@link #cost()}, the highest of those with an enforced policy.
+	 * @return the cost of the shadow policies
+	 */
+	public long shadowCost() {
+		return this.shadowCost;
 	}
 
 	/**
@@ -182,7 +208,9 @@ public final class RateLimitResult {
 	public String toString() {
 		return "RateLimitResult[" + (isAllowed() ? "allowed" : "rejected") + ", tier=" + this.tier + ", cost="
 				+ this.cost + ", policies=" + this.policies + ", decision=" + this.decision
-				+ ((this.shadowDecision != null) ? ", shadow=" + this.shadowDecision : "") + "]";
+				+ ((this.shadowDecision != null)
+						? ", shadowCost=" + this.shadowCost + ", shadow=" + this.shadowDecision : "")
+				+ "]";
 	}
 
 }

@@ -86,6 +86,24 @@ public final class RateLimitService {
 	 * for the call (and the exception is logged at debug level), since a shadow policy never refuses a call
 	 */
 	public RateLimitResult decideApplied(List<AppliedPolicy> applied, long cost, RateLimitContext context) {
+		return decideApplied(applied, cost, cost, context);
+	}
+
+	/**
+	 * Decides a call against the given policies, its enforced and its shadow policies at costs of their own: every
+	 * enforced limit together, in one call to the limiter, so that the call is charged once and a rejected call is
+	 * charged nothing; then, if the call is allowed, the shadow limits in a second call.
+	 * @param applied the policies, with key overrides; a policy applied twice with the same key counts once
+	 * @param cost the permits the call takes from the enforced policies
+	 * @param shadowCost the permits the call takes from the shadow policies
+	 * @param context the call
+	 * @return the result
+	 * @throws RateLimitEvaluationException if the key expression of an enforced policy cannot be evaluated for the
+	 * call, naming its policy; nothing is charged then. A shadow policy whose key cannot be evaluated is not decided
+	 * for the call (and the exception is logged at debug level), since a shadow policy never refuses a call
+	 */
+	public RateLimitResult decideApplied(List<AppliedPolicy> applied, long cost, long shadowCost,
+			RateLimitContext context) {
 		if (applied.isEmpty()) {
 			return RateLimitResult.unlimited();
 		}
@@ -126,10 +144,10 @@ public final class RateLimitService {
 		}
 		long start = System.nanoTime();
 		Decision decision = enforced.isEmpty() ? Decision.unlimited() : this.limiter.acquire(enforced, cost);
-		Decision shadowDecision = (decision.isAllowed() && !shadow.isEmpty()) ? this.limiter.acquire(shadow, cost)
-				: null;
+		Decision shadowDecision = (decision.isAllowed() && !shadow.isEmpty())
+				? this.limiter.acquire(shadow, shadowCost) : null;
 		Duration duration = Duration.ofNanos(System.nanoTime() - start);
-		RateLimitResult result = new RateLimitResult(decision, shadowDecision, tier, cost, usedNames);
+		RateLimitResult result = new RateLimitResult(decision, shadowDecision, tier, cost, shadowCost, usedNames);
 		if (!this.listeners.isEmpty()) {
 			RateLimitEvent event = new RateLimitEvent(outcomes(used, result), tier, this.backend, duration, result);
 			this.listeners.forEach((listener) -> listener.onDecision(event));

@@ -40,11 +40,13 @@ public final class MethodLimits {
 	}
 
 	/**
-	 * Returns what a call is charged: the policies of the method at the highest of the annotations' costs, since a
-	 * call is charged once. The policy of an annotation whose cost cannot be evaluated for the call refuses the call
-	 * if it is enforced; a shadow policy, which never refuses a call, is left out instead, not decided for that call.
+	 * Returns what a call is charged, once: the policies of the method; for its enforced policies the highest cost of
+	 * the annotations with an enforced policy, so that a shadow annotation never changes what they are charged; for
+	 * its shadow policies the highest cost of all, what the call would cost were they enforced. The policy of an
+	 * annotation whose cost cannot be evaluated for the call refuses the call if it is enforced; a shadow policy,
+	 * which never refuses a call, is left out instead, not decided for that call.
 	 * @param context the call
-	 * @return the policies and the cost
+	 * @return the policies and the costs
 	 * @throws RateLimitEvaluationException if the cost expression of an annotation with an enforced policy cannot be
 	 * evaluated for the call, naming the policy
 	 */
@@ -52,15 +54,18 @@ public final class MethodLimits {
 		// one cost per annotation, in the order of the policies
 		List<AppliedPolicy> charged = null;
 		long cost = 0;
+		long shadowCost = 0;
 		for (int i = 0; i < this.costs.size(); i++) {
 			AppliedPolicy policy = this.policies.get(i);
+			boolean shadow = policy.policy().isShadow();
+			long annotationCost;
 			try {
-				cost = Math.max(cost, this.costs.get(i).evaluate(context));
+				annotationCost = this.costs.get(i).evaluate(context);
 			}
 			catch (RuntimeException ex) {
 				RuntimeException failure = (ex instanceof RateLimitEvaluationException evaluation)
 						? evaluation.ofCost("policy " + policy.policy().name()) : ex;
-				if (!policy.policy().isShadow()) {
+				if (!shadow) {
 					throw failure;
 				}
 				RateLimitService.skippedShadow("shadow policy '" + policy.policy().name() + "'", failure);
@@ -69,11 +74,15 @@ public final class MethodLimits {
 				}
 				continue;
 			}
+			if (!shadow) {
+				cost = Math.max(cost, annotationCost);
+			}
+			shadowCost = Math.max(shadowCost, annotationCost);
 			if (charged != null) {
 				charged.add(policy);
 			}
 		}
-		return new Charge((charged != null) ? charged : this.policies, cost);
+		return new Charge((charged != null) ? charged : this.policies, cost, shadowCost);
 	}
 
 	/**
@@ -92,9 +101,10 @@ public final class MethodLimits {
 	 * What a call is charged.
 	 *
 	 * @param policies the policies that decide the call
-	 * @param cost the permits the call takes
+	 * @param cost the permits the call takes from the enforced policies
+	 * @param shadowCost the permits the call takes from the shadow policies
 	 */
-	record Charge(List<AppliedPolicy> policies, long cost) {
+	record Charge(List<AppliedPolicy> policies, long cost, long shadowCost) {
 
 	}
 

@@ -133,12 +133,14 @@ public final class RateLimitedInterceptor implements MethodInterceptor {
 		MethodLimits.Charge charge = limits.charge(context);
 		List<AppliedPolicy> policies = charge.policies();
 		long cost = charge.cost();
+		long shadowCost = charge.shadowCost();
 		if (pending != null) {
 			policies = new ArrayList<>(pending.policies());
 			policies.addAll(charge.policies());
 			cost = Math.max(cost, pending.cost());
+			shadowCost = Math.max(shadowCost, pending.shadowCost());
 		}
-		return this.service.decideApplied(policies, cost, context);
+		return this.service.decideApplied(policies, cost, shadowCost, context);
 	}
 
 }

@@ -26,6 +26,8 @@ public final class FilterRule {
 
 	private final RateLimitCost cost;
 
+	private final boolean enforces;
+
 	/**
 	 * Creates a rule.
 	 * @param patterns the compiled path patterns
@@ -39,6 +41,7 @@ public final class FilterRule {
 		this.methods = Set.copyOf(methods);
 		this.policies = List.copyOf(policies);
 		this.cost = cost;
+		this.enforces = this.policies.stream().anyMatch((applied) -> !applied.policy().isShadow());
 	}
 
 	/**
@@ -90,6 +93,15 @@ public final class FilterRule {
 	 */
 	public List<AppliedPolicy> policies() {
 		return this.policies;
+	}
+
+	/**
+	 * Returns whether the rule names an enforced policy. Only such a rule's cost counts in what a request's enforced
+	 * policies are charged, and only such a rule refuses a request whose cost cannot be evaluated.
+	 * @return whether a policy of the rule is not a shadow policy
+	 */
+	public boolean enforces() {
+		return this.enforces;
 	}
 
 	/**

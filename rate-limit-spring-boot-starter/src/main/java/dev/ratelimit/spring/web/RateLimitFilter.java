@@ -39,7 +39,8 @@ import dev.ratelimit.spring.annotation.PendingLimits;
 
 /**
  * Limits the requests that match {@code ratelimit.filters}. A request matched by several filters is limited by the
- * union of their policies, at the highest of their costs, in one decision.
+ * union of their policies, in one decision: its enforced policies at the highest cost of the filters that name an
+ * enforced policy, its shadow policies at the highest cost of all the filters.
  *
  * <p>
  * When the request's handler method carries {@code @RateLimited}, the filter does not decide: it leaves its policies
@@ -186,14 +187,17 @@ public class RateLimitFilter extends OncePerRequestFilter {
 	}
 
 	/**
-	 * Returns the policies of the matched rules and the highest of their costs. A rule whose cost cannot be evaluated
-	 * for the request refuses it, unless its policies are all shadow policies, which never refuse a request: they are
-	 * then not decided for it.
+	 * Returns the policies of the matched rules and their costs: for the enforced policies the highest cost of the
+	 * rules that name one, so that a shadow rule never changes what the enforced policies are charged; for the shadow
+	 * policies the highest cost of all, what the request would cost were they enforced. A rule whose cost cannot be
+	 * evaluated for the request refuses it, unless its policies are all shadow policies, which never refuse a
+	 * request: they are then not decided for it.
 	 * @throws RateLimitEvaluationException if the cost of a rule with an enforced policy cannot be evaluated
 	 */
 	private PendingLimits applicable(List<FilterRule> matched, RateLimitContext context) {
 		Map<String, AppliedPolicy> policies = new LinkedHashMap<>();
 		long cost = 0;
+		long shadowCost = 0;
 		for (FilterRule rule : matched) {
 			long ruleCost;
 			try {
@@ -202,16 +206,19 @@ public class RateLimitFilter extends OncePerRequestFilter {
 			catch (RuntimeException ex) {
 				RuntimeException failure = (ex instanceof RateLimitEvaluationException evaluation)
 						? evaluation.ofCost("the filter for " + policyNames(rule)) : ex;
-				if (!rule.policies().stream().allMatch((applied) -> applied.policy().isShadow())) {
+				if (rule.enforces()) {
 					throw failure;
 				}
 				RateLimitService.skippedShadow("the shadow " + policyNames(rule) + " of a filter", failure);
 				continue;
 			}
 			rule.policies().forEach((applied) -> policies.putIfAbsent(applied.policy().name(), applied));
-			cost = Math.max(cost, ruleCost);
+			if (rule.enforces()) {
+				cost = Math.max(cost, ruleCost);
+			}
+			shadowCost = Math.max(shadowCost, ruleCost);
 		}
-		return new PendingLimits(new ArrayList<>(policies.values()), cost);
+		return new PendingLimits(new ArrayList<>(policies.values()), cost, shadowCost);
 	}
 
 	private static String policyNames(FilterRule rule) {
@@ -221,7 +228,8 @@ public class RateLimitFilter extends OncePerRequestFilter {
 
 	private RateLimitResult decide(PendingLimits applicable, RequestLimits limits, HttpServletResponse response,
 			RateLimitContext context) {
-		RateLimitResult result = this.service.decideApplied(applicable.policies(), applicable.cost(), context);
+		RateLimitResult result = this.service.decideApplied(applicable.policies(), applicable.cost(),
+				applicable.shadowCost(), context);
 		limits.decided(result, true);
 		this.headers.write(response, result);
 		return result;

@@ -32,7 +32,11 @@ import org.springframework.expression.spel.SpelEvaluationException;
 import org.springframework.http.HttpStatus;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 
+import dev.ratelimit.core.Decision;
+import dev.ratelimit.core.LimitStatus;
 import dev.ratelimit.spring.RateLimitEvaluationException;
+import dev.ratelimit.spring.RateLimitOutcome;
+import dev.ratelimit.spring.RateLimitResult;
 import dev.ratelimit.spring.annotation.RateLimited;
 import dev.ratelimit.spring.testsupport.CountingRateLimiter;
 import dev.ratelimit.spring.testsupport.RecordingListener;
@@ -352,7 +356,48 @@ class ExpressionFailureWebTests {
 		this.mvc.perform(get("/api/expr/filter/shadow-cost").param("n", "2").header("X-Client", "shadow-cost"))
 			.andExpect(status().isOk())
 			.andExpect(header().string("RateLimit-Policy", "\"priced\";q=10;w=60, \"trial\";q=10;w=60"))
-			.andExpect(header().string("X-RateLimit-Remaining", "7"));
+			.andExpect(header().string("X-RateLimit-Remaining", "8"));
+		// the shadow rule's cost is the shadow policy's alone: the enforced rule costs 1
+		RateLimitResult result = this.listener.last().result();
+		assertThat(remaining(result.decision(), "priced")).isEqualTo(8);
+		assertThat(remaining(result.shadowDecision(), "trial")).isEqualTo(8);
+		assertThat(result.cost()).isEqualTo(1);
+		assertThat(result.shadowCost()).isEqualTo(2);
+	}
+
+	@Test
+	void aShadowFilterRuleWhoseCostNoLimitCanGrantNeverRefusesTheRequest() throws Exception {
+		// charged to the enforced policy too, a cost of 11 against its 10 permits would answer 429 (cost above capacity)
+		this.mvc.perform(get("/api/expr/filter/shadow-cost").param("n", "11").header("X-Client", "shadow-cost-big"))
+			.andExpect(status().isOk())
+			.andExpect(header().string("RateLimit-Policy", "\"priced\";q=10;w=60, \"trial\";q=10;w=60"));
+		RateLimitResult result = this.listener.last().result();
+		assertThat(result.isAllowed()).isTrue();
+		assertThat(remaining(result.decision(), "priced")).isEqualTo(9);
+		assertThat(result.isShadowRejected()).isTrue();
+		assertThat(this.listener.last().outcomes()).containsEntry("priced", RateLimitOutcome.ALLOWED)
+			.containsEntry("trial", RateLimitOutcome.SHADOW_REJECTED);
+	}
+
+	@Test
+	void aShadowAnnotationWhoseCostNoLimitCanGrantNeverRefusesTheCall() throws Exception {
+		this.mvc.perform(get("/api/expr/annotated/shadow-cost").param("n", "11").header("X-Client", "shadow-cost-big-2"))
+			.andExpect(status().isOk());
+		RateLimitResult result = this.listener.last().result();
+		assertThat(remaining(result.decision(), "gate")).isEqualTo(9);
+		assertThat(remaining(result.decision(), "priced")).isEqualTo(9);
+		assertThat(result.isShadowRejected()).isTrue();
+		assertThat(result.shadowCost()).isEqualTo(11);
+	}
+
+	private static long remaining(Decision decision, String policy) {
+		assertThat(decision).isNotNull();
+		return decision.statuses()
+			.stream()
+			.filter((status) -> status.target().policy().equals(policy))
+			.mapToLong(LimitStatus::remaining)
+			.min()
+			.orElseThrow();
 	}
 
 	@Test
@@ -379,7 +424,12 @@ class ExpressionFailureWebTests {
 			.andExpect(status().isOk())
 			.andExpect(header().string("RateLimit-Policy",
 					"\"gate\";q=10;w=60, \"priced\";q=10;w=60, \"trial\";q=10;w=60"))
-			.andExpect(header().string("X-RateLimit-Remaining", "6"));
+			.andExpect(header().string("X-RateLimit-Remaining", "7"));
+		// the shadow annotation's cost is the shadow policy's alone: the filter's and the enforced annotation's are 1
+		RateLimitResult result = this.listener.last().result();
+		assertThat(remaining(result.decision(), "gate")).isEqualTo(8);
+		assertThat(remaining(result.decision(), "priced")).isEqualTo(8);
+		assertThat(remaining(result.shadowDecision(), "trial")).isEqualTo(7);
 	}
 
 	@Test
