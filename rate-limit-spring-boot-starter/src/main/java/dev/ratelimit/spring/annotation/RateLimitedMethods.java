@@ -151,6 +151,14 @@ public final class RateLimitedMethods implements SmartInitializingSingleton {
 				checkVariables("key", keyText, RateLimitExpression.parse(keyText).unknownVariables(parameters),
 						names != null, parameters, element, problems);
 			}
+			else if (keyText.isBlank() && policy != null
+					&& RateLimitExpression.isExpression(policy.keyStrategy().trim())) {
+				// the policy's own key is evaluated for this method's calls
+				String policyKey = policy.keyStrategy().trim();
+				checkVariables("key of policy '" + policy.name() + "' (ratelimit.policies." + policy.name() + ".key)",
+						policyKey, RateLimitExpression.parse(policyKey).unknownVariables(parameters), names != null,
+						parameters, element, problems);
+			}
 			try {
 				String costText = annotation.getString("cost");
 				RateLimitCost cost = RateLimitCost.parse(costText);

@@ -16,6 +16,7 @@ import dev.ratelimit.spring.Policy;
 import dev.ratelimit.spring.PolicyRegistry;
 import dev.ratelimit.spring.RateLimitConfigurationException.Problem;
 import dev.ratelimit.spring.RateLimitCost;
+import dev.ratelimit.spring.RateLimitExpression;
 import dev.ratelimit.spring.web.FilterRule;
 
 /**
@@ -114,9 +115,26 @@ final class FilterRuleFactory {
 			}
 			else {
 				policies.add(AppliedPolicy.of(policy));
+				checkKeyVariables(policy, path, problems);
 			}
 		}
 		return policies;
+	}
+
+	/**
+	 * Reports a policy whose key expression reads a variable that a filter's request does not have: read as
+	 * {@code null}, it would refuse every request the filter matches.
+	 */
+	private static void checkKeyVariables(Policy policy, String path, List<Problem> problems) {
+		String key = policy.keyStrategy().trim();
+		if (!RateLimitExpression.isExpression(key)) {
+			return;
+		}
+		for (String variable : RateLimitExpression.parse(key).unknownVariables(Set.of())) {
+			problems.add(new Problem("ratelimit.policies." + policy.name() + ".key", "'" + key + "' reads #"
+					+ variable + ", which the requests of " + path + " do not have (a filter's request has no"
+					+ " method arguments); it can read #request and #principal"));
+		}
 	}
 
 	private static void checkDuplicates(int index, List<String> patterns, Set<String> methods,

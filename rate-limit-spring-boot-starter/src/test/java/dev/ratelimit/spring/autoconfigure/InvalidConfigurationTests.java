@@ -49,6 +49,7 @@ class InvalidConfigurationTests {
 			unparsable SpEL cost | ratelimit.filters[0].patterns=/api/**,ratelimit.filters[0].policies=api,ratelimit.filters[0].cost=#{#request.getParameter('n') +} | ratelimit.filters[0].cost | does not parse
 			non-numeric cost | ratelimit.filters[0].patterns=/api/**,ratelimit.filters[0].policies=api,ratelimit.filters[0].cost=lots | ratelimit.filters[0].cost | 'lots' is not a cost
 			cost reading a variable no request has | ratelimit.filters[0].patterns=/api/**,ratelimit.filters[0].policies=api,ratelimit.filters[0].cost=#{#n} | ratelimit.filters[0].cost | '#{#n}' reads #n, which a filter's request does not have; it can read #request and #principal
+			policy key reading a variable no filter request has | ratelimit.policies.user.key=#{#userId},ratelimit.policies.user.limits[0].rate=5/1s,ratelimit.filters[0].patterns=/api/**,ratelimit.filters[0].policies[0]=user | ratelimit.policies.user.key | '#{#userId}' reads #userId, which the requests of ratelimit.filters[0] do not have (a filter's request has no method arguments); it can read #request and #principal
 			invalid path pattern | ratelimit.filters[0].patterns=/api/{id/x,ratelimit.filters[0].policies=api | ratelimit.filters[0].patterns[0] | is not a valid path pattern
 			unknown HTTP method | ratelimit.filters[0].patterns=/api/**,ratelimit.filters[0].policies=api,ratelimit.filters[0].methods=FETCH | ratelimit.filters[0].methods[0] | 'FETCH' is not an HTTP method
 			""")
@@ -118,10 +119,41 @@ class InvalidConfigurationTests {
 	}
 
 	@Test
+	void failsStartUpForAnAnnotationWhosePolicyKeyReadsAVariableTheMethodDoesNotHave() {
+		this.runner
+			.withPropertyValues("ratelimit.policies.api.limits[0].rate=5/1s",
+					"ratelimit.policies.api.key=#{#userID.toLowerCase()}")
+			.withBean(PolicyKeyedService.class)
+			.run((context) -> ConfigurationFailures.assertFailure(context,
+					"@RateLimited on " + PolicyKeyedService.class.getName() + ".call(String)",
+					"key of policy 'api' (ratelimit.policies.api.key) '#{#userID.toLowerCase()}' reads #userID, which"
+							+ " is not a parameter of the method: its parameters are [userId]"));
+	}
+
+	@Test
 	void startsWithExpressionsThatReadParametersAndTheCallsOwnVariables() {
 		this.runner.withPropertyValues("ratelimit.policies.api.limits[0].rate=5/1s")
 			.withBean(WellSpeltVariableService.class)
 			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	@Test
+	void startsWithAPolicyKeyThatReadsTheParameterOfEveryMethodUsingIt() {
+		// an annotation's own key replaces the policy's, so the second method need not have #userId
+		this.runner
+			.withPropertyValues("ratelimit.policies.api.limits[0].rate=5/1s",
+					"ratelimit.policies.api.key=#{#userId + (#request?.getRemoteAddr() ?: '')}")
+			.withBean(PolicyKeyedService.class)
+			.withBean(WellSpeltVariableService.class)
+			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	static class PolicyKeyedService {
+
+		@RateLimited("api")
+		public void call(String userId) {
+		}
+
 	}
 
 	static class MisspeltVariableService {
