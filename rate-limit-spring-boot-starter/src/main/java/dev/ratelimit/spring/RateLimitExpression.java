@@ -133,7 +133,8 @@ public final class RateLimitExpression {
 	 * application's. That is so in two cases only:
 	 * <ul>
 	 * <li>SpEL itself met {@code null} where it needed an object (it called a method on {@code null}, read a
-	 * property of it or indexed into it), could not convert a value to the type needed
+	 * property of it, indexed into it, or applied an arithmetic operator or {@code matches} to it), could not convert
+	 * a value to the type needed
 	 * ({@code TYPE_CONVERSION_ERROR}), or found an index out of bounds;</li>
 	 * <li>a method of the JDK or of the request that the expression calls threw a {@link NullPointerException}, an
 	 * {@link IllegalArgumentException} (such as the {@link NumberFormatException} of {@code Long.parseLong}), an
@@ -156,6 +157,18 @@ public final class RateLimitExpression {
 				case METHOD_CALL_ON_NULL_OBJECT_NOT_ALLOWED, PROPERTY_OR_FIELD_NOT_READABLE_ON_NULL,
 						CANNOT_INDEX_INTO_NULL_VALUE -> {
 					return MISSING_VALUE;
+				}
+				case OPERATOR_NOT_SUPPORTED_BETWEEN_TYPES -> {
+					// inserts: the operator, then the operands' type names, "null" for a null operand; between two
+					// values the operator is wrong for their types, whatever the call carries
+					Object[] inserts = spel.getInserts();
+					return (inserts.length == 3 && ("null".equals(inserts[1]) || "null".equals(inserts[2])))
+							? MISSING_VALUE : null;
+				}
+				case INVALID_FIRST_OPERAND_FOR_MATCHES_OPERATOR, INVALID_SECOND_OPERAND_FOR_MATCHES_OPERATOR -> {
+					// inserts: the operand itself
+					Object[] inserts = spel.getInserts();
+					return (inserts.length == 1 && inserts[0] == null) ? MISSING_VALUE : null;
 				}
 				case TYPE_CONVERSION_ERROR, ARRAY_INDEX_OUT_OF_BOUNDS, COLLECTION_INDEX_OUT_OF_BOUNDS,
 						STRING_INDEX_OUT_OF_BOUNDS -> {

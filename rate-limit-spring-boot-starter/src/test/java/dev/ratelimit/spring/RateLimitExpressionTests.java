@@ -1,10 +1,14 @@
 package dev.ratelimit.spring;
 
+import java.lang.reflect.Method;
+
 import org.junit.jupiter.api.Test;
 
 import org.springframework.mock.web.MockHttpServletRequest;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 /**
  * Whose fault a failing expression is does not depend on the stack trace of what it threw: HotSpot throws a hot
@@ -34,6 +38,44 @@ class RateLimitExpressionTests {
 		assertThatExceptionOfType(RateLimitEvaluationException.class)
 			.isThrownBy(() -> expression.evaluate(RateLimitContext.forRequest(request, null)))
 			.withMessageEndingWith("a value it reads from this request does not have the expected form");
+	}
+
+	@Test
+	void aMissingHeaderTestedWithMatchesIsTheRequestsFault() {
+		RateLimitExpression expression = RateLimitExpression
+			.parse("#{#request.getHeader('X-Plan') matches 'b.*' ? 5 : 1}");
+		MockHttpServletRequest request = new MockHttpServletRequest();
+		request.addHeader("X-Plan", "bulk");
+		assertThat(expression.evaluate(RateLimitContext.forRequest(request, null))).isEqualTo(5);
+		assertThatExceptionOfType(RateLimitEvaluationException.class).isThrownBy(() -> expression.evaluate(this.call))
+			.withMessageEndingWith("it reads a value that this request does not have");
+	}
+
+	@Test
+	void aMissingArgumentInArithmeticIsTheCallsFault() throws NoSuchMethodException {
+		RateLimitExpression expression = RateLimitExpression.parse("#{#count + 1}");
+		Method method = RateLimitExpressionTests.class.getDeclaredMethod("batch", Integer.class);
+		assertThat(expression.evaluate(RateLimitContext.forInvocation(null, method, new Object[] { 4 },
+				new String[] { "count" }, null)))
+			.isEqualTo(5);
+		assertThatExceptionOfType(RateLimitEvaluationException.class)
+			.isThrownBy(() -> expression.evaluate(RateLimitContext.forInvocation(null, method, new Object[] { null },
+					new String[] { "count" }, null)))
+			.withMessageEndingWith("it reads a value that this request does not have");
+	}
+
+	@Test
+	void anOperatorBetweenTwoValuesOfTypesItDoesNotApplyToIsTheApplicationsFault() {
+		MockHttpServletRequest request = new MockHttpServletRequest();
+		request.addHeader("X-Count", "12");
+		// a header is text, whatever it holds: wrong for every request that has it
+		RateLimitExpression expression = RateLimitExpression.parse("#{#request.getHeader('X-Count') - 1}");
+		assertThatIllegalStateException()
+			.isThrownBy(() -> expression.evaluate(RateLimitContext.forRequest(request, null)))
+			.withMessageContaining("The operator 'SUBTRACT' is not supported");
+	}
+
+	static void batch(Integer count) {
 	}
 
 }
