@@ -7,9 +7,13 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
+import org.springframework.boot.autoconfigure.condition.NoneNestedConditions;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 
 import dev.ratelimit.core.RateLimiter;
@@ -36,6 +40,8 @@ import dev.ratelimit.spring.key.TierResolver;
 public final class RateLimitAutoConfiguration {
 
 	private static final String SECURITY_CONTEXT = "org.springframework.security.core.context.SecurityContextHolder";
+
+	private static final String DISPATCHER_SERVLET = "org.springframework.web.servlet.DispatcherServlet";
 
 	@Bean
 	@ConditionalOnMissingBean
@@ -95,6 +101,30 @@ public final class RateLimitAutoConfiguration {
 			ObjectProvider<RateLimitListener> listeners, RateLimitProperties properties) {
 		return new RateLimitService(rateLimiter, policies, tierResolver, listeners.orderedStream().toList(),
 				properties.getBackend().name().toLowerCase(java.util.Locale.ROOT));
+	}
+
+	@Bean
+	@Conditional(WithoutServletMvc.class)
+	UnappliedFilterRules rateLimitUnappliedFilterRules(RateLimitProperties properties,
+			ApplicationContext applicationContext) {
+		return UnappliedFilterRules.check(properties, applicationContext);
+	}
+
+	/**
+	 * Matches an application where {@link RateLimitWebAutoConfiguration} does not apply the filter rules.
+	 */
+	static final class WithoutServletMvc extends NoneNestedConditions {
+
+		WithoutServletMvc() {
+			super(ConfigurationPhase.REGISTER_BEAN);
+		}
+
+		@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+		@ConditionalOnClass(name = DISPATCHER_SERVLET)
+		static final class ServletMvc {
+
+		}
+
 	}
 
 	@Configuration(proxyBeanMethods = false)
