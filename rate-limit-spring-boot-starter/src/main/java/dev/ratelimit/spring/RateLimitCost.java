@@ -74,6 +74,16 @@ public final class RateLimitCost {
 	}
 
 	/**
+	 * Returns the variables that the cost expression reads and that a request decided by the filter does not have
+	 * (see {@link RateLimitExpression#unknownRequestVariables}); none for a fixed cost.
+	 * @return the unknown names
+	 */
+	public Set<String> unknownRequestVariables() {
+		RateLimitExpression expression = this.expression;
+		return (expression != null) ? expression.unknownRequestVariables() : Set.of();
+	}
+
+	/**
 	 * Returns whether the cost is a fixed number.
 	 * @return whether there is no expression
 	 */

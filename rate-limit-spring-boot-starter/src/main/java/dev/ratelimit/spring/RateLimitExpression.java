@@ -29,6 +29,7 @@ import org.springframework.expression.spel.standard.SpelExpression;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
 import org.springframework.expression.spel.support.ReflectiveMethodExecutor;
 import org.springframework.expression.spel.support.ReflectiveMethodResolver;
+import org.springframework.util.ClassUtils;
 
 /**
  * A SpEL expression written {@code #{...}} in configuration or in an annotation, parsed once when the application
@@ -52,7 +53,7 @@ public final class RateLimitExpression {
 	private static final String SPEL_PACKAGE = "org.springframework.expression.";
 
 	/** The variables of every call besides its arguments: those of {@link RateLimitContext}, and SpEL's own. */
-	private static final Set<String> CALL_VARIABLES = Set.of("request", "principal", "args", "this", "root");
+	private static final Set<String> REQUEST_VARIABLES = Set.of("request", "principal", "this", "root");
 
 	private final String text;
 
@@ -159,11 +160,7 @@ public final class RateLimitExpression {
 					return MISSING_VALUE;
 				}
 				case OPERATOR_NOT_SUPPORTED_BETWEEN_TYPES -> {
-					// inserts: the operator, then the operands' type names, "null" for a null operand; between two
-					// values the operator is wrong for their types, whatever the call carries
-					Object[] inserts = spel.getInserts();
-					return (inserts.length == 3 && ("null".equals(inserts[1]) || "null".equals(inserts[2])))
-							? MISSING_VALUE : null;
+					return nullOperand(spel.getInserts()) ? MISSING_VALUE : null;
 				}
 				case INVALID_FIRST_OPERAND_FOR_MATCHES_OPERATOR, INVALID_SECOND_OPERAND_FOR_MATCHES_OPERATOR -> {
 					// inserts: the operand itself
@@ -194,6 +191,39 @@ public final class RateLimitExpression {
 			return null;
 		}
 		return valueRejected(thrown);
+	}
+
+	/**
+	 * Returns whether an arithmetic operator failed for want of an operand: one is {@code null} and the other is a
+	 * number or {@code null} too. The inserts of SpEL's error are the operator and the operands' type names,
+	 * {@code "null"} for a null operand; a unary {@code -} or {@code +} on a value that is not a number gives the
+	 * same inserts as a binary operator with a null right operand, so a value of any other type than a number next
+	 * to {@code null} is the expression's fault, as is an operator between two values of types it does not support.
+	 * @param inserts the inserts of the error
+	 * @return whether a number, or nothing, met a missing value
+	 */
+	private static boolean nullOperand(Object[] inserts) {
+		if (inserts.length != 3) {
+			return false;
+		}
+		Object left = inserts[1];
+		Object right = inserts[2];
+		if ("null".equals(left)) {
+			return "null".equals(right) || isNumberType(right);
+		}
+		return "null".equals(right) && isNumberType(left);
+	}
+
+	private static boolean isNumberType(@Nullable Object typeName) {
+		if (!(typeName instanceof String name)) {
+			return false;
+		}
+		try {
+			return Number.class.isAssignableFrom(ClassUtils.forName(name, ClassUtils.getDefaultClassLoader()));
+		}
+		catch (ClassNotFoundException | LinkageError ex) {
+			return false;
+		}
 	}
 
 	/**
@@ -298,20 +328,38 @@ public final class RateLimitExpression {
 	}
 
 	/**
-	 * Returns the variables that the expression reads ({@code #name}) and that no call has: neither one of the given
-	 * parameter names nor {@code #request}, {@code #principal} or {@code #args} ({@link RateLimitContext}) nor SpEL's
-	 * own {@code #this} and {@code #root}. Reported when the application starts, they would otherwise read
-	 * {@code null} on every call.
-	 * @param parameters the names of the arguments the calls have (none for a filter's request)
+	 * Returns the variables that the expression reads ({@code #name}) and that no call of a method has: neither one
+	 * of the given parameter names nor {@code #request}, {@code #principal} or {@code #args} ({@link RateLimitContext})
+	 * nor SpEL's own {@code #this} and {@code #root}. Reported when the application starts, they would otherwise
+	 * read {@code null} on every call.
+	 * @param parameters the names of the method's parameters
 	 * @return the unknown names, without {@code #}, in the order they first appear
 	 */
 	public Set<String> unknownVariables(Collection<String> parameters) {
+		Set<String> names = readVariables();
+		names.removeAll(REQUEST_VARIABLES);
+		names.remove("args");
+		names.removeAll(parameters);
+		return names;
+	}
+
+	/**
+	 * Returns the variables that the expression reads ({@code #name}) and that a request decided by the filter does
+	 * not have: any but {@code #request}, {@code #principal}, {@code #this} and {@code #root}. A filter's request has
+	 * no method arguments, so not {@code #args} either: it is empty there.
+	 * @return the unknown names, without {@code #}, in the order they first appear
+	 */
+	public Set<String> unknownRequestVariables() {
+		Set<String> names = readVariables();
+		names.removeAll(REQUEST_VARIABLES);
+		return names;
+	}
+
+	private Set<String> readVariables() {
 		Set<String> names = new LinkedHashSet<>();
 		if (this.expression instanceof SpelExpression spel) {
 			collectVariables(spel.getAST(), names);
 		}
-		names.removeAll(CALL_VARIABLES);
-		names.removeAll(parameters);
 		return names;
 	}
 

@@ -122,7 +122,8 @@ public final class RateLimitResult {
 
 	/**
 	 * Returns the permits the call took from each shadow limit: the highest cost of all the filter rules and
-	 * annotations that applied, which can exceed {@link #cost()}, the highest of those with an enforced policy.
+	 * annotations that applied, which can exceed {@link #cost()}, the highest of those with an enforced policy. The
+	 * shadow policies of a call are decided together, at this one cost.
 	 * @return the cost of the shadow policies
 	 */
 	public long shadowCost() {

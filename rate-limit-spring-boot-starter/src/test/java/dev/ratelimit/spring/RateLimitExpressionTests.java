@@ -73,6 +73,12 @@ class RateLimitExpressionTests {
 		assertThatIllegalStateException()
 			.isThrownBy(() -> expression.evaluate(RateLimitContext.forRequest(request, null)))
 			.withMessageContaining("The operator 'SUBTRACT' is not supported");
+		// SpEL reports a unary minus on text as a subtraction with a missing right operand: still not the request's
+		RateLimitExpression negated = RateLimitExpression.parse("#{-#request.getHeader('X-Count')}");
+		assertThatIllegalStateException().isThrownBy(() -> negated.evaluate(RateLimitContext.forRequest(request, null)))
+			.withMessageContaining("The operator 'SUBTRACT' is not supported");
+		assertThatExceptionOfType(RateLimitEvaluationException.class).isThrownBy(() -> negated.evaluate(this.call))
+			.withMessageEndingWith("it reads a value that this request does not have");
 	}
 
 	static void batch(Integer count) {

@@ -72,7 +72,7 @@ public final class RateLimitedMethods implements SmartInitializingSingleton {
 
 	/**
 	 * Returns whether a method of a class carries {@link RateLimited}, directly, on the method it overrides, through
-	 * a meta-annotation, or on its class for a public method.
+	 * a meta-annotation, or on its class for a public instance method.
 	 * @param method the method
 	 * @param targetClass the class of the object the method is called on
 	 * @return whether the method is rate-limited
@@ -90,7 +90,7 @@ public final class RateLimitedMethods implements SmartInitializingSingleton {
 		MergedAnnotations.from(specific, SearchStrategy.TYPE_HIERARCHY, RepeatableContainers.standardRepeatables())
 			.stream(RateLimited.class)
 			.forEach(found::add);
-		if (Modifier.isPublic(specific.getModifiers())) {
+		if (Modifier.isPublic(specific.getModifiers()) && !Modifier.isStatic(specific.getModifiers())) {
 			MergedAnnotations
 				.from(ClassUtils.getUserClass(targetClass), SearchStrategy.TYPE_HIERARCHY,
 						RepeatableContainers.standardRepeatables())
@@ -138,6 +138,11 @@ public final class RateLimitedMethods implements SmartInitializingSingleton {
 		Method specific = AopUtils.getMostSpecificMethod(method, targetClass);
 		String element = "@RateLimited on " + ClassUtils.getQualifiedMethodName(specific, targetClass) + "("
 				+ parameterList(specific) + ")";
+		if (Modifier.isStatic(specific.getModifiers())) {
+			problems.add(new Problem(element, "is on a static method, which no proxy intercepts, so it would never"
+					+ " apply; rate-limit an instance method of a bean instead"));
+			return NONE;
+		}
 		List<AppliedPolicy> applied = new ArrayList<>();
 		List<RateLimitCost> costs = new ArrayList<>();
 		int before = problems.size();

@@ -7,6 +7,9 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
 import org.springframework.web.util.pattern.PathPattern;
 import org.springframework.web.util.pattern.PathPatternParser;
 import org.springframework.web.util.pattern.PatternParseException;
@@ -28,6 +31,8 @@ final class FilterRuleFactory {
 	private static final Set<String> HTTP_METHODS = Set.of("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS",
 			"TRACE");
 
+	private static final Log logger = LogFactory.getLog(FilterRuleFactory.class);
+
 	private FilterRuleFactory() {
 	}
 
@@ -47,7 +52,7 @@ final class FilterRuleFactory {
 			RateLimitCost cost = RateLimitCost.one();
 			try {
 				cost = RateLimitCost.parse(filter.getCost());
-				for (String variable : cost.unknownVariables(Set.of())) {
+				for (String variable : cost.unknownRequestVariables()) {
 					// a filter's request has no arguments: read as null, it would refuse every request
 					problems.add(new Problem(path + ".cost", "'" + filter.getCost().trim() + "' reads #" + variable
 							+ ", which a filter's request does not have; it can read #request and #principal"));
@@ -115,25 +120,28 @@ final class FilterRuleFactory {
 			}
 			else {
 				policies.add(AppliedPolicy.of(policy));
-				checkKeyVariables(policy, path, problems);
+				checkKeyVariables(policy, path);
 			}
 		}
 		return policies;
 	}
 
 	/**
-	 * Reports a policy whose key expression reads a variable that a filter's request does not have: read as
-	 * {@code null}, it would refuse every request the filter matches.
+	 * Warns of a policy whose key expression reads a variable that a filter's request does not have. Only a request
+	 * that the filter leaves to a {@code @RateLimited} handler method has it, if the method has that parameter, since
+	 * the handler's decision evaluates the key with the method's arguments; any other request reads {@code null}
+	 * there. Not an error: a filter in front of such handlers only works.
 	 */
-	private static void checkKeyVariables(Policy policy, String path, List<Problem> problems) {
+	private static void checkKeyVariables(Policy policy, String path) {
 		String key = policy.keyStrategy().trim();
 		if (!RateLimitExpression.isExpression(key)) {
 			return;
 		}
-		for (String variable : RateLimitExpression.parse(key).unknownVariables(Set.of())) {
-			problems.add(new Problem("ratelimit.policies." + policy.name() + ".key", "'" + key + "' reads #"
-					+ variable + ", which the requests of " + path + " do not have (a filter's request has no"
-					+ " method arguments); it can read #request and #principal"));
+		for (String variable : RateLimitExpression.parse(key).unknownRequestVariables()) {
+			logger.warn("ratelimit.policies." + policy.name() + ".key '" + key + "' reads #" + variable + ", which the"
+					+ " requests of " + path + " have only when the filter leaves them to a @RateLimited handler method"
+					+ " with that parameter; any other request reads null there (a key of null falls back to the"
+					+ " client address, and calling a method on it answers 400)");
 		}
 	}
 

@@ -4,10 +4,13 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 
 import dev.ratelimit.spring.annotation.RateLimited;
 
@@ -48,8 +51,8 @@ class InvalidConfigurationTests {
 			unknown policy in a filter | ratelimit.filters[0].patterns=/api/**,ratelimit.filters[0].policies=nope | ratelimit.filters[0].policies[0] | names policy 'nope', which is not defined under ratelimit.policies
 			unparsable SpEL cost | ratelimit.filters[0].patterns=/api/**,ratelimit.filters[0].policies=api,ratelimit.filters[0].cost=#{#request.getParameter('n') +} | ratelimit.filters[0].cost | does not parse
 			non-numeric cost | ratelimit.filters[0].patterns=/api/**,ratelimit.filters[0].policies=api,ratelimit.filters[0].cost=lots | ratelimit.filters[0].cost | 'lots' is not a cost
+			cost reading the arguments a filter's request does not have | ratelimit.filters[0].patterns=/api/**,ratelimit.filters[0].policies=api,ratelimit.filters[0].cost=#{#args[0]} | ratelimit.filters[0].cost | '#{#args[0]}' reads #args, which a filter's request does not have
 			cost reading a variable no request has | ratelimit.filters[0].patterns=/api/**,ratelimit.filters[0].policies=api,ratelimit.filters[0].cost=#{#n} | ratelimit.filters[0].cost | '#{#n}' reads #n, which a filter's request does not have; it can read #request and #principal
-			policy key reading a variable no filter request has | ratelimit.policies.user.key=#{#userId},ratelimit.policies.user.limits[0].rate=5/1s,ratelimit.filters[0].patterns=/api/**,ratelimit.filters[0].policies[0]=user | ratelimit.policies.user.key | '#{#userId}' reads #userId, which the requests of ratelimit.filters[0] do not have (a filter's request has no method arguments); it can read #request and #principal
 			invalid path pattern | ratelimit.filters[0].patterns=/api/{id/x,ratelimit.filters[0].policies=api | ratelimit.filters[0].patterns[0] | is not a valid path pattern
 			unknown HTTP method | ratelimit.filters[0].patterns=/api/**,ratelimit.filters[0].policies=api,ratelimit.filters[0].methods=FETCH | ratelimit.filters[0].methods[0] | 'FETCH' is not an HTTP method
 			""")
@@ -138,6 +141,37 @@ class InvalidConfigurationTests {
 	}
 
 	@Test
+	@ExtendWith(OutputCaptureExtension.class)
+	void warnsOfAFilterPolicyWhoseKeyReadsAMethodParameter(CapturedOutput output) {
+		// a request the filter leaves to an annotated handler with that parameter has it: not an error
+		this.runner
+			.withPropertyValues("ratelimit.policies.api.limits[0].rate=5/1s", "ratelimit.policies.api.key=#{#userId}",
+					"ratelimit.filters[0].patterns=/api/**", "ratelimit.filters[0].policies=api")
+			.run((context) -> assertThat(context).hasNotFailed());
+		assertThat(output).contains("ratelimit.policies.api.key '#{#userId}' reads #userId, which the requests of"
+				+ " ratelimit.filters[0] have only when the filter leaves them to a @RateLimited handler method with"
+				+ " that parameter");
+	}
+
+	@Test
+	void failsStartUpForAnAnnotationOnAStaticMethod() {
+		this.runner.withPropertyValues("ratelimit.policies.api.limits[0].rate=5/1s")
+			.withBean(StaticMethodService.class)
+			.run((context) -> ConfigurationFailures.assertFailure(context,
+					"@RateLimited on " + StaticMethodService.class.getName() + ".helper(String)",
+					"is on a static method, which no proxy intercepts"));
+	}
+
+	@Test
+	void leavesTheStaticMethodsOfAnAnnotatedClassAlone() {
+		// the policy's key is checked against the instance method only, which the proxy intercepts
+		this.runner
+			.withPropertyValues("ratelimit.policies.api.limits[0].rate=5/1s", "ratelimit.policies.api.key=#{#userId}")
+			.withBean(AnnotatedClassService.class)
+			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	@Test
 	void startsWithAPolicyKeyThatReadsTheParameterOfEveryMethodUsingIt() {
 		// an annotation's own key replaces the policy's, so the second method need not have #userId
 		this.runner
@@ -146,6 +180,26 @@ class InvalidConfigurationTests {
 			.withBean(PolicyKeyedService.class)
 			.withBean(WellSpeltVariableService.class)
 			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	static class StaticMethodService {
+
+		@RateLimited("api")
+		public static void helper(String userId) {
+		}
+
+	}
+
+	@RateLimited("api")
+	static class AnnotatedClassService {
+
+		public void call(String userId) {
+		}
+
+		public static String normalize(String id) {
+			return id;
+		}
+
 	}
 
 	static class PolicyKeyedService {
