@@ -24,7 +24,7 @@ final class BackendGate {
 
 	/**
 	 * Returns whether the caller may try Redis. A caller that gets {@code true} must report the result with
-	 * {@link #succeeded()} or {@link #failed()}.
+	 * {@link #succeeded()}, {@link #failed()} or {@link #abandoned()}.
 	 */
 	boolean tryEnter() {
 		long until = this.coolingUntil;
@@ -50,6 +50,16 @@ final class BackendGate {
 		this.coolingUntil = (until != 0) ? until : 1;
 		this.available = false;
 		this.probing.set(false);
+	}
+
+	/**
+	 * Reports that a caller which entered learned nothing about Redis (its thread was interrupted, or it failed
+	 * with an error of its own): if it was the probe, another caller may probe.
+	 */
+	void abandoned() {
+		if (this.coolingUntil != 0) {
+			this.probing.set(false);
+		}
 	}
 
 	/**

@@ -147,9 +147,14 @@ final class LettuceScriptRunner implements ScriptRunner {
 	}
 
 	/**
-	 * Forgets the native connection after a failure; the next call obtains it again.
+	 * Forgets the native connection after a failure, but not after an interrupt of the waiting thread; the next call
+	 * obtains it again.
 	 */
 	private void failed(Throwable ex) {
+		if (ex instanceof InterruptedException) {
+			// the caller's thread was interrupted; the connection is fine
+			return;
+		}
 		CompletableFuture<Native> current = this.connection.get();
 		if (current != null && current.isDone() && !current.isCompletedExceptionally()
 				&& this.connection.compareAndSet(current, null)) {

@@ -65,7 +65,10 @@ import org.springframework.data.redis.core.script.RedisScript;
  *
  * <h2>Failure policy</h2> Every decision waits at most {@link Builder#timeout(Duration) timeout} for Redis (the
  * Lettuce path uses the asynchronous API and cancels a late command; other clients run on a bounded worker pool while
- * the caller waits no longer than the timeout). A failure or timeout is reported to the
+ * the caller waits no longer than the timeout; in two-tier mode a call may first wait up to the timeout for another
+ * thread's renewal of the same key). A command that Redis received is not withdrawn by the timeout: Redis applies it
+ * when it gets to it, and what it takes is not given back. An interrupted caller is not a failure of Redis: it falls
+ * back alone, with its interrupt flag set. A failure or timeout is reported to the
  * {@link Builder#failureListener(Consumer) failure listener} and decided by the {@link FailureMode}: allowed, denied,
  * or decided by a local in-memory limiter. After a failure Redis is skipped for a
  * {@link Builder#coolDown(Duration) cool-down}; then one call probes it, and its success restores Redis for all. No
@@ -202,6 +205,11 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		if (!this.gate.tryEnter()) {
 			return fallback(limits, cost);
 		}
+		if (Thread.currentThread().isInterrupted()) {
+			// a caller that cannot wait for the answer sends nothing, which Redis would apply all the same
+			this.gate.abandoned();
+			return fallback(limits, cost);
+		}
 		long deadline = System.nanoTime() + this.timeoutNanos;
 		try {
 			Decision decision = decide(limits, cost, deadline);
@@ -211,6 +219,17 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		catch (Exception ex) {
 			return failed(ex, limits, cost);
 		}
+		catch (Error ex) {
+			this.gate.abandoned();
+			throw ex;
+		}
+	}
+
+	/**
+	 * Returns the reservoir of leased permits of a limit, in lease mode; for tests.
+	 */
+	LeasedPermits.Reservoir reservoir(KeyedLimit target) {
+		return Objects.requireNonNull(this.leased, "not in lease mode").reservoir(this.keys.key(target));
 	}
 
 	private static boolean isLeasable(Limit limit, long cost, LeasedPermits leasedPermits) {
@@ -333,11 +352,18 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 			long[] reply;
 			try {
 				Plan plan = new Plan(List.of(target));
-				reply = run("l", plan, new int[] { 0 }, need, leasedPermits.size(), timeArgument(), deadline);
+				// a time budget of its own: the wait for the lock (another thread's renewal) is not Redis being slow,
+				// and a renewal cut short would still run in Redis, its permits lost
+				reply = run("l", plan, new int[] { 0 }, need, leasedPermits.size(), timeArgument(),
+						System.nanoTime() + this.timeoutNanos);
 				this.gate.succeeded();
 			}
 			catch (Exception ex) {
 				return failed(ex, List.of(target), cost);
+			}
+			catch (Error ex) {
+				this.gate.abandoned();
+				throw ex;
 			}
 			long[] outcome = outcome(reply, 0);
 			if (outcome[0] == 1) {
@@ -443,6 +469,12 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	}
 
 	private Decision failed(Exception ex, List<KeyedLimit> limits, long cost) {
+		if (ex instanceof InterruptedException) {
+			// the caller's thread was interrupted while it waited: Redis did not fail, so this call alone falls back
+			Thread.currentThread().interrupt();
+			this.gate.abandoned();
+			return fallback(limits, cost);
+		}
 		this.gate.failed();
 		report(ex);
 		return fallback(limits, cost);
@@ -521,6 +553,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 			return;
 		}
 		long deadline = System.nanoTime() + this.timeoutNanos;
+		boolean interrupted = false;
 		for (Lease lease : decision.leases()) {
 			try {
 				CompletableFuture<?> removed = this.runner.removeMember(bytes(this.keys.key(lease.target())),
@@ -530,20 +563,22 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 						report(ex);
 					}
 				});
-				if (this.gate.isAvailable()) {
+				if (!interrupted && this.gate.isAvailable()) {
 					// Wait, so that a call made after release sees the permit back; a late answer still releases it.
 					ScriptRunner.await(removed, deadline, false);
 				}
 			}
-			catch (TimeoutException ex) {
-				// Reported when the command fails, if it does.
+			catch (InterruptedException ex) {
+				// every lease is still released, without waiting; the flag is set again at the end
+				interrupted = true;
+				Thread.interrupted();
 			}
 			catch (Exception ex) {
-				if (ex instanceof InterruptedException) {
-					Thread.currentThread().interrupt();
-					return;
-				}
+				// a timeout or a failure, reported when the command fails, if it does
 			}
+		}
+		if (interrupted) {
+			Thread.currentThread().interrupt();
 		}
 	}
 

@@ -72,7 +72,8 @@ interface ScriptRunner extends AutoCloseable {
 
 	/**
 	 * Waits for a result until the deadline.
-	 * @param cancel whether to cancel the work when the deadline passes
+	 * @param cancel whether to cancel the work when the deadline passes or the waiting thread is interrupted
+	 * @throws InterruptedException if the waiting thread is interrupted (its flag is set again); Redis did not fail
 	 */
 	static <T> T await(Future<T> future, long deadline, boolean cancel) throws Exception {
 		try {
@@ -100,7 +101,9 @@ interface ScriptRunner extends AutoCloseable {
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
-			future.cancel(true);
+			if (cancel) {
+				future.cancel(true);
+			}
 			throw ex;
 		}
 	}

@@ -1,0 +1,197 @@
+package dev.ratelimit.core.redis;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReentrantLock;
+
+import dev.ratelimit.core.Decision;
+import dev.ratelimit.core.KeyedLimit;
+import dev.ratelimit.core.Limit;
+import dev.ratelimit.core.TimeSource;
+import dev.ratelimit.core.redis.testing.RedisServer;
+import dev.ratelimit.core.redis.testing.RespClient;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * What the caller's own troubles do to a {@link RedisRateLimiter}: none of them is a Redis failure. An interrupted
+ * caller falls back alone and sends nothing; a release under an interrupt still releases every lease; an error
+ * thrown in the probe of a cool-down lets the next caller probe; a lease renewal made after waiting for another
+ * thread's renewal gets the whole timeout for itself.
+ */
+class RedisCallerFailureTest {
+
+	private static RedisServer server;
+
+	private static LettuceConnectionFactory connectionFactory;
+
+	private final AtomicInteger failures = new AtomicInteger();
+
+	@BeforeAll
+	static void startRedis() throws Exception {
+		server = RedisServer.start();
+		connectionFactory = server.endpoint().lettuce();
+	}
+
+	@AfterAll
+	static void stopRedis() throws Exception {
+		connectionFactory.destroy();
+		server.close();
+	}
+
+	@Test
+	void anInterruptedCallerFallsBackAloneAndSendsNothing() {
+		KeyedLimit pool = new KeyedLimit("pool", "interrupted", Limit.concurrency(1));
+		try (RedisRateLimiter limiter = limiter(Duration.ofMillis(500)).build()) {
+			awaitBackend(limiter, new KeyedLimit("warm", "interrupted", Limit.tokenBucket("1000/1s")));
+			Thread.currentThread().interrupt();
+			Decision interrupted;
+			try {
+				interrupted = limiter.acquire(pool);
+			}
+			finally {
+				assertThat(Thread.interrupted()).as("the interrupt flag is kept").isTrue();
+			}
+			assertThat(interrupted.source()).isEqualTo(Decision.Source.FAILED_OPEN);
+			assertThat(this.failures).hasValue(0);
+			// Redis is still in use, and the interrupted call took nothing: the pool's one permit is free
+			Decision next = limiter.acquire(pool);
+			assertThat(next.source()).isEqualTo(Decision.Source.BACKEND);
+			assertThat(next.isAllowed()).isTrue();
+		}
+	}
+
+	@Test
+	void aReleaseUnderAnInterruptStillReleasesEveryLease() {
+		KeyedLimit perClient = new KeyedLimit("per-client", "released", Limit.concurrency(1));
+		KeyedLimit global = new KeyedLimit("global", "released", Limit.concurrency(1));
+		try (RedisRateLimiter limiter = limiter(Duration.ofMillis(500)).build()) {
+			awaitBackend(limiter, new KeyedLimit("warm", "released", Limit.tokenBucket("1000/1s")));
+			Decision held = limiter.acquire(List.of(perClient, global), 1);
+			assertThat(held.source()).isEqualTo(Decision.Source.BACKEND);
+			assertThat(held.leases()).hasSize(2);
+			Thread.currentThread().interrupt();
+			try {
+				limiter.release(held);
+			}
+			finally {
+				assertThat(Thread.interrupted()).as("the interrupt flag is kept").isTrue();
+			}
+			// both permits come back (a lease left behind would hold its permit for the lease time, a minute)
+			await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
+				Decision again = limiter.acquire(List.of(perClient, global), 1);
+				if (again.isAllowed()) {
+					limiter.release(again);
+				}
+				assertThat(again.isAllowed()).isTrue();
+			});
+		}
+	}
+
+	@Test
+	void anErrorThrownInTheProbeLetsTheNextCallerProbe() throws Exception {
+		AtomicBoolean armed = new AtomicBoolean();
+		TimeSource system = TimeSource.system();
+		TimeSource failing = () -> {
+			if (armed.get()) {
+				throw new ProbeError();
+			}
+			return system.nowMicros();
+		};
+		KeyedLimit limit = new KeyedLimit("api", "probe", Limit.tokenBucket("1000/1s"));
+		try (RedisRateLimiter limiter = limiter(Duration.ofMillis(100)).coolDown(Duration.ofMillis(200))
+			.timeSource(failing)
+			.build(); RespClient client = server.endpoint().client()) {
+			awaitBackend(limiter, limit);
+			client.command("CLIENT", "PAUSE", "300", "ALL");
+			assertThat(limiter.acquire(limit).source()).isEqualTo(Decision.Source.FAILED_OPEN);
+			assertThat(limiter.isAvailable()).isFalse();
+			armed.set(true);
+			// during the cool-down calls fall back without reading the time; the first one after it probes, and fails
+			await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(10)).until(() -> {
+				try {
+					limiter.acquire(limit);
+					return false;
+				}
+				catch (ProbeError ex) {
+					return true;
+				}
+			});
+			armed.set(false);
+			client.command("CLIENT", "UNPAUSE");
+			awaitBackend(limiter, limit);
+		}
+	}
+
+	@Test
+	void aLeaseRenewalAfterWaitingForAnotherThreadsRenewalGetsTheWholeTimeout() throws Exception {
+		Duration timeout = Duration.ofSeconds(2);
+		KeyedLimit limit = new KeyedLimit("api", "leased", Limit.tokenBucket("100000/1s"));
+		ExecutorService executor = Executors.newSingleThreadExecutor();
+		try (RedisRateLimiter limiter = limiter(timeout).lease(10).build(); RespClient client = server.endpoint().client()) {
+			awaitBackend(limiter, limit);
+			LeasedPermits.Reservoir reservoir = limiter.reservoir(limit);
+			ReentrantLock lock = reservoir.lock;
+			// this thread stands for another caller's renewal: it holds the key's lock, and leaves no permits
+			lock.lock();
+			Future<Decision> waiting;
+			long queued;
+			try {
+				reservoir.permits = 0;
+				waiting = executor.submit(() -> limiter.acquire(limit));
+				await().atMost(Duration.ofSeconds(5)).until(lock::hasQueuedThreads);
+				queued = System.nanoTime();
+				// 1.2 of its 2 seconds spent waiting for the lock, then Redis takes 1 second to answer its renewal
+				await().atMost(Duration.ofSeconds(5))
+					.pollInterval(Duration.ofMillis(10))
+					.until(() -> System.nanoTime() - queued >= Duration.ofMillis(1200).toNanos());
+				client.command("CLIENT", "PAUSE", "1000", "ALL");
+			}
+			finally {
+				lock.unlock();
+			}
+			Decision decision = waiting.get();
+			assertThat(decision.source()).isEqualTo(Decision.Source.BACKEND);
+			assertThat(decision.isAllowed()).isTrue();
+			assertThat(this.failures).hasValue(0);
+		}
+		finally {
+			executor.shutdownNow();
+		}
+	}
+
+	private RedisRateLimiter.Builder limiter(Duration timeout) {
+		return RedisRateLimiter.builder(connectionFactory)
+			.keyPrefix("caller-failure")
+			.timeout(timeout)
+			.failureListener((ex) -> this.failures.incrementAndGet());
+	}
+
+	private void awaitBackend(RedisRateLimiter limiter, KeyedLimit limit) {
+		await().atMost(Duration.ofSeconds(5))
+			.pollInterval(Duration.ofMillis(20))
+			.until(() -> limiter.acquire(limit).source() == Decision.Source.BACKEND);
+		// a cold JVM may take longer than the timeout to connect: those are not what the tests count
+		this.failures.set(0);
+	}
+
+	private static final class ProbeError extends Error {
+
+		private static final long serialVersionUID = 1L;
+
+	}
+
+}
