@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -83,7 +84,7 @@ final class PolicyRegistryFactory {
 		PolicyRegistry registry = new PolicyRegistry(policies,
 				(defaultTier != null && !defaultTier.isBlank()) ? defaultTier : RateLimitProperties.DEFAULT_TIER);
 		if (defaultTier != null) {
-			checkDefaultTier(defaultTier, registry, problems);
+			checkDefaultTier(defaultTier, properties, problems);
 		}
 		throwIfAny(problems);
 		return registry;
@@ -113,8 +114,15 @@ final class PolicyRegistryFactory {
 		}
 	}
 
-	private static void checkDefaultTier(String defaultTier, PolicyRegistry registry, List<Problem> problems) {
-		Set<String> known = registry.tiers();
+	/**
+	 * Checks the default tier against the tiers of every configured policy, valid or not, so that a policy reported
+	 * for a mistake of its own does not also make the default tier look unknown.
+	 */
+	private static void checkDefaultTier(String defaultTier, RateLimitProperties properties, List<Problem> problems) {
+		Set<String> known = new TreeSet<>();
+		for (RateLimitProperties.Policy spec : properties.getPolicies().values()) {
+			spec.getTiers().keySet().forEach((name) -> known.add(PolicyRegistry.normalizeTier(name)));
+		}
 		String tier = PolicyRegistry.normalizeTier(defaultTier);
 		if (known.isEmpty()) {
 			problems.add(new Problem("ratelimit.default-tier", "is '" + defaultTier + "', but no policy defines"

@@ -154,6 +154,18 @@ class InvalidConfigurationTests {
 	}
 
 	@Test
+	void reportsAPolicyWithAnInvalidTierWithoutAlsoReportingTheDefaultTierItDefines() {
+		this.runner
+			.withPropertyValues("ratelimit.policies.api.limits[0].rate=5/1s", "ratelimit.default-tier=anonymous",
+					"ratelimit.policies.api.tiers.anonymous[0].rate=0/1s")
+			.run((context) -> {
+				ConfigurationFailures.assertFailure(context, "ratelimit.policies.api.tiers.anonymous[0].rate",
+						"the number of permits must be at least 1");
+				assertThat(context.getStartupFailure()).hasMessageNotContaining("ratelimit.default-tier");
+			});
+	}
+
+	@Test
 	void failsStartUpForAnAnnotationOnAStaticMethod() {
 		this.runner.withPropertyValues("ratelimit.policies.api.limits[0].rate=5/1s")
 			.withBean(StaticMethodService.class)
