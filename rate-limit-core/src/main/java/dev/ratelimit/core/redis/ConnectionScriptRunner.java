@@ -76,7 +76,7 @@ final class ConnectionScriptRunner implements ScriptRunner {
 	 * long it waited for a worker.
 	 */
 	private <T> CompletableFuture<T> submit(Callable<T> work) {
-		return submit(new Call<>(work, false, 0));
+		return submit(new Call<>(work, false, 0, null));
 	}
 
 	/**
@@ -84,7 +84,7 @@ final class ConnectionScriptRunner implements ScriptRunner {
 	 * does not run.
 	 */
 	private <T> CompletableFuture<T> submit(Callable<T> work, long deadline) {
-		return submit(new Call<>(work, true, deadline));
+		return submit(new Call<>(work, true, deadline, null));
 	}
 
 	private <T> CompletableFuture<T> submit(Call<T> call) {
@@ -143,8 +143,27 @@ final class ConnectionScriptRunner implements ScriptRunner {
 	}
 
 	@Override
-	public List<Object> eval(List<byte[]> keys, List<byte[]> args, long deadline) throws Exception {
-		return ScriptRunner.await(submit(() -> run(keys, args), deadline), deadline, true);
+	public List<Object> eval(List<byte[]> keys, List<byte[]> args, long deadline, List<Withdrawal> withdrawals)
+			throws Exception {
+		Runnable withdraw = withdrawals.isEmpty() ? null : () -> withdraw(withdrawals);
+		return ScriptRunner.await(submit(new Call<>(() -> run(keys, args), true, deadline, withdraw)), deadline, true);
+	}
+
+	/**
+	 * Removes the members on the worker that ran the script, after it: the caller stopped waiting for its answer.
+	 */
+	private void withdraw(List<Withdrawal> withdrawals) {
+		try {
+			withConnection((connection) -> {
+				for (Withdrawal withdrawal : withdrawals) {
+					connection.zSetCommands().zRem(withdrawal.key(), withdrawal.member());
+				}
+				return null;
+			});
+		}
+		catch (Exception ex) {
+			// the lease lapses after its lease time
+		}
 	}
 
 	@Override
@@ -194,12 +213,16 @@ final class ConnectionScriptRunner implements ScriptRunner {
 
 		private final long deadline;
 
+		/** Run after the work if its caller had stopped waiting for it by the time it finished. */
+		private final @Nullable Runnable afterAbandoned;
+
 		final CompletableFuture<T> result = new CompletableFuture<>();
 
-		Call(Callable<T> work, boolean bounded, long deadline) {
+		Call(Callable<T> work, boolean bounded, long deadline, @Nullable Runnable afterAbandoned) {
 			this.work = work;
 			this.bounded = bounded;
 			this.deadline = deadline;
+			this.afterAbandoned = afterAbandoned;
 		}
 
 		/** The call a worker thread is running, for the check once it has a connection. */
@@ -223,14 +246,19 @@ final class ConnectionScriptRunner implements ScriptRunner {
 				return;
 			}
 			RUNNING.set(this);
+			boolean answered;
 			try {
-				this.result.complete(this.work.call());
+				answered = this.result.complete(this.work.call());
 			}
 			catch (Throwable ex) {
-				this.result.completeExceptionally(ex);
+				answered = this.result.completeExceptionally(ex);
 			}
 			finally {
 				RUNNING.remove();
+			}
+			if (!answered && this.afterAbandoned != null) {
+				// its caller timed out (or gave up) while it ran
+				this.afterAbandoned.run();
 			}
 		}
 

@@ -167,9 +167,11 @@ final class LettuceScriptRunner implements ScriptRunner {
 	 * function cannot run; see the class description.
 	 */
 	@Override
-	public List<Object> eval(List<byte[]> keys, List<byte[]> args, long deadline) throws Exception {
+	public List<Object> eval(List<byte[]> keys, List<byte[]> args, long deadline, List<Withdrawal> withdrawals)
+			throws Exception {
+		RedisClusterAsyncCommands<byte[], byte[]> commands = null;
 		try {
-			RedisClusterAsyncCommands<byte[], byte[]> commands = commands(deadline);
+			commands = commands(deadline);
 			byte[][] keyArray = keys.toArray(new byte[0][]);
 			byte[][] argArray = args.toArray(new byte[0][]);
 			if (this.functions.get() != Functions.UNSUPPORTED) {
@@ -188,6 +190,12 @@ final class LettuceScriptRunner implements ScriptRunner {
 			return evalScript(commands, keyArray, argArray, deadline);
 		}
 		catch (Exception ex) {
+			if (commands != null) {
+				// queued behind the script on its connection, before a failure closes it: Redis runs them after it
+				for (Withdrawal withdrawal : withdrawals) {
+					commands.zrem(withdrawal.key(), withdrawal.member());
+				}
+			}
 			failed(ex);
 			throw ex;
 		}

@@ -66,9 +66,11 @@ import org.springframework.data.redis.core.script.RedisScript;
  * <h2>Failure policy</h2> Every decision waits at most {@link Builder#timeout(Duration) timeout} for Redis (the
  * Lettuce path uses the asynchronous API and cancels a late command; other clients run on a bounded worker pool while
  * the caller waits no longer than the timeout; in two-tier mode a call may first wait up to the timeout for another
- * thread's renewal of the same key). A command that Redis received is not withdrawn by the timeout: Redis applies it
- * when it gets to it, and what it takes is not given back. An interrupted caller is not a failure of Redis: it falls
- * back alone, with its interrupt flag set. A failure or timeout is reported to the
+ * thread's renewal of the same key). Redis still runs a call that reached it and timed out, when it gets to it: the
+ * concurrency leases such a call adds are removed right after it (queued behind it on its connection), but the
+ * tokens or window counts it takes are not given back, as a give-back cannot tell whether Redis ran the call. An
+ * interrupted caller is not a failure of Redis: it falls back alone, with its interrupt flag set. A failure or
+ * timeout is reported to the
  * {@link Builder#failureListener(Consumer) failure listener} and decided by the {@link FailureMode}: allowed, denied,
  * or decided by a local in-memory limiter. After a failure Redis is skipped for a
  * {@link Builder#coolDown(Duration) cool-down}; then one call probes it, and its success restores Redis for all. No
@@ -396,7 +398,8 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		for (int i = 0; i < group.length; i++) {
 			extra[i] = plan.extra[group[i]];
 		}
-		List<Object> reply = this.runner.eval(keyBytes, arguments(op, plan, group, extra, cost, want, time), deadline);
+		List<Object> reply = this.runner.eval(keyBytes, arguments(op, plan, group, extra, cost, want, time), deadline,
+				withdrawals(op, plan, group, keyBytes, cost));
 		long[] values = new long[reply.size()];
 		for (int i = 0; i < values.length; i++) {
 			if (!(reply.get(i) instanceof Number number)) {
@@ -408,6 +411,28 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 			throw new IllegalStateException("Unexpected reply from the rate-limit script: " + reply);
 		}
 		return values;
+	}
+
+	/**
+	 * Returns the concurrency leases that an acquiring call of a group would add, to be removed should its caller
+	 * stop waiting for the answer (Redis may still run the script, and nobody would release them).
+	 */
+	private static List<ScriptRunner.Withdrawal> withdrawals(String op, Plan plan, int[] group, List<byte[]> keyBytes,
+			long cost) {
+		if (!"a".equals(op) || cost == 0) {
+			return List.of();
+		}
+		List<ScriptRunner.Withdrawal> withdrawals = null;
+		for (int i = 0; i < group.length; i++) {
+			int j = group[i];
+			if (plan.targets.get(j).limit().algorithm() == Algorithm.CONCURRENCY) {
+				if (withdrawals == null) {
+					withdrawals = new ArrayList<>(group.length - i);
+				}
+				withdrawals.add(new ScriptRunner.Withdrawal(keyBytes.get(i), bytes(plan.extra[j] + ":" + cost)));
+			}
+		}
+		return (withdrawals != null) ? withdrawals : List.of();
 	}
 
 	private List<byte[]> arguments(String op, Plan plan, int[] group, String[] extra, long cost, long want,

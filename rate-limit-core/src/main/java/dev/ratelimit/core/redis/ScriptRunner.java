@@ -28,7 +28,31 @@ interface ScriptRunner extends AutoCloseable {
 	 * after a restart or a failover); any retry runs within the same deadline. A call that misses the deadline is
 	 * cancelled, so that a client that queues commands while disconnected does not send it later.
 	 */
-	List<Object> eval(List<byte[]> keys, List<byte[]> args, long deadline) throws Exception;
+	default List<Object> eval(List<byte[]> keys, List<byte[]> args, long deadline) throws Exception {
+		return eval(keys, args, deadline, List.of());
+	}
+
+	/**
+	 * Runs the script as {@link #eval(List, List, long)} does; if the caller stops waiting for it (a timeout, an
+	 * interrupt, a failure), the given members of sorted sets are removed once the script has run, should Redis still
+	 * run it: the concurrency leases it would add, which nobody would otherwise release before their lease time.
+	 * Removing a member the script never added does nothing. With Lettuce the removals follow the script on the same
+	 * connection, and Redis runs one connection's commands in order; with other clients the worker that ran the script
+	 * sends them right after it.
+	 * @param withdrawals pairs of key and member, empty for none
+	 */
+	List<Object> eval(List<byte[]> keys, List<byte[]> args, long deadline, List<Withdrawal> withdrawals)
+			throws Exception;
+
+	/**
+	 * A member of a sorted set to remove if its caller stops waiting for the script that adds it.
+	 *
+	 * @param key the key of the sorted set
+	 * @param member the member
+	 */
+	record Withdrawal(byte[] key, byte[] member) {
+
+	}
 
 	/**
 	 * Runs the script as {@link #eval} does, but without waiting (compensation), and without cancelling it.

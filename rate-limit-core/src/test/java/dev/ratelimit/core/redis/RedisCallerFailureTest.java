@@ -19,7 +19,11 @@ import dev.ratelimit.core.redis.testing.RespClient;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -27,8 +31,9 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
 /**
- * What the caller's own troubles do to a {@link RedisRateLimiter}: none of them is a Redis failure. An interrupted
- * caller falls back alone and sends nothing; a release under an interrupt still releases every lease; an error
+ * What the caller's own troubles do to a {@link RedisRateLimiter}: none of them is a Redis failure, and none leaves a
+ * permit taken in Redis that nobody releases. A call that timed out withdraws the concurrency permit Redis takes when
+ * it runs the call late; an interrupted caller falls back alone and sends nothing; a release under an interrupt still releases every lease; an error
  * thrown in the probe of a cool-down lets the next caller probe; a lease renewal made after waiting for another
  * thread's renewal gets the whole timeout for itself.
  */
@@ -71,6 +76,39 @@ class RedisCallerFailureTest {
 			Decision next = limiter.acquire(pool);
 			assertThat(next.source()).isEqualTo(Decision.Source.BACKEND);
 			assertThat(next.isAllowed()).isTrue();
+		}
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "lettuce", "jedis" })
+	void aConcurrencyPermitTakenByACallThatTimedOutIsWithdrawnOnceRedisRunsIt(String client) throws Exception {
+		KeyedLimit pool = new KeyedLimit("pool", "timed-out-" + client, Limit.concurrency(1));
+		RedisConnectionFactory factory = client.equals("jedis") ? server.endpoint().jedis() : connectionFactory;
+		try (RedisRateLimiter limiter = RedisRateLimiter.builder(factory)
+			.keyPrefix("caller-failure")
+			.timeout(Duration.ofMillis(100))
+			.coolDown(Duration.ofMillis(200))
+			.failureListener((ex) -> this.failures.incrementAndGet())
+			.build(); RespClient redis = server.endpoint().client()) {
+			awaitBackend(limiter, new KeyedLimit("warm", "timed-out-" + client, Limit.tokenBucket("1000/1s")));
+			redis.command("CLIENT", "PAUSE", "400", "ALL");
+			// Redis holds the call past its timeout, then runs it: the permit it takes is nobody's
+			assertThat(limiter.acquire(pool).source()).isEqualTo(Decision.Source.FAILED_OPEN);
+			assertThat(this.failures).hasValue(1);
+			// once Redis answers again, the pool's one permit is free (not held for the lease time, a minute)
+			await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(20)).untilAsserted(() -> {
+				Decision again = limiter.acquire(pool);
+				if (again.isAllowed()) {
+					limiter.release(again);
+				}
+				assertThat(again.source()).isEqualTo(Decision.Source.BACKEND);
+				assertThat(again.isAllowed()).isTrue();
+			});
+		}
+		finally {
+			if (factory instanceof JedisConnectionFactory jedis) {
+				jedis.destroy();
+			}
 		}
 	}
 
