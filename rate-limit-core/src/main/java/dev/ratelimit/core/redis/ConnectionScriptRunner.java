@@ -128,6 +128,10 @@ final class ConnectionScriptRunner implements ScriptRunner {
 			keysAndArgs[keys.size() + i] = args.get(i);
 		}
 		return withConnection((connection) -> {
+			Call<?> running = Call.RUNNING.get();
+			if (running != null) {
+				running.sent = true;
+			}
 			try {
 				return ScriptRunner.asList(connection.scriptingCommands()
 					.evalSha(this.sha, ReturnType.MULTI, keys.size(), keysAndArgs));
@@ -150,7 +154,9 @@ final class ConnectionScriptRunner implements ScriptRunner {
 	}
 
 	/**
-	 * Removes the members on the worker that ran the script, after it: the caller stopped waiting for its answer.
+	 * Removes the members on the worker that ran the script, after it: its caller did not get its answer. After a
+	 * failure of the client (a read timeout, a reset connection) Redis may not have read the script yet, so the removal
+	 * may come first; then the lease lapses after its lease time.
 	 */
 	private void withdraw(List<Withdrawal> withdrawals) {
 		try {
@@ -213,8 +219,14 @@ final class ConnectionScriptRunner implements ScriptRunner {
 
 		private final long deadline;
 
-		/** Run after the work if its caller had stopped waiting for it by the time it finished. */
+		/**
+		 * Run after the work if the work reached Redis but its caller did not get its answer: the caller had stopped
+		 * waiting by the time it finished, or it failed after sending its command.
+		 */
 		private final @Nullable Runnable afterAbandoned;
+
+		/** Whether the work sent its command to Redis. */
+		volatile boolean sent;
 
 		final CompletableFuture<T> result = new CompletableFuture<>();
 
@@ -247,17 +259,19 @@ final class ConnectionScriptRunner implements ScriptRunner {
 			}
 			RUNNING.set(this);
 			boolean answered;
+			boolean failed = false;
 			try {
 				answered = this.result.complete(this.work.call());
 			}
 			catch (Throwable ex) {
+				failed = true;
 				answered = this.result.completeExceptionally(ex);
 			}
 			finally {
 				RUNNING.remove();
 			}
-			if (!answered && this.afterAbandoned != null) {
-				// its caller timed out (or gave up) while it ran
+			if ((!answered || failed) && this.sent && this.afterAbandoned != null) {
+				// its caller timed out (or gave up) while it ran, or the client failed after sending it
 				this.afterAbandoned.run();
 			}
 		}

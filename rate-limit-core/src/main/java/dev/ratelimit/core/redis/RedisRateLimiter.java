@@ -67,8 +67,9 @@ import org.springframework.data.redis.core.script.RedisScript;
  * Lettuce path uses the asynchronous API and cancels a late command; other clients run on a bounded worker pool while
  * the caller waits no longer than the timeout; in two-tier mode a call may first wait up to the timeout for another
  * thread's renewal of the same key). Redis still runs a call that reached it and timed out, when it gets to it: the
- * concurrency leases such a call adds are removed right after it (queued behind it on its connection), but the
- * tokens or window counts it takes are not given back, as a give-back cannot tell whether Redis ran the call. An
+ * concurrency leases such a call adds are removed after it (with Lettuce queued behind it on its connection; with
+ * other clients sent by the worker once the script call has returned or failed), but the tokens or window counts it
+ * takes are not given back, as a give-back cannot tell whether Redis ran the call. An
  * interrupted caller is not a failure of Redis: it falls back alone, with its interrupt flag set. A failure or
  * timeout is reported to the
  * {@link Builder#failureListener(Consumer) failure listener} and decided by the {@link FailureMode}: allowed, denied,
@@ -179,7 +180,10 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 			this.gate.succeeded();
 		}
 		catch (Exception ex) {
-			this.gate.failed();
+			if (!(ex instanceof InterruptedException)) {
+				// an interrupted caller learned nothing about Redis
+				this.gate.failed();
+			}
 			throw backendException("ping Redis", ex);
 		}
 	}
@@ -398,16 +402,24 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		for (int i = 0; i < group.length; i++) {
 			extra[i] = plan.extra[group[i]];
 		}
+		List<ScriptRunner.Withdrawal> withdrawals = withdrawals(op, plan, group, keyBytes, cost);
 		List<Object> reply = this.runner.eval(keyBytes, arguments(op, plan, group, extra, cost, want, time), deadline,
-				withdrawals(op, plan, group, keyBytes, cost));
+				withdrawals);
 		long[] values = new long[reply.size()];
-		for (int i = 0; i < values.length; i++) {
-			if (!(reply.get(i) instanceof Number number)) {
-				throw new IllegalStateException("Unexpected reply from the rate-limit script: " + reply);
+		boolean valid = values.length == 2 + group.length * REPLY_PER_KEY;
+		for (int i = 0; valid && i < values.length; i++) {
+			if (reply.get(i) instanceof Number number) {
+				values[i] = number.longValue();
 			}
-			values[i] = number.longValue();
+			else {
+				valid = false;
+			}
 		}
-		if (values.length != 2 + group.length * REPLY_PER_KEY) {
+		if (!valid) {
+			// nobody gets the leases the script may have added
+			for (ScriptRunner.Withdrawal withdrawal : withdrawals) {
+				this.runner.removeMember(withdrawal.key(), withdrawal.member());
+			}
 			throw new IllegalStateException("Unexpected reply from the rate-limit script: " + reply);
 		}
 		return values;

@@ -108,8 +108,9 @@ interface ScriptRunner extends AutoCloseable {
 			return future.get(Math.max(remaining, 0), TimeUnit.NANOSECONDS);
 		}
 		catch (TimeoutException ex) {
-			if (cancel) {
-				future.cancel(true);
+			if (cancel && !future.cancel(true) && future.isDone() && !future.isCancelled()) {
+				// answered between the timeout and the cancel: the answer is the caller's, and nobody else's
+				return await(future, System.nanoTime(), false);
 			}
 			throw new TimeoutException("Redis did not answer in time");
 		}

@@ -24,6 +24,7 @@ import org.springframework.data.redis.connection.RedisClusterConnection;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisScriptingCommands;
+import org.springframework.data.redis.connection.RedisZSetCommands;
 import org.springframework.data.redis.connection.RedisSentinelConnection;
 
 import static dev.ratelimit.core.redis.ConnectionScriptRunner.MAX_QUEUED;
@@ -113,6 +114,42 @@ class ConnectionScriptRunnerTest {
 	}
 
 	@Test
+	void aCallWhoseCallerTimedOutWhileItRanWithdrawsItsLeasesRightAfterIt() {
+		CountDownLatch answer = this.redis.hold("slow");
+		assertThatExceptionOfType(TimeoutException.class)
+			.isThrownBy(() -> this.runner.eval(keys("slow"), List.of(), deadline(Duration.ofMillis(100)),
+					withdrawal("slow")))
+			.withMessage("Redis did not answer in time");
+		// still running: the removal must not overtake it
+		assertThat(this.redis.calls("slow")).isOne();
+		assertThat(this.redis.removals("slow")).isZero();
+		answer.countDown();
+		await().atMost(PATIENCE).until(() -> this.redis.removals("slow") == 1);
+	}
+
+	@Test
+	void aCallAnsweredInTimeOrNeverSentWithdrawsNothing() throws Exception {
+		this.runner.eval(keys("answered"), List.of(), deadline(GENEROUS), withdrawal("answered"));
+		CountDownLatch pool = this.redis.holdConnections();
+		assertThatExceptionOfType(TimeoutException.class)
+			.isThrownBy(() -> this.runner.eval(keys("unsent"), List.of(), deadline(Duration.ofMillis(200)),
+					withdrawal("unsent")));
+		int closedBefore = this.redis.closed();
+		pool.countDown();
+		// the dropped call gets its connection, gives it back unused, and its worker finishes
+		await().atMost(PATIENCE).until(() -> this.redis.closed() > closedBefore);
+		await().during(Duration.ofMillis(300))
+			.atMost(PATIENCE)
+			.until(() -> this.redis.removals("unsent") == 0 && this.redis.removals("answered") == 0);
+		assertThat(this.redis.calls("unsent")).isZero();
+	}
+
+	private static List<ScriptRunner.Withdrawal> withdrawal(String key) {
+		return List.of(new ScriptRunner.Withdrawal(key.getBytes(StandardCharsets.UTF_8),
+				"lease:1".getBytes(StandardCharsets.UTF_8)));
+	}
+
+	@Test
 	void aCallThatGetsAPooledConnectionAfterItsDeadlineNeverReachesRedis() {
 		CountDownLatch pool = this.redis.holdConnections();
 		assertThatExceptionOfType(TimeoutException.class)
@@ -197,6 +234,8 @@ class ConnectionScriptRunnerTest {
 
 		private final AtomicInteger closed = new AtomicInteger();
 
+		private final Map<String, AtomicInteger> removals = new ConcurrentHashMap<>();
+
 		/**
 		 * Makes every connection wait, as for a pool with none free, until the returned latch is counted down.
 		 */
@@ -232,6 +271,14 @@ class ConnectionScriptRunnerTest {
 			if (free != null) {
 				free.countDown();
 			}
+		}
+
+		/**
+		 * Returns how many members of a key's sorted set were removed.
+		 */
+		int removals(String key) {
+			AtomicInteger count = this.removals.get(key);
+			return (count != null) ? count.get() : 0;
 		}
 
 		/**
@@ -271,8 +318,17 @@ class ConnectionScriptRunnerTest {
 				}
 				return List.of();
 			});
+			RedisZSetCommands zSets = proxy(RedisZSetCommands.class, (method, args) -> {
+				if (!method.getName().equals("zRem")) {
+					throw new UnsupportedOperationException(method.getName());
+				}
+				String key = new String((byte[]) args[0], StandardCharsets.UTF_8);
+				this.removals.computeIfAbsent(key, (k) -> new AtomicInteger()).incrementAndGet();
+				return 1L;
+			});
 			return proxy(RedisConnection.class, (method, args) -> switch (method.getName()) {
 				case "scriptingCommands" -> scripting;
+				case "zSetCommands" -> zSets;
 				case "close" -> {
 					this.closed.incrementAndGet();
 					yield null;

@@ -60,8 +60,10 @@ class RedisCallerFailureTest {
 	@Test
 	void anInterruptedCallerFallsBackAloneAndSendsNothing() {
 		KeyedLimit pool = new KeyedLimit("pool", "interrupted", Limit.concurrency(1));
-		try (RedisRateLimiter limiter = limiter(Duration.ofMillis(500)).build()) {
+		try (RedisRateLimiter limiter = limiter(Duration.ofMillis(500)).build();
+				RespClient redis = server.endpoint().client()) {
 			awaitBackend(limiter, new KeyedLimit("warm", "interrupted", Limit.tokenBucket("1000/1s")));
+			long scriptsBefore = scripts(redis);
 			Thread.currentThread().interrupt();
 			Decision interrupted;
 			try {
@@ -72,6 +74,7 @@ class RedisCallerFailureTest {
 			}
 			assertThat(interrupted.source()).isEqualTo(Decision.Source.FAILED_OPEN);
 			assertThat(this.failures).hasValue(0);
+			assertThat(scripts(redis)).as("scripts run by Redis").isEqualTo(scriptsBefore);
 			// Redis is still in use, and the interrupted call took nothing: the pool's one permit is free
 			Decision next = limiter.acquire(pool);
 			assertThat(next.source()).isEqualTo(Decision.Source.BACKEND);
@@ -176,7 +179,7 @@ class RedisCallerFailureTest {
 
 	@Test
 	void aLeaseRenewalAfterWaitingForAnotherThreadsRenewalGetsTheWholeTimeout() throws Exception {
-		Duration timeout = Duration.ofSeconds(2);
+		Duration timeout = Duration.ofSeconds(3);
 		KeyedLimit limit = new KeyedLimit("api", "leased", Limit.tokenBucket("100000/1s"));
 		ExecutorService executor = Executors.newSingleThreadExecutor();
 		try (RedisRateLimiter limiter = limiter(timeout).lease(10).build(); RespClient client = server.endpoint().client()) {
@@ -192,11 +195,11 @@ class RedisCallerFailureTest {
 				waiting = executor.submit(() -> limiter.acquire(limit));
 				await().atMost(Duration.ofSeconds(5)).until(lock::hasQueuedThreads);
 				queued = System.nanoTime();
-				// 1.2 of its 2 seconds spent waiting for the lock, then Redis takes 1 second to answer its renewal
+				// 1.8 of its 3 seconds spent waiting for the lock, then Redis takes 1.5 seconds to answer its renewal
 				await().atMost(Duration.ofSeconds(5))
 					.pollInterval(Duration.ofMillis(10))
-					.until(() -> System.nanoTime() - queued >= Duration.ofMillis(1200).toNanos());
-				client.command("CLIENT", "PAUSE", "1000", "ALL");
+					.until(() -> System.nanoTime() - queued >= Duration.ofMillis(1800).toNanos());
+				client.command("CLIENT", "PAUSE", "1500", "ALL");
 			}
 			finally {
 				lock.unlock();
@@ -209,6 +212,12 @@ class RedisCallerFailureTest {
 		finally {
 			executor.shutdownNow();
 		}
+	}
+
+	private static long scripts(RespClient redis) {
+		String stats = redis.text("INFO", "commandstats");
+		return RedisFunctionTest.calls(stats, "fcall") + RedisFunctionTest.calls(stats, "evalsha")
+				+ RedisFunctionTest.calls(stats, "eval");
 	}
 
 	private RedisRateLimiter.Builder limiter(Duration timeout) {

@@ -368,7 +368,7 @@ class RedisFunctionTest {
 	/**
 	 * Returns the {@code calls} of a command in {@code INFO commandstats}; 0 if it has none.
 	 */
-	private static long calls(String commandStats, String command) {
+	static long calls(String commandStats, String command) {
 		for (String line : commandStats.split("\r?\n")) {
 			if (line.startsWith("cmdstat_" + command + ":")) {
 				return Long.parseLong(line.replaceAll("^cmdstat_[a-z]+:calls=(\\d+),.*", "$1"));

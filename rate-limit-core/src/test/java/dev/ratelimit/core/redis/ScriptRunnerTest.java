@@ -1,0 +1,46 @@
+package dev.ratelimit.core.redis;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+/**
+ * {@link ScriptRunner#await}: an answer that arrives between the caller's timeout and its cancel is the caller's, so
+ * that nobody is left holding what Redis granted; a future that stays unanswered times out and is cancelled.
+ */
+class ScriptRunnerTest {
+
+	@Test
+	void anAnswerArrivingBetweenTheTimeoutAndTheCancelIsReturned() throws Exception {
+		CompletableFuture<String> answeredJustTooLate = new CompletableFuture<>() {
+
+			@Override
+			public String get(long timeout, TimeUnit unit)
+					throws InterruptedException, ExecutionException, TimeoutException {
+				if (complete("granted")) {
+					// the wait runs out, and the answer lands before the caller can cancel
+					throw new TimeoutException();
+				}
+				return super.get(timeout, unit);
+			}
+
+		};
+		assertThat(ScriptRunner.await(answeredJustTooLate, System.nanoTime() + 1_000_000, true)).isEqualTo("granted");
+	}
+
+	@Test
+	void aFutureStillUnansweredAtTheDeadlineIsCancelled() {
+		CompletableFuture<String> unanswered = new CompletableFuture<>();
+		assertThatExceptionOfType(TimeoutException.class)
+			.isThrownBy(() -> ScriptRunner.await(unanswered, System.nanoTime() + 1_000_000, true))
+			.withMessage("Redis did not answer in time");
+		assertThat(unanswered).isCancelled();
+	}
+
+}
