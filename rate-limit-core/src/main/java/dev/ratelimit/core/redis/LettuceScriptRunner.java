@@ -203,6 +203,8 @@ final class LettuceScriptRunner implements ScriptRunner {
 
 	private List<Object> evalScript(RedisClusterAsyncCommands<byte[], byte[]> commands, byte[][] keyArray,
 			byte[][] argArray, long deadline) throws Exception {
+		// after a function that could not run, a retry past the deadline would run in Redis for nobody
+		ScriptRunner.checkDeadline(deadline);
 		RedisFuture<Object> result = commands.evalsha(this.sha, ScriptOutputType.MULTI, keyArray, argArray);
 		try {
 			return ScriptRunner.asList(ScriptRunner.await(result, deadline, true));
@@ -211,6 +213,7 @@ final class LettuceScriptRunner implements ScriptRunner {
 			if (!ScriptRunner.isNoScript(ex)) {
 				throw ex;
 			}
+			ScriptRunner.checkDeadline(deadline);
 			RedisFuture<Object> loaded = commands.eval(this.body, ScriptOutputType.MULTI, keyArray, argArray);
 			return ScriptRunner.asList(ScriptRunner.await(loaded, deadline, true));
 		}

@@ -126,10 +126,20 @@ interface ScriptRunner extends AutoCloseable {
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
-			if (cancel) {
-				future.cancel(true);
+			if (cancel && !future.cancel(true) && future.isDone() && !future.isCancelled()) {
+				// answered as the caller was interrupted: the answer is the caller's, and nobody else's
+				return await(future, System.nanoTime(), false);
 			}
 			throw ex;
+		}
+	}
+
+	/**
+	 * Throws if the deadline has passed, before a command is sent that its caller would not wait for.
+	 */
+	static void checkDeadline(long deadline) throws TimeoutException {
+		if (deadline - System.nanoTime() <= 0) {
+			throw new TimeoutException("Redis did not answer in time");
 		}
 	}
 

@@ -114,10 +114,12 @@ class ConnectionScriptRunnerTest {
 	}
 
 	@Test
-	void aCallWhoseCallerTimedOutWhileItRanWithdrawsItsLeasesRightAfterIt() {
+	void aCallWhoseCallerTimedOutWhileItRanWithdrawsItsLeasesRightAfterIt() throws Exception {
+		// a first call starts a worker and loads the fake's classes, so that the next one reaches Redis in time
+		this.runner.eval(keys("warm"), List.of(), deadline(GENEROUS));
 		CountDownLatch answer = this.redis.hold("slow");
 		assertThatExceptionOfType(TimeoutException.class)
-			.isThrownBy(() -> this.runner.eval(keys("slow"), List.of(), deadline(Duration.ofMillis(100)),
+			.isThrownBy(() -> this.runner.eval(keys("slow"), List.of(), deadline(Duration.ofSeconds(1)),
 					withdrawal("slow")))
 			.withMessage("Redis did not answer in time");
 		// still running: the removal must not overtake it
@@ -132,8 +134,10 @@ class ConnectionScriptRunnerTest {
 		this.runner.eval(keys("answered"), List.of(), deadline(GENEROUS), withdrawal("answered"));
 		CountDownLatch pool = this.redis.holdConnections();
 		assertThatExceptionOfType(TimeoutException.class)
-			.isThrownBy(() -> this.runner.eval(keys("unsent"), List.of(), deadline(Duration.ofMillis(200)),
+			.isThrownBy(() -> this.runner.eval(keys("unsent"), List.of(), deadline(Duration.ofSeconds(1)),
 					withdrawal("unsent")));
+		// it left the queue and waits in the client's pool
+		assertThat(this.redis.waitingForConnection()).isOne();
 		int closedBefore = this.redis.closed();
 		pool.countDown();
 		// the dropped call gets its connection, gives it back unused, and its worker finishes

@@ -1,5 +1,6 @@
 package dev.ratelimit.core.redis;
 
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -31,7 +32,33 @@ class ScriptRunnerTest {
 			}
 
 		};
-		assertThat(ScriptRunner.await(answeredJustTooLate, System.nanoTime() + 1_000_000, true)).isEqualTo("granted");
+		// a deadline far off: the overridden wait runs out by itself
+		assertThat(ScriptRunner.await(answeredJustTooLate, System.nanoTime() + Duration.ofMinutes(1).toNanos(), true))
+			.isEqualTo("granted");
+	}
+
+	@Test
+	void anAnswerArrivingAsTheCallerIsInterruptedIsReturnedWithTheFlagKept() throws Exception {
+		CompletableFuture<String> answeredAsInterrupted = new CompletableFuture<>() {
+
+			@Override
+			public String get(long timeout, TimeUnit unit)
+					throws InterruptedException, ExecutionException, TimeoutException {
+				if (complete("granted")) {
+					throw new InterruptedException();
+				}
+				return super.get(timeout, unit);
+			}
+
+		};
+		try {
+			assertThat(ScriptRunner.await(answeredAsInterrupted, System.nanoTime() + Duration.ofMinutes(1).toNanos(),
+					true))
+				.isEqualTo("granted");
+		}
+		finally {
+			assertThat(Thread.interrupted()).isTrue();
+		}
 	}
 
 	@Test
