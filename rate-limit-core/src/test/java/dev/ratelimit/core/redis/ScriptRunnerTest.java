@@ -19,19 +19,8 @@ class ScriptRunnerTest {
 
 	@Test
 	void anAnswerArrivingBetweenTheTimeoutAndTheCancelIsReturned() throws Exception {
-		CompletableFuture<String> answeredJustTooLate = new CompletableFuture<>() {
-
-			@Override
-			public String get(long timeout, TimeUnit unit)
-					throws InterruptedException, ExecutionException, TimeoutException {
-				if (complete("granted")) {
-					// the wait runs out, and the answer lands before the caller can cancel
-					throw new TimeoutException();
-				}
-				return super.get(timeout, unit);
-			}
-
-		};
+		// the wait runs out, and the answer lands before the caller can cancel
+		CompletableFuture<String> answeredJustTooLate = answeredAsTheWaitFails(new TimeoutException());
 		// a deadline far off: the overridden wait runs out by itself
 		assertThat(ScriptRunner.await(answeredJustTooLate, System.nanoTime() + Duration.ofMinutes(1).toNanos(), true))
 			.isEqualTo("granted");
@@ -39,18 +28,7 @@ class ScriptRunnerTest {
 
 	@Test
 	void anAnswerArrivingAsTheCallerIsInterruptedIsReturnedWithTheFlagKept() throws Exception {
-		CompletableFuture<String> answeredAsInterrupted = new CompletableFuture<>() {
-
-			@Override
-			public String get(long timeout, TimeUnit unit)
-					throws InterruptedException, ExecutionException, TimeoutException {
-				if (complete("granted")) {
-					throw new InterruptedException();
-				}
-				return super.get(timeout, unit);
-			}
-
-		};
+		CompletableFuture<String> answeredAsInterrupted = answeredAsTheWaitFails(new InterruptedException());
 		try {
 			assertThat(ScriptRunner.await(answeredAsInterrupted, System.nanoTime() + Duration.ofMinutes(1).toNanos(),
 					true))
@@ -59,6 +37,27 @@ class ScriptRunnerTest {
 		finally {
 			assertThat(Thread.interrupted()).isTrue();
 		}
+	}
+
+	/**
+	 * Returns a future whose first wait fails as given, the answer landing just then; later waits see the answer.
+	 */
+	private static CompletableFuture<String> answeredAsTheWaitFails(Exception failure) {
+		return new CompletableFuture<>() {
+
+			@Override
+			public String get(long timeout, TimeUnit unit)
+					throws InterruptedException, ExecutionException, TimeoutException {
+				if (complete("granted")) {
+					if (failure instanceof InterruptedException interrupted) {
+						throw interrupted;
+					}
+					throw (TimeoutException) failure;
+				}
+				return super.get(timeout, unit);
+			}
+
+		};
 	}
 
 	@Test
