@@ -550,9 +550,14 @@ local function refund(key, limit, c, extra)
 		local members = redis.call('ZRANGEBYSCORE', key, extra, extra)
 		if members[1] then
 			local total = costOf(members[1]) - c
+			-- removing the key's only member deletes the key, and with it its expiry: keep the expiry it had
+			local ttl = redis.call('PTTL', key)
 			redis.call('ZREM', key, members[1])
 			if total > 0 then
 				redis.call('ZADD', key, extra, extra .. ':' .. int(total))
+				if ttl > 0 then
+					redis.call('PEXPIRE', key, ttl)
+				end
 			end
 		end
 	else

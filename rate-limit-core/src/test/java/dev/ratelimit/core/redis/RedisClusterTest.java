@@ -11,6 +11,7 @@ import dev.ratelimit.core.KeyedLimit;
 import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.redis.testing.RedisCluster;
 import dev.ratelimit.core.redis.testing.RedisServer;
+import dev.ratelimit.core.redis.testing.RespClient;
 import dev.ratelimit.core.redis.testing.TestRedis;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -99,6 +100,31 @@ class RedisClusterTest {
 		}
 		finally {
 			fleet.forEach(RedisRateLimiter::close);
+		}
+	}
+
+	@Test
+	void aGiveBackToASlidingLogKeepsTheKeysExpiry() {
+		String prefix = TestRedis.uniquePrefix();
+		RedisKeys keys = new RedisKeys(prefix);
+		KeyedLimit log = new KeyedLimit("per-client", "client", Limit.slidingWindowLog("5/1h"));
+		KeyedLimit global = new KeyedLimit("global", "", Limit.tokenBucket("1/1h"));
+		String logKey = keys.key(log);
+		assertThat(RedisKeys.slot(logKey)).isNotEqualTo(RedisKeys.slot(keys.key(global)));
+		// both calls at the same microsecond, so that the log keeps one member for both: "T:2"
+		long now = System.currentTimeMillis() * 1000;
+		try (RedisRateLimiter limiter = RedisRateLimiter.builder(factories.get(0))
+			.keyPrefix(prefix)
+			.timeout(Duration.ofSeconds(5))
+			.timeSource(() -> now)
+			.build(); RespClient node = cluster.nodeOf(RedisKeys.slot(logKey)).endpoint().client()) {
+			assertThat(limiter.acquire(List.of(log, global), 1).isAllowed()).isTrue();
+			// the log's slot takes a second permit, the global slot rejects, and the log's is given back
+			assertThat(limiter.acquire(List.of(log, global), 1).isAllowed()).isFalse();
+			assertThat(limiter.awaitCompensations(Duration.ofSeconds(5))).isTrue();
+			assertThat(node.command("ZRANGE", logKey, "0", "-1")).asString().contains(":1");
+			// the key outlives its window (an hour) no longer than that, whatever the give-back did
+			assertThat((Long) node.command("PTTL", logKey)).isPositive();
 		}
 	}
 
