@@ -252,7 +252,9 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		boolean allowed = true;
 		try {
 			for (int[] group : groups) {
-				long[] reply = run(allowed ? "a" : "e", plan, group, cost, 0, time, deadline);
+				// after a rejection, later slots are only evaluated, but see their keys for the first time as the
+				// in-memory backend does ("s": a token bucket starting below capacity starts refilling now)
+				long[] reply = run(allowed ? "a" : "s", plan, group, cost, 0, time, deadline);
 				for (int i = 0; i < group.length; i++) {
 					outcomes[group[i]] = outcome(reply, i);
 				}

@@ -5,7 +5,9 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
 
+import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.KeyedLimit;
 import dev.ratelimit.core.Limit;
@@ -125,6 +127,28 @@ class RedisClusterTest {
 			assertThat(node.command("ZRANGE", logKey, "0", "-1")).asString().contains(":1");
 			// the key outlives its window (an hour) no longer than that, whatever the give-back did
 			assertThat((Long) node.command("PTTL", logKey)).isPositive();
+		}
+	}
+
+	@Test
+	void aSlotAfterARejectingOneSeesItsKeysForTheFirstTimeAsInMemory() {
+		String prefix = TestRedis.uniquePrefix();
+		RedisKeys keys = new RedisKeys(prefix);
+		KeyedLimit exhausted = new KeyedLimit("global", "", Limit.tokenBucket("1/1h"));
+		KeyedLimit filling = new KeyedLimit("per-client", "client",
+				Limit.builder(Algorithm.TOKEN_BUCKET).rate("10/1s").capacity(10).initial(0).build());
+		assertThat(RedisKeys.slot(keys.key(exhausted))).isNotEqualTo(RedisKeys.slot(keys.key(filling)));
+		AtomicLong clock = new AtomicLong(System.currentTimeMillis() * 1000);
+		try (RedisRateLimiter limiter = RedisRateLimiter.builder(factories.get(0))
+			.keyPrefix(prefix)
+			.timeout(Duration.ofSeconds(5))
+			.timeSource(clock::get)
+			.build()) {
+			assertThat(limiter.acquire(exhausted).isAllowed()).isTrue();
+			// rejected by the first slot: the second slot's bucket, empty at first sight, starts filling now
+			assertThat(limiter.acquire(List.of(exhausted, filling), 1).isAllowed()).isFalse();
+			clock.addAndGet(1_000_000);
+			assertThat(limiter.inspect(List.of(filling)).get(0).remaining()).isEqualTo(10);
 		}
 	}
 
