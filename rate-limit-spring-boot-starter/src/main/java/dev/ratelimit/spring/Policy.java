@@ -5,6 +5,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 
+import org.jspecify.annotations.Nullable;
+
 import dev.ratelimit.core.Limit;
 import dev.ratelimit.spring.key.KeyResolver;
 
@@ -60,6 +62,15 @@ public final class Policy {
 	 */
 	public String keyStrategy() {
 		return this.keyStrategy;
+	}
+
+	/**
+	 * Returns the key expression of the policy, parsed again, for checks at start-up.
+	 * @return the expression, or {@code null} if the key strategy is not SpEL {@code #{...}}
+	 */
+	public @Nullable RateLimitExpression keyExpression() {
+		String key = this.keyStrategy.trim();
+		return RateLimitExpression.isExpression(key) ? RateLimitExpression.parse(key) : null;
 	}
 
 	/**

@@ -246,8 +246,11 @@ public final class RateLimitExpression {
 	}
 
 	private static boolean isJdk(StackTraceElement frame) {
-		String className = frame.getClassName();
 		// java.lang.reflect.Method.invoke and the jdk.internal frames of reflection sit between SpEL and the method
+		return isJdk(frame.getClassName());
+	}
+
+	private static boolean isJdk(String className) {
 		return className.startsWith("java.") || className.startsWith("jdk.");
 	}
 
@@ -305,8 +308,7 @@ public final class RateLimitExpression {
 
 		private static boolean readsTheCall(Method method) {
 			Class<?> type = method.getDeclaringClass();
-			String name = type.getName();
-			return name.startsWith("java.") || name.startsWith("jdk.") || ServletRequest.class.isAssignableFrom(type);
+			return isJdk(type.getName()) || ServletRequest.class.isAssignableFrom(type);
 		}
 
 	}

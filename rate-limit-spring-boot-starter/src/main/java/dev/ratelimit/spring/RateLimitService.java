@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.UnaryOperator;
 
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.KeyedLimit;
@@ -170,12 +171,8 @@ public final class RateLimitService {
 			key = application.keyResolver().resolveKey(context);
 		}
 		catch (RuntimeException ex) {
-			RuntimeException failure = (ex instanceof RateLimitEvaluationException evaluation)
-					? evaluation.ofKey("policy " + policy.name()) : ex;
-			if (!policy.isShadow()) {
-				throw failure;
-			}
-			skippedShadow("shadow policy '" + policy.name() + "'", failure);
+			throwUnlessShadow(ex, policy.isShadow(), (failure) -> failure.ofKey("policy " + policy.name()),
+					"shadow policy '" + policy.name() + "'");
 			return null;
 		}
 		if (key == null || key.isBlank()) {
@@ -185,13 +182,27 @@ public final class RateLimitService {
 	}
 
 	/**
-	 * Logs a shadow policy left undecided for a call because its key or cost failed: at debug level when the call
-	 * could not be evaluated (any client can cause that), at warn level when the application's code failed, which a
-	 * trial of the policy should bring to light without refusing anything.
-	 * @param what the shadow policy or policies
-	 * @param failure the failure
+	 * Handles a key or cost that failed for a call. Unless it serves shadow policies only, it is thrown: a
+	 * {@link RateLimitEvaluationException} named after what it belongs to by {@code attribution}, anything else as it
+	 * is. Shadow policies never refuse a call: the failure is then logged, and the caller leaves them undecided for the
+	 * call; at debug level when the call could not be evaluated (any client can cause that), at warn level when the
+	 * application's code failed, which a trial of the policy should bring to light without refusing anything.
+	 * @param failure what the key or cost threw
+	 * @param shadow whether the key or cost serves shadow policies only
+	 * @param attribution names an evaluation failure after its owner, such as {@code (e) -> e.ofCost("policy api")}
+	 * @param shadowPolicies the shadow policies, for the log
 	 */
-	public static void skippedShadow(String what, RuntimeException failure) {
+	public static void throwUnlessShadow(RuntimeException failure, boolean shadow,
+			UnaryOperator<RateLimitEvaluationException> attribution, String shadowPolicies) {
+		RuntimeException attributed = (failure instanceof RateLimitEvaluationException evaluation)
+				? attribution.apply(evaluation) : failure;
+		if (!shadow) {
+			throw attributed;
+		}
+		skippedShadow(shadowPolicies, attributed);
+	}
+
+	private static void skippedShadow(String what, RuntimeException failure) {
 		if (failure instanceof RateLimitEvaluationException) {
 			if (logger.isDebugEnabled()) {
 				logger.debug("Did not decide " + what + " for a call: " + failure.getMessage(), failure);

@@ -2,6 +2,7 @@ package dev.ratelimit.spring;
 
 import java.lang.reflect.Method;
 
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.mock.web.MockHttpServletRequest;
@@ -32,11 +33,9 @@ class RateLimitExpressionTests {
 
 	@Test
 	void aRequestMethodRejectingAMalformedHeaderIsTheRequestsFault() {
-		MockHttpServletRequest request = new MockHttpServletRequest();
-		request.addHeader("X-Count", "abc");
 		RateLimitExpression expression = RateLimitExpression.parse("#{#request.getIntHeader('X-Count')}");
 		assertThatExceptionOfType(RateLimitEvaluationException.class)
-			.isThrownBy(() -> expression.evaluate(RateLimitContext.forRequest(request, null)))
+			.isThrownBy(() -> expression.evaluate(withHeader("X-Count", "abc")))
 			.withMessageEndingWith("a value it reads from this request does not have the expected form");
 	}
 
@@ -44,44 +43,56 @@ class RateLimitExpressionTests {
 	void aMissingHeaderTestedWithMatchesIsTheRequestsFault() {
 		RateLimitExpression expression = RateLimitExpression
 			.parse("#{#request.getHeader('X-Plan') matches 'b.*' ? 5 : 1}");
-		MockHttpServletRequest request = new MockHttpServletRequest();
-		request.addHeader("X-Plan", "bulk");
-		assertThat(expression.evaluate(RateLimitContext.forRequest(request, null))).isEqualTo(5);
+		assertThat(expression.evaluate(withHeader("X-Plan", "bulk"))).isEqualTo(5);
 		assertThatExceptionOfType(RateLimitEvaluationException.class).isThrownBy(() -> expression.evaluate(this.call))
 			.withMessageEndingWith("it reads a value that this request does not have");
 	}
 
 	@Test
-	void aMissingArgumentInArithmeticIsTheCallsFault() throws NoSuchMethodException {
+	void aMissingArgumentInArithmeticIsTheCallsFault() {
 		RateLimitExpression expression = RateLimitExpression.parse("#{#count + 1}");
-		Method method = RateLimitExpressionTests.class.getDeclaredMethod("batch", Integer.class);
-		assertThat(expression.evaluate(RateLimitContext.forInvocation(null, method, new Object[] { 4 },
-				new String[] { "count" }, null)))
-			.isEqualTo(5);
+		assertThat(expression.evaluate(batch(4))).isEqualTo(5);
 		assertThatExceptionOfType(RateLimitEvaluationException.class)
-			.isThrownBy(() -> expression.evaluate(RateLimitContext.forInvocation(null, method, new Object[] { null },
-					new String[] { "count" }, null)))
+			.isThrownBy(() -> expression.evaluate(batch(null)))
 			.withMessageEndingWith("it reads a value that this request does not have");
 	}
 
 	@Test
 	void anOperatorBetweenTwoValuesOfTypesItDoesNotApplyToIsTheApplicationsFault() {
-		MockHttpServletRequest request = new MockHttpServletRequest();
-		request.addHeader("X-Count", "12");
+		RateLimitContext request = withHeader("X-Count", "12");
 		// a header is text, whatever it holds: wrong for every request that has it
 		RateLimitExpression expression = RateLimitExpression.parse("#{#request.getHeader('X-Count') - 1}");
 		assertThatIllegalStateException()
-			.isThrownBy(() -> expression.evaluate(RateLimitContext.forRequest(request, null)))
+			.isThrownBy(() -> expression.evaluate(request))
 			.withMessageContaining("The operator 'SUBTRACT' is not supported");
 		// SpEL reports a unary minus on text as a subtraction with a missing right operand: still not the request's
 		RateLimitExpression negated = RateLimitExpression.parse("#{-#request.getHeader('X-Count')}");
-		assertThatIllegalStateException().isThrownBy(() -> negated.evaluate(RateLimitContext.forRequest(request, null)))
+		assertThatIllegalStateException().isThrownBy(() -> negated.evaluate(request))
 			.withMessageContaining("The operator 'SUBTRACT' is not supported");
 		assertThatExceptionOfType(RateLimitEvaluationException.class).isThrownBy(() -> negated.evaluate(this.call))
 			.withMessageEndingWith("it reads a value that this request does not have");
 	}
 
-	static void batch(Integer count) {
+	private static RateLimitContext withHeader(String name, String value) {
+		MockHttpServletRequest request = new MockHttpServletRequest();
+		request.addHeader(name, value);
+		return RateLimitContext.forRequest(request, null);
+	}
+
+	/**
+	 * Returns a call of {@link #priced(Integer)}, outside a web request.
+	 */
+	private static RateLimitContext batch(@Nullable Integer count) {
+		try {
+			Method method = RateLimitExpressionTests.class.getDeclaredMethod("priced", Integer.class);
+			return RateLimitContext.forInvocation(null, method, new Object[] { count }, new String[] { "count" }, null);
+		}
+		catch (NoSuchMethodException ex) {
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	static void priced(Integer count) {
 	}
 
 }

@@ -54,8 +54,10 @@ abstract class Slot {
 	 */
 	static Slot fresh(Limit limit, long now, long recordBy) {
 		return switch (limit.algorithm()) {
-			case TOKEN_BUCKET, LEAKY_BUCKET -> new BucketSlot(Slot.<BucketState>algorithm(limit).fresh(limit, now), recordBy);
-			case FIXED_WINDOW, SLIDING_WINDOW_COUNTER -> new WindowSlot(Slot.<WindowState>algorithm(limit).fresh(limit, now), recordBy);
+			case TOKEN_BUCKET, LEAKY_BUCKET ->
+				new BucketSlot(Slot.<BucketState>algorithm(limit).fresh(limit, now), recordBy);
+			case FIXED_WINDOW, SLIDING_WINDOW_COUNTER ->
+				new WindowSlot(Slot.<WindowState>algorithm(limit).fresh(limit, now), recordBy);
 			case SLIDING_WINDOW_LOG, CONCURRENCY -> new ObjectSlot(algorithm(limit).fresh(limit, now), recordBy);
 		};
 	}

@@ -348,9 +348,10 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 				// Redis refused this many permits until then, and a bucket only refills at its rate: Redis would
 				// refuse this call too, with the same retry-after less the time since (exact for the same need, which
 				// is why another need still asks Redis). Only a reset on another instance or a cluster give-back to
-				// this key can make Redis allow sooner; then this refuses at most until the retry-after. Answering here keeps callers queued on an exhausted key from
-				// taking turns at Redis under the lock, where those at the back would time out and fall back (by
-				// default: allowed). The remaining count is as Redis last reported it, as for calls served locally.
+				// this key can make Redis allow sooner; then this refuses at most until the retry-after. Answering
+				// here keeps callers queued on an exhausted key from taking turns at Redis under the lock, where those
+				// at the back would time out and fall back (by default: allowed). The remaining count is as Redis last
+				// reported it, as for calls served locally.
 				return Decision.of(List.of(new LimitStatus(target, false, reservoir.permits + reservoir.redisRemaining,
 						reservoir.refusedUntil - now, Math.max(0, reservoir.resetAt - now), 0, false)), List.of());
 			}
@@ -443,7 +444,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 				if (withdrawals == null) {
 					withdrawals = new ArrayList<>(group.length - i);
 				}
-				withdrawals.add(new ScriptRunner.Withdrawal(keyBytes.get(i), bytes(plan.extra[j] + ":" + cost)));
+				withdrawals.add(new ScriptRunner.Withdrawal(keyBytes.get(i), leaseMember(plan.extra[j], cost)));
 			}
 		}
 		return (withdrawals != null) ? withdrawals : List.of();
@@ -501,6 +502,13 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	private static LimitStatus status(KeyedLimit target, long[] outcome) {
 		return new LimitStatus(target, outcome[0] == 1, outcome[1], outcome[2], outcome[3], outcome[4],
 				outcome[5] == 1);
+	}
+
+	/**
+	 * Returns the member a concurrency lease is held by in its sorted set, as the script writes it.
+	 */
+	private static byte[] leaseMember(String id, long cost) {
+		return bytes(id + ":" + cost);
 	}
 
 	private static byte[] bytes(String text) {
@@ -596,7 +604,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		for (Lease lease : decision.leases()) {
 			try {
 				CompletableFuture<?> removed = this.runner.removeMember(bytes(this.keys.key(lease.target())),
-						bytes(lease.id() + ":" + lease.cost()));
+						leaseMember(lease.id(), lease.cost()));
 				removed.whenComplete((result, ex) -> {
 					if (ex != null) {
 						report(ex);

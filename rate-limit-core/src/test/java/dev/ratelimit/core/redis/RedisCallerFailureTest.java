@@ -33,9 +33,9 @@ import static org.awaitility.Awaitility.await;
 /**
  * What the caller's own troubles do to a {@link RedisRateLimiter}: none of them is a Redis failure, and none leaves a
  * permit taken in Redis that nobody releases. A call that timed out withdraws the concurrency permit Redis takes when
- * it runs the call late; an interrupted caller falls back alone and sends nothing; a release under an interrupt still releases every lease; an error
- * thrown in the probe of a cool-down lets the next caller probe; a lease renewal made after waiting for another
- * thread's renewal gets the whole timeout for itself.
+ * it runs the call late; an interrupted caller falls back alone and sends nothing; a release under an interrupt
+ * still releases every lease; an error thrown in the probe of a cool-down lets the next caller probe; a lease renewal
+ * made after waiting for another thread's renewal gets the whole timeout for itself.
  */
 class RedisCallerFailureTest {
 

@@ -63,12 +63,9 @@ public final class MethodLimits {
 				annotationCost = this.costs.get(i).evaluate(context);
 			}
 			catch (RuntimeException ex) {
-				RuntimeException failure = (ex instanceof RateLimitEvaluationException evaluation)
-						? evaluation.ofCost("policy " + policy.policy().name()) : ex;
-				if (!shadow) {
-					throw failure;
-				}
-				RateLimitService.skippedShadow("shadow policy '" + policy.policy().name() + "'", failure);
+				String name = policy.policy().name();
+				RateLimitService.throwUnlessShadow(ex, shadow, (failure) -> failure.ofCost("policy " + name),
+						"shadow policy '" + name + "'");
 				if (charged == null) {
 					charged = new ArrayList<>(this.policies.subList(0, i));
 				}

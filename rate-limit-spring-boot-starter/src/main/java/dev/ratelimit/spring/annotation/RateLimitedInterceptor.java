@@ -34,10 +34,10 @@ import dev.ratelimit.spring.Sleeper;
  * handler method throws {@link RateLimitEvaluationException} before anything is charged, for the filter's policies
  * too, and the starter answers it with 400. For any other method its arguments come from the application, so the
  * failure is the application's: an {@link IllegalStateException} with the same message and cause, and the
- * {@code RateLimitEvaluationException} as a suppressed exception (not a cause, which exception handlers match). A shadow
- * policy whose cost or key cannot be evaluated is not decided for the call. Should the cost, a key or the decision
- * fail otherwise (an error of the application), the filter's policies are left to the filter, which charges them as
- * for a handler method that never runs.
+ * {@code RateLimitEvaluationException} as a suppressed exception (not a cause, which exception handlers match). A
+ * shadow policy whose cost or key cannot be evaluated is not decided for the call. Should the cost, a key or the
+ * decision fail otherwise (an error of the application), the filter's policies are left to the filter, which charges
+ * them as for a handler method that never runs.
  */
 public final class RateLimitedInterceptor implements MethodInterceptor {
 

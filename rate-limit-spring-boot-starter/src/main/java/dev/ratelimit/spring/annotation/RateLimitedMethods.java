@@ -152,17 +152,16 @@ public final class RateLimitedMethods implements SmartInitializingSingleton {
 			Policy policy = policy(annotation, element, problems);
 			String keyText = annotation.getString("key");
 			KeyResolver key = key(keyText, element, problems);
+			// without a key of its own, the annotation's calls evaluate the policy's key
+			RateLimitExpression policyKey = (keyText.isBlank() && policy != null) ? policy.keyExpression() : null;
 			if (key != null && RateLimitExpression.isExpression(keyText)) {
 				checkVariables("key", keyText, RateLimitExpression.parse(keyText).unknownVariables(parameters),
 						names != null, parameters, element, problems);
 			}
-			else if (keyText.isBlank() && policy != null
-					&& RateLimitExpression.isExpression(policy.keyStrategy().trim())) {
-				// the policy's own key is evaluated for this method's calls
-				String policyKey = policy.keyStrategy().trim();
+			else if (policy != null && policyKey != null) {
 				checkVariables("key of policy '" + policy.name() + "' (ratelimit.policies." + policy.name() + ".key)",
-						policyKey, RateLimitExpression.parse(policyKey).unknownVariables(parameters), names != null,
-						parameters, element, problems);
+						policyKey.text(), policyKey.unknownVariables(parameters), names != null, parameters, element,
+						problems);
 			}
 			try {
 				String costText = annotation.getString("cost");

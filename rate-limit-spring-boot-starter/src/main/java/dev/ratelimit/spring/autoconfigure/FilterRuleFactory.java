@@ -133,11 +133,11 @@ final class FilterRuleFactory {
 	 * there. Not an error: a filter in front of such handlers only works.
 	 */
 	private static void checkKeyVariables(Policy policy, String path) {
-		String key = policy.keyStrategy().trim();
-		if (!RateLimitExpression.isExpression(key)) {
+		RateLimitExpression key = policy.keyExpression();
+		if (key == null) {
 			return;
 		}
-		for (String variable : RateLimitExpression.parse(key).unknownRequestVariables()) {
+		for (String variable : key.unknownRequestVariables()) {
 			logger.warn("ratelimit.policies." + policy.name() + ".key '" + key + "' reads #" + variable + ", which the"
 					+ " requests of " + path + " have only when the filter leaves them to a @RateLimited handler method"
 					+ " with that parameter; any other request reads null there (a key of null falls back to the"

@@ -204,12 +204,9 @@ public class RateLimitFilter extends OncePerRequestFilter {
 				ruleCost = rule.cost().evaluate(context);
 			}
 			catch (RuntimeException ex) {
-				RuntimeException failure = (ex instanceof RateLimitEvaluationException evaluation)
-						? evaluation.ofCost("the filter for " + policyNames(rule)) : ex;
-				if (rule.enforces()) {
-					throw failure;
-				}
-				RateLimitService.skippedShadow("the shadow " + policyNames(rule) + " of a filter", failure);
+				String names = policyNames(rule);
+				RateLimitService.throwUnlessShadow(ex, !rule.enforces(),
+						(failure) -> failure.ofCost("the filter for " + names), "the shadow " + names + " of a filter");
 				continue;
 			}
 			rule.policies().forEach((applied) -> policies.putIfAbsent(applied.policy().name(), applied));
