@@ -26,8 +26,9 @@ import dev.ratelimit.spring.Sleeper;
  * The aspect behind {@link RateLimited}: decides each call of an annotated method through the
  * {@link RateLimitService} before the method runs, and throws {@link RateLimitExceededException} when a limit
  * rejects it. For the handler method of a web request, the decision also covers the policies of the filters that
- * matched the request, and its concurrency permits are held until the response completes; otherwise they are held
- * until the method returns or throws.
+ * matched the request, and its concurrency permits are held until the response completes; otherwise, and for a
+ * handler method invoked after the response completed (by an ERROR dispatch, say), they are held until the method
+ * returns or throws.
  *
  * <p>
  * A cost or key expression of an enforced policy that cannot be evaluated for the arguments or the request of a

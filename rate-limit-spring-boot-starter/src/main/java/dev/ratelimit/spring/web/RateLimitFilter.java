@@ -227,7 +227,10 @@ public class RateLimitFilter extends OncePerRequestFilter {
 			RateLimitContext context) {
 		RateLimitResult result = this.service.decideApplied(applicable.policies(), applicable.cost(),
 				applicable.shadowCost(), context);
-		limits.decided(result, true);
+		if (!limits.decided(result, true)) {
+			// the response has completed: nothing would release the permits later
+			this.service.release(result);
+		}
 		this.headers.write(response, result);
 		return result;
 	}
@@ -287,7 +290,7 @@ public class RateLimitFilter extends OncePerRequestFilter {
 	}
 
 	private void release(RequestLimits limits) {
-		for (RateLimitResult result : limits.takeHeld()) {
+		for (RateLimitResult result : limits.complete()) {
 			this.service.release(result);
 		}
 	}

@@ -26,6 +26,8 @@ final class RequestLimits {
 
 	private @Nullable RateLimitResult latest;
 
+	private boolean completed;
+
 	RequestLimits(RateLimitFilter filter) {
 		this.filter = filter;
 	}
@@ -48,18 +50,34 @@ final class RequestLimits {
 		return taken;
 	}
 
-	synchronized void decided(RateLimitResult result, boolean holdUntilComplete) {
+	/**
+	 * Records a decision made for the request.
+	 * @param result the result
+	 * @param holdUntilComplete whether its concurrency permits are to be released when the response completes
+	 * @return whether they will be: {@code false} once the response has completed (as for a handler method that an
+	 * ERROR dispatch invokes after the filter has released the request's permits), when the caller must release them
+	 */
+	synchronized boolean decided(RateLimitResult result, boolean holdUntilComplete) {
 		this.latest = result;
-		if (holdUntilComplete && result.isAllowed()) {
+		if (!holdUntilComplete || this.completed) {
+			return false;
+		}
+		if (result.isAllowed()) {
 			this.held.add(result);
 		}
+		return true;
 	}
 
 	synchronized @Nullable RateLimitResult latest() {
 		return this.latest;
 	}
 
-	synchronized List<RateLimitResult> takeHeld() {
+	/**
+	 * Marks the response completed and returns the results whose permits it held; a later decision is not held.
+	 * @return the results to release
+	 */
+	synchronized List<RateLimitResult> complete() {
+		this.completed = true;
 		List<RateLimitResult> taken = new ArrayList<>(this.held);
 		this.held.clear();
 		return taken;

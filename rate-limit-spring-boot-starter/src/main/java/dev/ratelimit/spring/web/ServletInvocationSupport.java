@@ -69,8 +69,7 @@ public final class ServletInvocationSupport implements WebInvocationSupport {
 		if (limits == null) {
 			return false;
 		}
-		limits.decided(result, handler);
-		return handler;
+		return limits.decided(result, handler);
 	}
 
 }
