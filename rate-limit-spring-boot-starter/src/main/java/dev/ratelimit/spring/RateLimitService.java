@@ -147,7 +147,9 @@ public final class RateLimitService {
 		Decision decision = enforced.isEmpty() ? Decision.unlimited() : this.limiter.acquire(enforced, cost);
 		Decision shadowDecision = (decision.isAllowed() && !shadow.isEmpty())
 				? this.limiter.acquire(shadow, shadowCost) : null;
-		Duration duration = Duration.ofNanos(System.nanoTime() - start);
+		// no limit applied to the call (its policies have none for the tier): the backend was not asked
+		Duration duration = (enforced.isEmpty() && shadow.isEmpty()) ? Duration.ZERO
+				: Duration.ofNanos(System.nanoTime() - start);
 		RateLimitResult result = new RateLimitResult(decision, shadowDecision, tier, cost, shadowCost, usedNames);
 		if (!this.listeners.isEmpty()) {
 			RateLimitEvent event = new RateLimitEvent(outcomes(used, result), tier, this.backend, duration, result);
@@ -216,29 +218,61 @@ public final class RateLimitService {
 	private static Map<String, RateLimitOutcome> outcomes(List<Policy> used, RateLimitResult result) {
 		Map<String, RateLimitOutcome> outcomes = new LinkedHashMap<>();
 		Decision decision = result.decision();
-		RateLimitOutcome enforced = switch (decision.source()) {
-			case FAILED_OPEN -> RateLimitOutcome.FAILED_OPEN;
-			case FAILED_CLOSED -> RateLimitOutcome.FAILED_CLOSED;
-			default -> !decision.isAllowed() ? RateLimitOutcome.REJECTED
-					: decision.delay().isZero() ? RateLimitOutcome.ALLOWED : RateLimitOutcome.DELAYED;
-		};
+		Decision shadowDecision = result.shadowDecision();
 		for (Policy policy : used) {
 			if (!policy.isShadow()) {
-				// Each policy reports its own verdict: of a rejected call, only the policies whose limits rejected it
-				// count as rejected, so that a rejection ratio per policy shows which policy is doing the rejecting.
-				boolean innocent = enforced == RateLimitOutcome.REJECTED && !rejectedBy(policy.name(), decision);
-				outcomes.put(policy.name(), innocent ? RateLimitOutcome.ALLOWED : enforced);
+				outcomes.put(policy.name(), enforcedOutcome(policy.name(), decision));
 			}
-			else if (result.shadowDecision() != null) {
-				outcomes.put(policy.name(), shadowRejected(policy.name(), result.shadowDecision())
-						? RateLimitOutcome.SHADOW_REJECTED : RateLimitOutcome.ALLOWED);
+			else if (shadowDecision != null) {
+				outcomes.put(policy.name(), shadowOutcome(policy.name(), shadowDecision));
 			}
 		}
 		return Collections.unmodifiableMap(outcomes);
 	}
 
-	private static boolean shadowRejected(String policy, Decision shadowDecision) {
-		return shadowDecision.source() == Decision.Source.FAILED_CLOSED || rejectedBy(policy, shadowDecision);
+	/**
+	 * Returns an enforced policy's own verdict on a call. Of a rejected call, only the policies whose limits rejected
+	 * it count as rejected, and of a delayed one only those whose limits delayed it, so that the outcomes of a policy
+	 * show what that policy does; the others allowed the call.
+	 */
+	private static RateLimitOutcome enforcedOutcome(String policy, Decision decision) {
+		RateLimitOutcome failure = failureOutcome(decision);
+		if (failure != null) {
+			return failure;
+		}
+		if (!decision.isAllowed()) {
+			return rejectedBy(policy, decision) ? RateLimitOutcome.REJECTED : RateLimitOutcome.ALLOWED;
+		}
+		return delayedBy(policy, decision) ? RateLimitOutcome.DELAYED : RateLimitOutcome.ALLOWED;
+	}
+
+	/**
+	 * Returns a shadow policy's verdict on a call: a failure of the backend counts as such, not as what the shadow
+	 * policy would have done, so that an outage does not look like a policy on trial rejecting every call.
+	 */
+	private static RateLimitOutcome shadowOutcome(String policy, Decision shadowDecision) {
+		RateLimitOutcome failure = failureOutcome(shadowDecision);
+		if (failure != null) {
+			return failure;
+		}
+		return rejectedBy(policy, shadowDecision) ? RateLimitOutcome.SHADOW_REJECTED : RateLimitOutcome.ALLOWED;
+	}
+
+	private static @Nullable RateLimitOutcome failureOutcome(Decision decision) {
+		return switch (decision.source()) {
+			case FAILED_OPEN -> RateLimitOutcome.FAILED_OPEN;
+			case FAILED_CLOSED -> RateLimitOutcome.FAILED_CLOSED;
+			default -> null;
+		};
+	}
+
+	private static boolean delayedBy(String policy, Decision decision) {
+		for (LimitStatus status : decision.statuses()) {
+			if (status.delayMicros() > 0 && status.target().policy().equals(policy)) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	private static boolean rejectedBy(String policy, Decision decision) {

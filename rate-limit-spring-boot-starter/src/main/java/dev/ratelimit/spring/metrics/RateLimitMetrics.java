@@ -101,7 +101,9 @@ public class RateLimitMetrics implements RateLimitListener {
 
 	@Override
 	public void onDecision(RateLimitEvent event) {
-		timer(event.backend()).record(event.duration());
+		if (!event.duration().isZero()) {
+			timer(event.backend()).record(event.duration());
+		}
 		event.outcomes().forEach((policy, outcome) -> {
 			AtomicReferenceArray<Counter> counters = policyMeters(policy).tier(event.tier());
 			counter(counters, policy, event.tier(), outcome).increment();

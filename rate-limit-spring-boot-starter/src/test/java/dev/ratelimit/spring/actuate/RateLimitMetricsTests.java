@@ -14,8 +14,10 @@ import org.junit.jupiter.api.Test;
 
 import org.springframework.mock.web.MockHttpServletRequest;
 
+import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.KeyedLimit;
+import dev.ratelimit.core.LeakMode;
 import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.LimitStatus;
 import dev.ratelimit.core.ManualTimeSource;
@@ -49,7 +51,12 @@ class RateLimitMetricsTests {
 			new Policy("observed", "api-key", (context) -> CLIENT, true, List.of(Limit.tokenBucket("2/1m")),
 					Map.of()),
 			new Policy("plans", "api-key", (context) -> CLIENT, false, List.of(),
-					Map.of("free", List.of(Limit.fixedWindow("3/1m")), "paid", List.of(Limit.fixedWindow("9/1m"))))),
+					Map.of("free", List.of(Limit.fixedWindow("3/1m")), "paid", List.of(Limit.fixedWindow("9/1m")))),
+			new Policy("smooth", "api-key", (context) -> CLIENT, false,
+					List.of(Limit.builder(Algorithm.LEAKY_BUCKET).rate("1/1s").capacity(5).mode(LeakMode.SHAPE).build()),
+					Map.of()),
+			new Policy("paid-only", "api-key", (context) -> CLIENT, false, List.of(),
+					Map.of("paid", List.of(Limit.fixedWindow("9/1m"))))),
 			"free");
 
 	private final MeterRegistry registry = new SimpleMeterRegistry();
@@ -96,6 +103,44 @@ class RateLimitMetricsTests {
 		}
 		assertThat(requests("observed", "free", "allowed")).isEqualTo(2);
 		assertThat(requests("observed", "free", "shadow-rejected")).isEqualTo(3);
+	}
+
+	@Test
+	void countsAShadowPolicyDecidedByTheFailureModeAsSuchNotAsAShadowRejection() {
+		RateLimitMetrics metrics = new RateLimitMetrics(this.registry, this.policies, "redis");
+		service(new DownLimiter(false), metrics).decide(List.of("observed"), 1, this.call);
+		service(new DownLimiter(false), metrics).decide(List.of("observed"), 1, this.call);
+		service(new DownLimiter(true), metrics).decide(List.of("observed"), 1, this.call);
+		assertThat(requests("observed", "free", "failed-closed")).isEqualTo(2);
+		assertThat(requests("observed", "free", "failed-open")).isEqualTo(1);
+		assertThat(requests("observed", "free", "shadow-rejected")).isZero();
+		assertThat(requests("observed", "free", "allowed")).isZero();
+	}
+
+	@Test
+	void countsADelayOnlyAgainstThePolicyWhoseLimitDelayedTheCall() {
+		RateLimitService service = service(this.limiter, new RateLimitMetrics(this.registry, this.policies, "memory"));
+		// the shaping bucket lets the first call through at once and makes each later one wait its turn
+		for (int i = 0; i < 3; i++) {
+			assertThat(service.decide(List.of("burst", "smooth"), 1, this.call).isAllowed()).isTrue();
+		}
+		assertThat(requests("smooth", "free", "allowed")).isEqualTo(1);
+		assertThat(requests("smooth", "free", "delayed")).isEqualTo(2);
+		assertThat(requests("burst", "free", "allowed")).isEqualTo(3);
+		assertThat(this.registry.find(RateLimitMetrics.REQUESTS)
+			.tags("policy", "burst", "tier", "free", "outcome", "delayed")
+			.counter()).isNull();
+	}
+
+	@Test
+	void timesOnlyTheCallsThatALimitApplied() {
+		RateLimitService service = service(this.limiter, new RateLimitMetrics(this.registry, this.policies, "memory"));
+		// paid-only has no limits for the caller's tier, free: the backend is not asked
+		service.decide(List.of("paid-only"), 1, this.call);
+		service.decide(List.of("paid-only"), 1, this.call);
+		service.decide(List.of("burst"), 1, this.call);
+		assertThat(requests("paid-only", "free", "allowed")).isEqualTo(2);
+		assertThat(this.registry.get(RateLimitMetrics.DECISION).tag("backend", "memory").timer().count()).isEqualTo(1);
 	}
 
 	@Test
