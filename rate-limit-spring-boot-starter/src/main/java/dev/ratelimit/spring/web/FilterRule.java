@@ -1,5 +1,6 @@
 package dev.ratelimit.spring.web;
 
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
@@ -22,6 +23,8 @@ public final class FilterRule {
 
 	private final Set<String> methods;
 
+	private final Set<String> matchedMethods;
+
 	private final List<AppliedPolicy> policies;
 
 	private final RateLimitCost cost;
@@ -31,7 +34,8 @@ public final class FilterRule {
 	/**
 	 * Creates a rule.
 	 * @param patterns the compiled path patterns
-	 * @param methods the upper-case HTTP methods, empty for all
+	 * @param methods the upper-case HTTP methods, empty for all; {@code GET} also matches {@code HEAD}, which Spring
+	 * MVC answers with the {@code GET} handler
 	 * @param policies the policies
 	 * @param cost the cost of a matching request
 	 */
@@ -39,6 +43,11 @@ public final class FilterRule {
 			RateLimitCost cost) {
 		this.patterns = List.copyOf(patterns);
 		this.methods = Set.copyOf(methods);
+		Set<String> matched = new HashSet<>(this.methods);
+		if (matched.contains("GET")) {
+			matched.add("HEAD");
+		}
+		this.matchedMethods = Set.copyOf(matched);
 		this.policies = List.copyOf(policies);
 		this.cost = cost;
 		this.enforces = this.policies.stream().anyMatch((applied) -> !applied.policy().isShadow());
@@ -48,10 +57,10 @@ public final class FilterRule {
 	 * Returns whether the rule matches a request.
 	 * @param method the request method
 	 * @param path the request path within the application
-	 * @return whether the method and the path match
+	 * @return whether the method and the path match; a rule for {@code GET} matches {@code HEAD} too
 	 */
 	public boolean matches(String method, PathContainer path) {
-		if (!this.methods.isEmpty() && !this.methods.contains(method.toUpperCase(Locale.ROOT))) {
+		if (!this.matchedMethods.isEmpty() && !this.matchedMethods.contains(method.toUpperCase(Locale.ROOT))) {
 			return false;
 		}
 		for (PathPattern pattern : this.patterns) {
@@ -80,7 +89,7 @@ public final class FilterRule {
 	}
 
 	/**
-	 * Returns the HTTP methods, empty for all.
+	 * Returns the HTTP methods as configured, empty for all ({@code GET} matches {@code HEAD} too).
 	 * @return the methods
 	 */
 	public Set<String> methods() {

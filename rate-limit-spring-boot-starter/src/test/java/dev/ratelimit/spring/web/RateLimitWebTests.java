@@ -370,6 +370,19 @@ class RateLimitWebTests {
 	}
 
 	@Test
+	void aFilterForGetAlsoLimitsHeadWhichRunsTheGetHandler() throws Exception {
+		int before = this.limiter.acquires();
+		this.mvc.perform(head("/api/get-only").header("X-Client", "head-only"))
+			.andExpect(status().isOk())
+			.andExpect(header().string("RateLimit", "\"weighted\";r=9;t=6"));
+		assertDecidedOnceBy(before, "weighted");
+		before = this.limiter.acquires();
+		this.mvc.perform(post("/api/get-only").header("X-Client", "head-only"))
+			.andExpect(header().doesNotExist("RateLimit"));
+		assertThat(this.limiter.acquires()).isEqualTo(before);
+	}
+
+	@Test
 	void leavesUnmatchedRequestsAloneWithoutHeaders() throws Exception {
 		int before = this.limiter.acquires();
 		this.mvc.perform(get("/api/open"))

@@ -59,7 +59,7 @@ class WebTestApplication {
 		private volatile DeferredResult<String> pending = new DeferredResult<>();
 
 		@GetMapping({ "/api/geocode", "/api/plans", "/api/ip", "/api/weighted", "/api/observed", "/api/smooth",
-				"/api/in-flight/sync", "/api/open" })
+				"/api/in-flight/sync", "/api/open", "/api/get-only" })
 		String ok() {
 			return "ok";
 		}
