@@ -20,28 +20,30 @@ import org.springframework.security.core.context.SecurityContextHolder;
 import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
- * Authenticates a caller by its {@code X-API-Key}: a known key makes the caller its client, with the authority
- * {@code TIER_<tier>} from which the rate limiter reads the tier; an unknown key is answered 401 at once; no key
- * leaves the caller anonymous.
+ * Authenticates a caller by its API key, read from the header the rate limiter keys callers by
+ * ({@code ratelimit.client.api-key-header}, {@code X-API-Key} here): a known key makes the caller its client, with the
+ * authority {@code TIER_<tier>} from which the rate limiter reads the tier; an unknown key is answered 401 at once;
+ * no key, or a blank one, leaves the caller anonymous, as the rate limiter treats it.
  */
 public class ApiKeyAuthenticationFilter extends OncePerRequestFilter {
-
-	static final String HEADER = "X-API-Key";
 
 	private final ApiKeyProperties properties;
 
 	private final JsonMapper jsonMapper;
 
-	public ApiKeyAuthenticationFilter(ApiKeyProperties properties, JsonMapper jsonMapper) {
+	private final String header;
+
+	public ApiKeyAuthenticationFilter(ApiKeyProperties properties, JsonMapper jsonMapper, String header) {
 		this.properties = properties;
 		this.jsonMapper = jsonMapper;
+		this.header = header;
 	}
 
 	@Override
 	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
 			throws ServletException, IOException {
-		String apiKey = request.getHeader(HEADER);
-		if (apiKey == null) {
+		String apiKey = request.getHeader(this.header);
+		if (apiKey == null || apiKey.isBlank()) {
 			chain.doFilter(request, response);
 			return;
 		}
@@ -61,12 +63,12 @@ public class ApiKeyAuthenticationFilter extends OncePerRequestFilter {
 
 	private void reject(HttpServletRequest request, HttpServletResponse response) throws IOException {
 		ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.UNAUTHORIZED,
-				"The API key in the " + HEADER + " header is not known. Use a valid key, or none for the anonymous tier.");
+				"The API key in the " + this.header + " header is not known. Use a valid key, or none for the anonymous tier.");
 		problem.setTitle("Unknown API key");
 		problem.setInstance(java.net.URI.create(request.getRequestURI()));
 		response.setStatus(HttpStatus.UNAUTHORIZED.value());
 		response.setContentType(MediaType.APPLICATION_PROBLEM_JSON_VALUE);
-		response.setHeader("WWW-Authenticate", "ApiKey header=\"" + HEADER + "\"");
+		response.setHeader("WWW-Authenticate", "ApiKey header=\"" + this.header + "\"");
 		this.jsonMapper.writeValue(response.getOutputStream(), problem);
 	}
 

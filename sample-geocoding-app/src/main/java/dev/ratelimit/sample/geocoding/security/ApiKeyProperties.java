@@ -1,9 +1,15 @@
 package dev.ratelimit.sample.geocoding.security;
 
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
+
+import dev.ratelimit.spring.PolicyRegistry;
 
 /**
  * The API keys the service knows, each with the client it identifies and that client's tier.
@@ -27,6 +33,29 @@ public class ApiKeyProperties {
 
 	public Operator getOperator() {
 		return this.operator;
+	}
+
+	/**
+	 * Checks that every key's tier is one the rate limiter knows: a tier that a policy defines, or the default tier.
+	 * The {@code api} policy has limits for its tiers only, so a caller of another tier would not be limited by it.
+	 * @param policies the rate-limit policies
+	 * @throws IllegalStateException naming each client whose tier is unknown, and the known tiers
+	 */
+	public void checkTiers(PolicyRegistry policies) {
+		Set<String> known = new TreeSet<>(policies.tiers());
+		known.add(policies.defaultTier());
+		List<String> unknown = new ArrayList<>();
+		this.apiKeys.values().forEach((client) -> {
+			if (!known.contains(PolicyRegistry.normalizeTier(client.getTier()))) {
+				String name = client.getName().isEmpty() ? "(unnamed)" : client.getName();
+				unknown.add("client " + name + " has tier '" + client.getTier() + "'");
+			}
+		});
+		if (!unknown.isEmpty()) {
+			throw new IllegalStateException("geocoding.api-keys: " + String.join(", ", unknown)
+					+ ", which no rate-limit policy defines (known tiers: " + String.join(", ", known)
+					+ "); its callers would not be limited by the per-tier policies");
+		}
 	}
 
 	/**

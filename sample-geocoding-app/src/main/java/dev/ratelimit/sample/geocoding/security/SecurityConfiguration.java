@@ -2,6 +2,8 @@ package dev.ratelimit.sample.geocoding.security;
 
 import tools.jackson.databind.json.JsonMapper;
 
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -17,6 +19,8 @@ import org.springframework.security.provisioning.InMemoryUserDetailsManager;
 import org.springframework.security.web.SecurityFilterChain;
 import org.springframework.security.web.authentication.AnonymousAuthenticationFilter;
 
+import dev.ratelimit.spring.PolicyRegistry;
+
 /**
  * API callers authenticate with {@code X-API-Key}; the API itself is open to anonymous callers (who get the anonymous
  * tier). Resetting a client's limits through the actuator ({@code DELETE /actuator/ratelimits/...}) needs the
@@ -27,11 +31,16 @@ import org.springframework.security.web.authentication.AnonymousAuthenticationFi
 public class SecurityConfiguration {
 
 	@Bean
-	SecurityFilterChain securityFilterChain(HttpSecurity http, ApiKeyProperties properties, JsonMapper jsonMapper) {
+	SecurityFilterChain securityFilterChain(HttpSecurity http, ApiKeyProperties properties, JsonMapper jsonMapper,
+			@Value("${ratelimit.client.api-key-header:X-API-Key}") String apiKeyHeader,
+			ObjectProvider<PolicyRegistry> policies) {
+		// a key whose tier no policy defines would escape the per-tier limits: fail start-up instead
+		policies.ifAvailable((registry) -> properties.checkTiers(registry));
 		http.csrf((csrf) -> csrf.disable())
 			.sessionManagement((session) -> session.sessionCreationPolicy(SessionCreationPolicy.STATELESS))
 			.httpBasic(Customizer.withDefaults())
-			.addFilterBefore(new ApiKeyAuthenticationFilter(properties, jsonMapper), AnonymousAuthenticationFilter.class)
+			.addFilterBefore(new ApiKeyAuthenticationFilter(properties, jsonMapper, apiKeyHeader),
+					AnonymousAuthenticationFilter.class)
 			.authorizeHttpRequests((requests) -> requests
 				.requestMatchers(HttpMethod.DELETE, "/actuator/ratelimits/**").hasRole("OPERATOR")
 				.requestMatchers(HttpMethod.POST, "/actuator/ratelimits/**").hasRole("OPERATOR")

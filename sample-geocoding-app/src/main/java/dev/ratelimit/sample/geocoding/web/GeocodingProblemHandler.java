@@ -1,5 +1,7 @@
 package dev.ratelimit.sample.geocoding.web;
 
+import java.util.Arrays;
+
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.TypeMismatchException;
@@ -81,7 +83,9 @@ public class GeocodingProblemHandler extends ResponseEntityExceptionHandler {
 	}
 
 	private static String abbreviate(@Nullable Object value) {
-		String text = String.valueOf(value);
+		// a parameter given twice (?lat=north&lat=1) arrives as an array
+		String text = (value instanceof Object[] values)
+				? String.join(", ", Arrays.stream(values).map(String::valueOf).toList()) : String.valueOf(value);
 		return (text.length() <= 40) ? text : text.substring(0, 40) + "…";
 	}
 

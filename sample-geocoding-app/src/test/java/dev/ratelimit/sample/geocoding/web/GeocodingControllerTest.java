@@ -133,6 +133,11 @@ class GeocodingControllerTest {
 		assertProblem(result, "lat");
 		assertThat(result).bodyJson().extractingPath("$.detail").asString().contains("must be a number", "north");
 		assertProblem(mvc.get().uri("/api/reverse").param("lat", "1").exchange(), "lon");
+		MvcTestResult twice = mvc.get().uri("/api/reverse").param("lat", "north", "1").param("lon", "0").exchange();
+		assertProblem(twice, "lat");
+		assertThat(twice).bodyJson()
+			.extractingPath("$.detail")
+			.isEqualTo("Parameter 'lat' must be a number, but was 'north, 1'.");
 	}
 
 	@Test
