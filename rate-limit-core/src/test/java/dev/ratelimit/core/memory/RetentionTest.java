@@ -39,6 +39,16 @@ class RetentionTest {
 	}
 
 	@Test
+	void theKeyCountForgetsIdleKeysWithoutAnotherCall() {
+		// 5/s, capacity 10: a retention of 2 s, plus up to half of it (see the class description)
+		this.limiter.acquire(new KeyedLimit("p", "a", Limit.tokenBucket("5/1s", 10)));
+		this.limiter.acquire(new KeyedLimit("p", "b", Limit.tokenBucket("5/1s", 10)));
+		assertThat(this.limiter.keyCount()).isEqualTo(2);
+		this.clock.advance(Duration.ofSeconds(4));
+		assertThat(this.limiter.keyCount()).isZero();
+	}
+
+	@Test
 	void aSlidingLogInUseKeepsItsEntries() {
 		KeyedLimit key = new KeyedLimit("p", "k", Limit.slidingWindowLog("5/1s"));
 		for (int i = 0; i < 5; i++) {

@@ -1,5 +1,6 @@
 package dev.ratelimit.spring.actuate;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -212,9 +213,12 @@ class RateLimitMetricsTests {
 		new RateLimitKeysMeterBinder(this.limiter).bindTo(this.registry);
 		RateLimitService service = service(this.limiter, new RateLimitMetrics(this.registry, this.policies, "memory"));
 		service.decide(List.of("burst", "plans"), 1, this.call);
-		this.limiter.cleanUp();
 		assertThat(this.registry.get(RateLimitKeysMeterBinder.KEYS).tag("backend", "memory").gauge().value())
 			.isEqualTo(2);
+		// idle past their retention (5/1m: a minute, plus up to half of it), with no call since
+		this.clock.advance(Duration.ofMinutes(2));
+		assertThat(this.registry.get(RateLimitKeysMeterBinder.KEYS).tag("backend", "memory").gauge().value())
+			.isZero();
 	}
 
 	private double requests(String policy, String tier, String outcome) {
