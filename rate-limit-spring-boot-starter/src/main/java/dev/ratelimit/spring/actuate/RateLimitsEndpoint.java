@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 import dev.ratelimit.core.FailureMode;
@@ -17,6 +18,7 @@ import dev.ratelimit.spring.Policy;
 import dev.ratelimit.spring.PolicyRegistry;
 import dev.ratelimit.spring.RateLimitService;
 import dev.ratelimit.spring.actuate.KeyStateDescriptor.LimitStateDescriptor;
+import dev.ratelimit.spring.key.KeyResolver;
 
 import org.jspecify.annotations.Nullable;
 
@@ -25,6 +27,7 @@ import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.boot.actuate.endpoint.annotation.Selector.Match;
 
 /**
  * The {@code ratelimits} actuator endpoint: the configured policies and filters, one client's state in a policy
@@ -33,7 +36,10 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector;
  * <p>
  * A client is named as the policy's key strategy reads it from a call: the raw API key for {@code api-key} (hashed
  * here exactly as for a decision), the principal's name for {@code principal}, the address for {@code ip}, the header
- * or expression value otherwise; {@code ip:ADDRESS} names a caller that fell back to its address. The delete operation
+ * or expression value otherwise; {@code ip:ADDRESS} names a caller that fell back to its address. The client may
+ * contain {@code /} (an IPv6 network, a base64 API key): the rest of the path names it. A client keyed by another
+ * strategy than its policy's (by a {@code @RateLimited} method's {@code key}) is named as that strategy reads it, with
+ * the strategy in the {@code strategy} parameter, written as in a policy's {@code key} property. The delete operation
  * lifts a client's limits, so expose it over HTTP only behind authorization.
  */
 @Endpoint(id = "ratelimits")
@@ -55,17 +61,34 @@ public class RateLimitsEndpoint {
 
 	private final Supplier<List<FilterDescriptor>> filters;
 
+	private final @Nullable Function<String, KeyResolver> strategies;
+
 	/**
-	 * Creates the endpoint.
+	 * Creates the endpoint, which names every client as its policy's own key strategy reads it.
 	 * @param service the decision path, whose policies and limiter the endpoint reads
 	 * @param failureMode what the backend does with calls while it fails
 	 * @param filters the filter rules as they apply now
 	 */
 	public RateLimitsEndpoint(RateLimitService service, FailureMode failureMode,
 			Supplier<List<FilterDescriptor>> filters) {
+		this(service, failureMode, filters, null);
+	}
+
+	/**
+	 * Creates the endpoint.
+	 * @param service the decision path, whose policies and limiter the endpoint reads
+	 * @param failureMode what the backend does with calls while it fails
+	 * @param filters the filter rules as they apply now
+	 * @param strategies the resolver of a key strategy given by its configuration text (such as
+	 * {@code KeyResolverFactory::create}), for clients keyed by another strategy than their policy's; {@code null} to
+	 * refuse a {@code strategy}
+	 */
+	public RateLimitsEndpoint(RateLimitService service, FailureMode failureMode,
+			Supplier<List<FilterDescriptor>> filters, @Nullable Function<String, KeyResolver> strategies) {
 		this.service = Objects.requireNonNull(service, "service must not be null");
 		this.failureMode = Objects.requireNonNull(failureMode, "failureMode must not be null");
 		this.filters = Objects.requireNonNull(filters, "filters must not be null");
+		this.strategies = strategies;
 	}
 
 	/**
@@ -82,21 +105,35 @@ public class RateLimitsEndpoint {
 	}
 
 	/**
+	 * Returns a client's state in a policy without consuming anything, the client named as the policy's key strategy
+	 * reads it.
+	 * @param policy the policy name
+	 * @param key the client
+	 * @param tier the tier whose limits to show; the default tier if {@code null}
+	 * @return the state, or {@code null} if there is no such policy
+	 */
+	public @Nullable KeyStateDescriptor key(String policy, String key, @Nullable String tier) {
+		return key(policy, new String[] { key }, tier, null);
+	}
+
+	/**
 	 * Returns a client's state in a policy without consuming anything.
 	 * @param policy the policy name
-	 * @param key the client, as the policy's key strategy identifies it
+	 * @param key the client, as the key strategy identifies it; its segments are joined with {@code /}
 	 * @param tier the tier whose limits to show; the default tier if {@code null}
+	 * @param strategy the key strategy that keyed the client, if not the policy's, as in a policy's {@code key}
 	 * @return the state, or {@code null} (404) if there is no such policy
 	 */
 	@ReadOperation
-	public @Nullable KeyStateDescriptor key(@Selector String policy, @Selector String key, @Nullable String tier) {
+	public @Nullable KeyStateDescriptor key(@Selector String policy, @Selector(match = Match.ALL_REMAINING) String[] key,
+			@Nullable String tier, @Nullable String strategy) {
 		Policy found = this.service.policies().find(policy);
 		if (found == null) {
 			return null;
 		}
 		String effectiveTier = (tier == null || tier.isBlank()) ? this.service.policies().defaultTier()
 				: PolicyRegistry.normalizeTier(tier);
-		String storedKey = storedKey(found, key);
+		String storedKey = storedKey(found, key, strategy);
 		List<KeyedLimit> targets = found.limitsFor(effectiveTier)
 			.stream()
 			.map((limit) -> new KeyedLimit(found.name(), storedKey, limit))
@@ -111,18 +148,30 @@ public class RateLimitsEndpoint {
 	}
 
 	/**
+	 * Forgets a client's state in every limit of a policy, whatever its tier, the client named as the policy's key
+	 * strategy reads it.
+	 * @param policy the policy name
+	 * @param key the client
+	 */
+	public void reset(String policy, String key) {
+		reset(policy, new String[] { key }, null);
+	}
+
+	/**
 	 * Forgets a client's state in every limit of a policy, whatever its tier, so that its next call sees full limits.
 	 * @param policy the policy name
-	 * @param key the client, as the policy's key strategy identifies it
+	 * @param key the client, as the key strategy identifies it; its segments are joined with {@code /}
+	 * @param strategy the key strategy that keyed the client, if not the policy's, as in a policy's {@code key}
 	 */
 	@DeleteOperation(produces = { ACTUATOR_V3_JSON, JSON })
-	public void reset(@Selector String policy, @Selector String key) {
+	public void reset(@Selector String policy, @Selector(match = Match.ALL_REMAINING) String[] key,
+			@Nullable String strategy) {
 		Policy found = this.service.policies().find(policy);
 		if (found == null) {
 			throw new InvalidEndpointRequestException("No rate-limit policy named '" + policy + "'; known: "
 					+ this.service.policies().names(), "No such rate-limit policy");
 		}
-		String storedKey = storedKey(found, key);
+		String storedKey = storedKey(found, key, strategy);
 		Set<Limit> limits = new LinkedHashSet<>(found.limits());
 		found.tiers().values().forEach(limits::addAll);
 		for (Limit limit : limits) {
@@ -130,12 +179,31 @@ public class RateLimitsEndpoint {
 		}
 	}
 
-	private static String storedKey(Policy policy, String key) {
+	private String storedKey(Policy policy, String[] segments, @Nullable String strategy) {
+		String key = String.join("/", segments);
+		if (key.isBlank()) {
+			throw new InvalidEndpointRequestException("No client named", "Invalid client key");
+		}
+		KeyResolver resolver = (strategy == null || strategy.isBlank()) ? policy.keyResolver() : resolver(strategy);
 		try {
-			return policy.keyResolver().storedKey(key);
+			return resolver.storedKey(key);
 		}
 		catch (IllegalArgumentException ex) {
 			throw new InvalidEndpointRequestException(ex.getMessage(), "Invalid client key");
+		}
+	}
+
+	private KeyResolver resolver(String strategy) {
+		if (this.strategies == null) {
+			throw new InvalidEndpointRequestException("This endpoint names clients by their policy's key strategy only",
+					"Invalid key strategy");
+		}
+		try {
+			return this.strategies.apply(strategy);
+		}
+		catch (RuntimeException ex) {
+			throw new InvalidEndpointRequestException("Invalid key strategy '" + strategy + "': " + ex.getMessage(),
+					"Invalid key strategy");
 		}
 	}
 

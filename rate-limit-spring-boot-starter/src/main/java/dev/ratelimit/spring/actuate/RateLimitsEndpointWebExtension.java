@@ -11,6 +11,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.boot.actuate.endpoint.annotation.Selector.Match;
 import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 import org.springframework.boot.actuate.endpoint.web.annotation.EndpointWebExtension;
 import org.springframework.dao.DataAccessResourceFailureException;
@@ -40,14 +41,16 @@ public class RateLimitsEndpointWebExtension {
 	/**
 	 * Returns a client's state in a policy without consuming anything.
 	 * @param policy the policy name
-	 * @param key the client, as the policy's key strategy identifies it
+	 * @param key the client, as the key strategy identifies it, in the rest of the path
 	 * @param tier the tier whose limits to show; the default tier if {@code null}
+	 * @param strategy the key strategy that keyed the client, if not the policy's, as in a policy's {@code key}
 	 * @return the state; {@code 404} if there is no such policy, {@code 503} if the backend cannot be reached
 	 */
 	@ReadOperation
-	public WebEndpointResponse<Object> key(@Selector String policy, @Selector String key, @Nullable String tier) {
+	public WebEndpointResponse<Object> key(@Selector String policy, @Selector(match = Match.ALL_REMAINING) String[] key,
+			@Nullable String tier, @Nullable String strategy) {
 		try {
-			KeyStateDescriptor state = this.delegate.key(policy, key, tier);
+			KeyStateDescriptor state = this.delegate.key(policy, key, tier, strategy);
 			return (state != null) ? new WebEndpointResponse<>(state)
 					: new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
 		}
@@ -59,13 +62,15 @@ public class RateLimitsEndpointWebExtension {
 	/**
 	 * Forgets a client's state in every limit of a policy, whatever its tier.
 	 * @param policy the policy name
-	 * @param key the client, as the policy's key strategy identifies it
+	 * @param key the client, as the key strategy identifies it, in the rest of the path
+	 * @param strategy the key strategy that keyed the client, if not the policy's, as in a policy's {@code key}
 	 * @return {@code 204}; {@code 503} if the backend cannot be reached, in which case the state may be partly reset
 	 */
 	@DeleteOperation(produces = { RateLimitsEndpoint.ACTUATOR_V3_JSON, RateLimitsEndpoint.JSON })
-	public WebEndpointResponse<Object> reset(@Selector String policy, @Selector String key) {
+	public WebEndpointResponse<Object> reset(@Selector String policy,
+			@Selector(match = Match.ALL_REMAINING) String[] key, @Nullable String strategy) {
 		try {
-			this.delegate.reset(policy, key);
+			this.delegate.reset(policy, key, strategy);
 			return new WebEndpointResponse<>(WebEndpointResponse.STATUS_NO_CONTENT);
 		}
 		catch (QueryTimeoutException | DataAccessResourceFailureException ex) {

@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.function.Supplier;
 
 import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.autoconfigure.endpoint.expose.EndpointExposure;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
@@ -20,6 +21,7 @@ import dev.ratelimit.spring.RateLimitService;
 import dev.ratelimit.spring.actuate.FilterDescriptor;
 import dev.ratelimit.spring.actuate.RateLimitsEndpoint;
 import dev.ratelimit.spring.actuate.RateLimitsEndpointWebExtension;
+import dev.ratelimit.spring.key.KeyResolverFactory;
 
 /**
  * Auto-configuration of the {@code ratelimits} actuator endpoint, when it is available (exposed and not disabled), and
@@ -39,10 +41,12 @@ public final class RateLimitEndpointAutoConfiguration {
 	@ConditionalOnMissingBean
 	@ConditionalOnAvailableEndpoint
 	RateLimitsEndpoint rateLimitsEndpoint(RateLimitService service, RateLimitProperties properties,
-			ListableBeanFactory beanFactory) {
+			ListableBeanFactory beanFactory, ObjectProvider<KeyResolverFactory> keyResolvers) {
 		Supplier<List<FilterDescriptor>> filters = FILTERS_PRESENT
 				? () -> RateLimitFilterDescriptions.describe(beanFactory) : List::of;
-		return new RateLimitsEndpoint(service, properties.getOnBackendFailure(), filters);
+		KeyResolverFactory factory = keyResolvers.getIfAvailable();
+		return new RateLimitsEndpoint(service, properties.getOnBackendFailure(), filters,
+				(factory != null) ? factory::create : null);
 	}
 
 	private static boolean isPresent(String className) {

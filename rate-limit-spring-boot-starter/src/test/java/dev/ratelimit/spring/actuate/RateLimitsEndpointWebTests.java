@@ -17,6 +17,11 @@ import org.junit.jupiter.api.Test;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.RestController;
+
+import dev.ratelimit.spring.annotation.RateLimited;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -24,7 +29,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The {@code ratelimits} endpoint, the health contributor and the metrics over real HTTP, with the endpoint exposed.
  * The clock stands still, so that an endpoint read and a response's headers describe the same instant.
  */
-@SpringBootTest(classes = ActuatorTestApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT,
+@SpringBootTest(classes = { ActuatorTestApplication.class, RateLimitsEndpointWebTests.UserController.class },
+		webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "ratelimit.on-backend-failure=deny", "ratelimit.policies.geocode-burst.key=api-key",
 				"ratelimit.policies.geocode-burst.limits[0].algorithm=token-bucket",
 				"ratelimit.policies.geocode-burst.limits[0].rate=5/1s",
@@ -123,6 +129,46 @@ class RateLimitsEndpointWebTests {
 	}
 
 	@Test
+	void aClientKeyMayContainASlash() throws Exception {
+		String apiKey = "ab/CD+ef/==";
+		for (int i = 0; i < 3; i++) {
+			assertThat(call("/api/geocode", apiKey).statusCode()).isEqualTo(200);
+		}
+		HttpResponse<String> state = send("GET", "/actuator/ratelimits/geocode-burst/" + apiKey, null, false);
+		assertThat(state.statusCode()).isEqualTo(200);
+		assertThat(JsonPath.parse(state.body()).read("$.limits[0].remaining", Long.class)).isEqualTo(7);
+		assertThat(send("DELETE", "/actuator/ratelimits/geocode-burst/" + apiKey, null, true).statusCode())
+			.isEqualTo(204);
+		assertThat(header(call("/api/geocode", apiKey), "X-RateLimit-Remaining")).isEqualTo("9");
+	}
+
+	@Test
+	void aClientKeyedByAnAnnotationIsNamedWithTheAnnotationsStrategy() throws Exception {
+		for (int i = 0; i < 4; i++) {
+			assertThat(call("/api/users/42", null).statusCode()).isEqualTo(200);
+		}
+		// the annotation keys the policy by #{#userId}: any expression names such a client (%23%7B0%7D is #{0})
+		String annotated = "/actuator/ratelimits/geocode-burst/42?strategy=%23%7B%23userId%7D";
+		HttpResponse<String> state = send("GET", annotated, null, false);
+		assertThat(state.statusCode()).isEqualTo(200);
+		assertThat(JsonPath.parse(state.body()).read("$.limits[0].remaining", Long.class)).isEqualTo(6);
+		// by the policy's own strategy, 42 is an API key that was never seen
+		HttpResponse<String> asApiKey = send("GET", "/actuator/ratelimits/geocode-burst/42", null, false);
+		assertThat(JsonPath.parse(asApiKey.body()).read("$.limits[0].remaining", Long.class)).isEqualTo(10);
+		assertThat(send("DELETE", annotated, null, true).statusCode()).isEqualTo(204);
+		assertThat(header(call("/api/users/42", null), "X-RateLimit-Remaining")).isEqualTo("9");
+	}
+
+	@Test
+	void anInvalidKeyStrategyIsABadRequest() throws Exception {
+		HttpResponse<String> response = send("GET", "/actuator/ratelimits/geocode-burst/42?strategy=cookie", null,
+				false);
+		assertThat(response.statusCode()).isEqualTo(400);
+		assertThat(send("DELETE", "/actuator/ratelimits/geocode-burst/42?strategy=cookie", null, true).statusCode())
+			.isEqualTo(400);
+	}
+
+	@Test
 	void resetOfAnUnknownPolicyIsABadRequest() throws Exception {
 		assertThat(send("DELETE", "/actuator/ratelimits/no-such-policy/some-key", null, true).statusCode())
 			.isEqualTo(400);
@@ -178,6 +224,21 @@ class RateLimitsEndpointWebTests {
 
 	private static String header(HttpResponse<?> response, String name) {
 		return response.headers().firstValue(name).orElseThrow();
+	}
+
+	/**
+	 * A handler method whose annotation keys the {@code geocode-burst} policy by its path variable instead of the
+	 * policy's API key.
+	 */
+	@RestController
+	static class UserController {
+
+		@GetMapping("/api/users/{userId}")
+		@RateLimited(policy = "geocode-burst", key = "#{#userId}")
+		String user(@PathVariable String userId) {
+			return userId;
+		}
+
 	}
 
 }
