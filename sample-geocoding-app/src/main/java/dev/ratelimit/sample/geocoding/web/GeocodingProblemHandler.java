@@ -60,6 +60,13 @@ public class GeocodingProblemHandler extends ResponseEntityExceptionHandler {
 			if (cause instanceof InvalidGeocodingRequestException invalid) {
 				return handleExceptionInternal(ex, invalid.getBody(), headers, status, request);
 			}
+			if (cause instanceof BatchBodyLimit.BodyTooLargeException tooLarge) {
+				ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.CONTENT_TOO_LARGE,
+						"The request body must be at most " + tooLarge.maxBytes() + " bytes: a JSON array of 1 to "
+								+ GeocodingController.MAX_BATCH_QUERIES + " queries.");
+				problem.setTitle("Request body too large");
+				return handleExceptionInternal(ex, problem, headers, HttpStatus.CONTENT_TOO_LARGE, request);
+			}
 		}
 		ProblemDetail problem = invalid("body",
 				"The request body must be a JSON array of query strings, such as [\"Rabat\",\"Casablanca\"].");

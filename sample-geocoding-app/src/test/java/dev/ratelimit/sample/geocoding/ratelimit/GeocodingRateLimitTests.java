@@ -104,6 +104,16 @@ class GeocodingRateLimitTests {
 	}
 
 	@Test
+	void aBatchBodyOverTheBoundIsAnswered413AndCostsOnePermit() {
+		String huge = "[" + "\"a\",".repeat(70_000) + "\"a\"]";
+		HttpResponse<String> response = this.http.post("/api/geocode/batch", "demo-free", huge);
+		assertThat(response.statusCode()).isEqualTo(413);
+		assertThat(response.body()).contains("\"title\":\"Request body too large\"");
+		assertThat(response.headers().firstValue("RateLimit")).hasValueSatisfying(
+				(value) -> assertThat(value).startsWith("\"api\";r=59;"));
+	}
+
+	@Test
 	void anUnknownApiKeyIsAnsweredWithAProblem401() {
 		HttpResponse<String> response = this.http.get("/api/geocode?q=Rabat", "not-a-key");
 		assertThat(response.statusCode()).isEqualTo(401);

@@ -1,18 +1,25 @@
 package dev.ratelimit.sample.geocoding.web;
 
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
 import java.util.Collections;
 
 import dev.ratelimit.sample.geocoding.gazetteer.Gazetteer;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpInputMessage;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
+import org.springframework.http.converter.json.JacksonJsonHttpMessageConverter;
 import org.springframework.test.web.servlet.assertj.MockMvcTester;
 import org.springframework.test.web.servlet.assertj.MvcTestResult;
 import org.springframework.test.web.servlet.setup.MockMvcBuilders;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
  * The controller and its problem handler on a standalone MockMvc, so that these tests depend
@@ -26,7 +33,7 @@ class GeocodingControllerTest {
 	static void setUpMockMvc() {
 		Gazetteer gazetteer = Gazetteer.loadFromClasspath(Gazetteer.DEFAULT_RESOURCE);
 		mvc = MockMvcTester.create(MockMvcBuilders.standaloneSetup(new GeocodingController(gazetteer))
-			.setControllerAdvice(new GeocodingProblemHandler())
+			.setControllerAdvice(new GeocodingProblemHandler(), new BatchBodyLimit())
 			.build());
 	}
 
@@ -164,6 +171,51 @@ class GeocodingControllerTest {
 	void rejectsABatchWithANullOrBlankQueryWithAProblem() {
 		assertProblem(postBatch("[\"Rabat\",null]"), "queries[1]");
 		assertProblem(postBatch("[\" \",\"Rabat\"]"), "queries[0]");
+	}
+
+	@Test
+	void refusesABatchBodyOverTheBoundWith413BeforeReadingIt() {
+		StringBuilder body = new StringBuilder("[");
+		while (body.length() <= BatchBodyLimit.MAX_BYTES) {
+			body.append("\"a\",");
+		}
+		body.append("\"a\"]");
+		MvcTestResult result = postBatch(body.toString());
+		assertThat(result).hasStatus(HttpStatus.CONTENT_TOO_LARGE).hasContentType(MediaType.APPLICATION_PROBLEM_JSON);
+		assertThat(result).bodyJson().extractingPath("$.title").isEqualTo("Request body too large");
+		assertThat(result).bodyJson()
+			.extractingPath("$.detail")
+			.isEqualTo("The request body must be at most 262144 bytes: a JSON array of 1 to 100 queries.");
+	}
+
+	@Test
+	void boundsABatchBodyOfUnknownLengthWhileReadingIt() throws Exception {
+		BatchBodyLimit limit = new BatchBodyLimit();
+		assertThat(readThrough(limit, new byte[(int) BatchBodyLimit.MAX_BYTES])).hasSize((int) BatchBodyLimit.MAX_BYTES);
+		assertThatExceptionOfType(BatchBodyLimit.BodyTooLargeException.class)
+			.isThrownBy(() -> readThrough(limit, new byte[(int) BatchBodyLimit.MAX_BYTES + 1]));
+	}
+
+	/**
+	 * Reads a body without a Content-Length (as a chunked request's) through the advice.
+	 */
+	private static byte[] readThrough(BatchBodyLimit limit, byte[] body) throws IOException {
+		HttpInputMessage chunked = new HttpInputMessage() {
+
+			@Override
+			public InputStream getBody() {
+				return new ByteArrayInputStream(body);
+			}
+
+			@Override
+			public HttpHeaders getHeaders() {
+				return new HttpHeaders();
+			}
+
+		};
+		return limit.beforeBodyRead(chunked, null, GeocodeBatch.class, JacksonJsonHttpMessageConverter.class)
+			.getBody()
+			.readAllBytes();
 	}
 
 	private static MvcTestResult postBatch(String body) {
