@@ -147,9 +147,10 @@ public final class RateLimitService {
 		Decision decision = enforced.isEmpty() ? Decision.unlimited() : this.limiter.acquire(enforced, cost);
 		Decision shadowDecision = (decision.isAllowed() && !shadow.isEmpty())
 				? this.limiter.acquire(shadow, shadowCost) : null;
-		// no limit applied to the call (its policies have none for the tier): the backend was not asked
+		// no limit applied to the call (its policies have none for the tier): the backend was not asked, which a zero
+		// duration says; a decision that took less than the clock's resolution counts one nanosecond
 		Duration duration = (enforced.isEmpty() && shadow.isEmpty()) ? Duration.ZERO
-				: Duration.ofNanos(System.nanoTime() - start);
+				: Duration.ofNanos(Math.max(1, System.nanoTime() - start));
 		RateLimitResult result = new RateLimitResult(decision, shadowDecision, tier, cost, shadowCost, usedNames);
 		if (!this.listeners.isEmpty()) {
 			RateLimitEvent event = new RateLimitEvent(outcomes(used, result), tier, this.backend, duration, result);
@@ -247,13 +248,13 @@ public final class RateLimitService {
 	}
 
 	/**
-	 * Returns a shadow policy's verdict on a call: a failure of the backend counts as such, not as what the shadow
-	 * policy would have done, so that an outage does not look like a policy on trial rejecting every call.
+	 * Returns a shadow policy's verdict on a call: a failure of the backend counts as {@code failed-open} whatever the
+	 * failure mode, since a shadow policy lets every call through, and not as what the policy would have done, so that
+	 * an outage looks neither like a policy on trial rejecting every call nor like one rejecting anything.
 	 */
 	private static RateLimitOutcome shadowOutcome(String policy, Decision shadowDecision) {
-		RateLimitOutcome failure = failureOutcome(shadowDecision);
-		if (failure != null) {
-			return failure;
+		if (failureOutcome(shadowDecision) != null) {
+			return RateLimitOutcome.FAILED_OPEN;
 		}
 		return rejectedBy(policy, shadowDecision) ? RateLimitOutcome.SHADOW_REJECTED : RateLimitOutcome.ALLOWED;
 	}

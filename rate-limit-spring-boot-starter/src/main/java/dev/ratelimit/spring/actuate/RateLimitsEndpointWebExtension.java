@@ -60,6 +60,29 @@ public class RateLimitsEndpointWebExtension {
 	}
 
 	/**
+	 * Returns a client's state in a policy without consuming anything, the client named as the policy's key strategy
+	 * reads it.
+	 * @param policy the policy name
+	 * @param key the client
+	 * @param tier the tier whose limits to show; the default tier if {@code null}
+	 * @return the state; {@code 404} if there is no such policy, {@code 503} if the backend cannot be reached
+	 */
+	public WebEndpointResponse<Object> key(String policy, String key, @Nullable String tier) {
+		return key(policy, new String[] { key }, tier, null);
+	}
+
+	/**
+	 * Forgets a client's state in every limit of a policy, whatever its tier, the client named as the policy's key
+	 * strategy reads it.
+	 * @param policy the policy name
+	 * @param key the client
+	 * @return {@code 204}; {@code 503} if the backend cannot be reached, in which case the state may be partly reset
+	 */
+	public WebEndpointResponse<Object> reset(String policy, String key) {
+		return reset(policy, new String[] { key }, null);
+	}
+
+	/**
 	 * Forgets a client's state in every limit of a policy, whatever its tier.
 	 * @param policy the policy name
 	 * @param key the client, as the key strategy identifies it, in the rest of the path

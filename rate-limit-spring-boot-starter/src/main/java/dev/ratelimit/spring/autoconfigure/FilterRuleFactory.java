@@ -149,16 +149,21 @@ final class FilterRuleFactory {
 			List<List<String>> earlierPatterns, List<Set<String>> earlierMethods, List<Problem> problems) {
 		for (int earlier = 0; earlier < earlierPatterns.size(); earlier++) {
 			Set<String> otherMethods = earlierMethods.get(earlier);
-			boolean overlap = methods.isEmpty() || otherMethods.isEmpty()
-					|| !Collections.disjoint(methods, otherMethods);
+			boolean overlap = methods.isEmpty() || otherMethods.isEmpty() || !Collections
+				.disjoint(FilterRule.matchedMethods(methods), FilterRule.matchedMethods(otherMethods));
 			if (!overlap) {
 				continue;
 			}
+			// a rule for GET also limits HEAD (FilterRule), so GET and HEAD overlap
+			boolean onlyThroughHead = !methods.isEmpty() && !otherMethods.isEmpty()
+					&& Collections.disjoint(methods, otherMethods);
+			String throughHead = onlyThroughHead ? " (a filter for GET also limits HEAD)" : "";
 			for (int i = 0; i < patterns.size(); i++) {
 				if (earlierPatterns.get(earlier).contains(patterns.get(i))) {
 					problems.add(new Problem("ratelimit.filters[" + index + "].patterns[" + i + "]",
 							"'" + patterns.get(i) + "' is also a pattern of ratelimit.filters[" + earlier
-									+ "] for the same methods, with its own policies and cost; merge the two filters"
+									+ "] for the same methods" + throughHead
+									+ ", with its own policies and cost; merge the two filters"
 									+ " or give them disjoint 'methods'"));
 				}
 			}

@@ -20,6 +20,7 @@ import org.springframework.util.ClassUtils;
 import dev.ratelimit.spring.RateLimitService;
 import dev.ratelimit.spring.actuate.FilterDescriptor;
 import dev.ratelimit.spring.actuate.RateLimitsEndpoint;
+import dev.ratelimit.spring.actuate.RateLimitsEndpointJmxExtension;
 import dev.ratelimit.spring.actuate.RateLimitsEndpointWebExtension;
 import dev.ratelimit.spring.key.KeyResolverFactory;
 
@@ -47,6 +48,13 @@ public final class RateLimitEndpointAutoConfiguration {
 		KeyResolverFactory factory = keyResolvers.getIfAvailable();
 		return new RateLimitsEndpoint(service, properties.getOnBackendFailure(), filters,
 				(factory != null) ? factory::create : null);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnAvailableEndpoint(endpoint = RateLimitsEndpoint.class, exposure = EndpointExposure.JMX)
+	RateLimitsEndpointJmxExtension rateLimitsEndpointJmxExtension(RateLimitsEndpoint endpoint) {
+		return new RateLimitsEndpointJmxExtension(endpoint);
 	}
 
 	private static boolean isPresent(String className) {

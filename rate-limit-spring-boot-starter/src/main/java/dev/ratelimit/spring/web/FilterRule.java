@@ -43,11 +43,7 @@ public final class FilterRule {
 			RateLimitCost cost) {
 		this.patterns = List.copyOf(patterns);
 		this.methods = Set.copyOf(methods);
-		Set<String> matched = new HashSet<>(this.methods);
-		if (matched.contains("GET")) {
-			matched.add("HEAD");
-		}
-		this.matchedMethods = Set.copyOf(matched);
+		this.matchedMethods = Set.copyOf(matchedMethods(this.methods));
 		this.policies = List.copyOf(policies);
 		this.cost = cost;
 		this.enforces = this.policies.stream().anyMatch((applied) -> !applied.policy().isShadow());
@@ -86,6 +82,20 @@ public final class FilterRule {
 	 */
 	public List<PathPattern> patterns() {
 		return this.patterns;
+	}
+
+	/**
+	 * Returns the HTTP methods that a rule for some methods matches: those, and {@code HEAD} with {@code GET}.
+	 * @param methods the upper-case methods as configured, empty for all
+	 * @return the methods matched, empty for all
+	 */
+	public static Set<String> matchedMethods(Set<String> methods) {
+		if (!methods.contains("GET") || methods.contains("HEAD")) {
+			return methods;
+		}
+		Set<String> matched = new HashSet<>(methods);
+		matched.add("HEAD");
+		return matched;
 	}
 
 	/**

@@ -1,17 +1,28 @@
 package dev.ratelimit.spring.actuate;
 
 import java.util.List;
+import java.util.Map;
+
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
+
+import org.assertj.core.api.InstanceOfAssertFactories;
 
 import org.junit.jupiter.api.Test;
 
+import org.springframework.boot.actuate.autoconfigure.endpoint.EndpointAutoConfiguration;
+import org.springframework.boot.actuate.autoconfigure.endpoint.jmx.JmxEndpointAutoConfiguration;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.jmx.JmxAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.mock.web.MockHttpServletRequest;
 
 import dev.ratelimit.core.FailureMode;
+import dev.ratelimit.spring.RateLimitContext;
 import dev.ratelimit.spring.RateLimitService;
 import dev.ratelimit.spring.autoconfigure.RateLimitAutoConfiguration;
 import dev.ratelimit.spring.autoconfigure.RateLimitEndpointAutoConfiguration;
@@ -46,6 +57,43 @@ class RateLimitEndpointAutoConfigurationTests {
 			.run((context) -> assertThat(context).hasNotFailed()
 				.hasSingleBean(RateLimitsEndpoint.class)
 				.doesNotHaveBean(RateLimitsEndpointWebExtension.class));
+	}
+
+	@Test
+	void overJmxNamesAClientByOneStringEvenWithASlashOrAComma() {
+		this.runner
+			.withConfiguration(AutoConfigurations.of(JmxAutoConfiguration.class, EndpointAutoConfiguration.class,
+					JmxEndpointAutoConfiguration.class))
+			.withPropertyValues("spring.jmx.enabled=true", "management.endpoints.jmx.exposure.include=ratelimits",
+					"ratelimit.policies.api.key=header:X-Client")
+			.run((context) -> {
+				assertThat(context).hasSingleBean(RateLimitsEndpointJmxExtension.class);
+				MBeanServer server = context.getBean(MBeanServer.class);
+				ObjectName name = server.queryNames(new ObjectName("*:type=Endpoint,name=Ratelimits,*"), null)
+					.iterator()
+					.next();
+				String[] signature = { String.class.getName(), String.class.getName(), String.class.getName(),
+						String.class.getName() };
+				RateLimitService service = context.getBean(RateLimitService.class);
+				MockHttpServletRequest request = new MockHttpServletRequest();
+				request.addHeader("X-Client", "a/b,c");
+				service.decide(List.of("api"), 1, RateLimitContext.forRequest(request, null));
+				@SuppressWarnings("unchecked")
+				Map<String, Object> state = (Map<String, Object>) server.invoke(name, "key",
+						new Object[] { "api", "a/b,c", null, null }, signature);
+				assertThat(state).extractingByKey("limits")
+					.asInstanceOf(InstanceOfAssertFactories.LIST)
+					.singleElement()
+					.asInstanceOf(InstanceOfAssertFactories.MAP)
+					.hasEntrySatisfying("remaining", (remaining) -> assertThat(remaining).asString().isEqualTo("1"));
+				server.invoke(name, "reset", new Object[] { "api", "a/b,c", null },
+						new String[] { String.class.getName(), String.class.getName(), String.class.getName() });
+				assertThat(service.decide(List.of("api"), 1, RateLimitContext.forRequest(request, null))
+					.decision()
+					.statuses()
+					.get(0)
+					.remaining()).isEqualTo(1);
+			});
 	}
 
 	@Test

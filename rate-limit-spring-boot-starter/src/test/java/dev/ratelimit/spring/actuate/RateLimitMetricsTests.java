@@ -107,13 +107,16 @@ class RateLimitMetricsTests {
 	}
 
 	@Test
-	void countsAShadowPolicyDecidedByTheFailureModeAsSuchNotAsAShadowRejection() {
+	void countsAShadowPolicyDecidedByTheFailureModeAsFailedOpenNeverAsARejection() {
 		RateLimitMetrics metrics = new RateLimitMetrics(this.registry, this.policies, "redis");
+		// deny: an enforced policy would count failed-closed; a shadow policy lets the call through all the same
 		service(new DownLimiter(false), metrics).decide(List.of("observed"), 1, this.call);
 		service(new DownLimiter(false), metrics).decide(List.of("observed"), 1, this.call);
 		service(new DownLimiter(true), metrics).decide(List.of("observed"), 1, this.call);
-		assertThat(requests("observed", "free", "failed-closed")).isEqualTo(2);
-		assertThat(requests("observed", "free", "failed-open")).isEqualTo(1);
+		assertThat(requests("observed", "free", "failed-open")).isEqualTo(3);
+		assertThat(this.registry.find(RateLimitMetrics.REQUESTS)
+			.tags("policy", "observed", "tier", "free", "outcome", "failed-closed")
+			.counter()).isNull();
 		assertThat(requests("observed", "free", "shadow-rejected")).isZero();
 		assertThat(requests("observed", "free", "allowed")).isZero();
 	}

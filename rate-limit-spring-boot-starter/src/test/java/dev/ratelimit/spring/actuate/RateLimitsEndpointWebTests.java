@@ -147,7 +147,7 @@ class RateLimitsEndpointWebTests {
 		for (int i = 0; i < 4; i++) {
 			assertThat(call("/api/users/42", null).statusCode()).isEqualTo(200);
 		}
-		// the annotation keys the policy by #{#userId}: any expression names such a client (%23%7B0%7D is #{0})
+		// the annotation keys the policy by #{#userId} (URL-encoded below); any expression would give the same key
 		String annotated = "/actuator/ratelimits/geocode-burst/42?strategy=%23%7B%23userId%7D";
 		HttpResponse<String> state = send("GET", annotated, null, false);
 		assertThat(state.statusCode()).isEqualTo(200);

@@ -93,16 +93,16 @@ class RedisBackendActuatorTests {
 				.withPropertyValues("ratelimit.redis.timeout=500ms")
 				.run((context) -> {
 					RateLimitsEndpointWebExtension web = context.getBean(RateLimitsEndpointWebExtension.class);
-					assertThat(web.key("burst", new String[] { "stopped-client" }, null, null).getStatus()).isEqualTo(200);
+					assertThat(web.key("burst", "stopped-client", null).getStatus()).isEqualTo(200);
 					server.stop();
 					awaitStatus(context.getBean(RateLimitHealthIndicator.class), Status.DOWN);
-					WebEndpointResponse<Object> read = web.key("burst", new String[] { "stopped-client" }, null, null);
+					WebEndpointResponse<Object> read = web.key("burst", "stopped-client", null);
 					assertThat(read.getStatus()).isEqualTo(503);
 					assertThat(read.getBody()).asInstanceOf(InstanceOfAssertFactories.MAP)
 						.containsEntry("policy", "burst")
 						.hasEntrySatisfying("message", (message) -> assertThat(message.toString())
 							.startsWith("Could not read rate-limit state: the backend"));
-					WebEndpointResponse<Object> reset = web.reset("burst", new String[] { "stopped-client" }, null);
+					WebEndpointResponse<Object> reset = web.reset("burst", "stopped-client");
 					assertThat(reset.getStatus()).isEqualTo(503);
 					assertThat(reset.getBody()).asInstanceOf(InstanceOfAssertFactories.MAP)
 						.hasEntrySatisfying("message", (message) -> assertThat(message.toString())

@@ -75,6 +75,18 @@ class InvalidConfigurationTests {
 	}
 
 	@Test
+	void failsStartUpForAHeadFilterOnTheSamePatternAsAGetFilterWhichAlsoLimitsHead() {
+		this.runner
+			.withPropertyValues("ratelimit.policies.api.limits[0].rate=5/1s", "ratelimit.filters[0].patterns=/api/**",
+					"ratelimit.filters[0].methods=GET", "ratelimit.filters[0].policies=api",
+					"ratelimit.filters[1].patterns=/api/**", "ratelimit.filters[1].methods=HEAD",
+					"ratelimit.filters[1].policies=api")
+			.run((context) -> ConfigurationFailures.assertFailure(context, "ratelimit.filters[1].patterns[0]",
+					"'/api/**' is also a pattern of ratelimit.filters[0] for the same methods (a filter for GET also"
+							+ " limits HEAD)"));
+	}
+
+	@Test
 	void acceptsTheSamePatternForDisjointMethods() {
 		this.runner
 			.withPropertyValues("ratelimit.policies.api.limits[0].rate=5/1s", "ratelimit.filters[0].patterns=/api/**",

@@ -111,6 +111,10 @@ class GeocodingRateLimitTests {
 		assertThat(response.body()).contains("\"title\":\"Request body too large\"");
 		assertThat(response.headers().firstValue("RateLimit")).hasValueSatisfying(
 				(value) -> assertThat(value).startsWith("\"api\";r=59;"));
+		// the same body sent chunked, without a Content-Length, is refused while it is read
+		HttpResponse<String> chunked = this.http.postChunked("/api/geocode/batch", "demo-free", huge);
+		assertThat(chunked.statusCode()).isEqualTo(413);
+		assertThat(chunked.body()).contains("\"title\":\"Request body too large\"");
 	}
 
 	@Test

@@ -1,11 +1,13 @@
 package dev.ratelimit.sample.geocoding.ratelimit;
 
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 
 import org.jspecify.annotations.Nullable;
 
@@ -29,6 +31,16 @@ final class SampleHttp {
 	HttpResponse<String> post(String path, @Nullable String apiKey, String json) {
 		return send(builder(path, apiKey).header("Content-Type", "application/json")
 			.POST(HttpRequest.BodyPublishers.ofString(json))
+			.build());
+	}
+
+	/**
+	 * Posts a body of unknown length: sent chunked, without a Content-Length.
+	 */
+	HttpResponse<String> postChunked(String path, @Nullable String apiKey, String json) {
+		byte[] body = json.getBytes(StandardCharsets.UTF_8);
+		return send(builder(path, apiKey).header("Content-Type", "application/json")
+			.POST(HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(body)))
 			.build());
 	}
 
