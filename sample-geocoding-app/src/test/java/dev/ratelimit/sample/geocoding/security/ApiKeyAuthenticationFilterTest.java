@@ -43,12 +43,9 @@ class ApiKeyAuthenticationFilterTest {
 
 	@Test
 	void readsTheKeyFromTheHeaderTheRateLimiterKeysCallersBy() throws Exception {
-		ApiKeyAuthenticationFilter filter = new ApiKeyAuthenticationFilter(this.properties, new JsonMapper(),
-				"Api-Key");
-		MockHttpServletRequest request = new MockHttpServletRequest("GET", "/api/geocode");
-		request.addHeader("Api-Key", "acme-key");
+		MockHttpServletRequest request = request("Api-Key", "acme-key");
 		MockFilterChain chain = new MockFilterChain();
-		filter.doFilter(request, new MockHttpServletResponse(), chain);
+		filter("Api-Key").doFilter(request, new MockHttpServletResponse(), chain);
 		Authentication authentication = SecurityContextHolder.getContext().getAuthentication();
 		assertThat(authentication).isNotNull();
 		assertThat(authentication.getName()).isEqualTo("acme");
@@ -58,13 +55,9 @@ class ApiKeyAuthenticationFilterTest {
 
 	@Test
 	void answersAnUnknownKeyInThatHeaderWith401NamingIt() throws Exception {
-		ApiKeyAuthenticationFilter filter = new ApiKeyAuthenticationFilter(this.properties, new JsonMapper(),
-				"Api-Key");
-		MockHttpServletRequest request = new MockHttpServletRequest("GET", "/api/geocode");
-		request.addHeader("Api-Key", "guessed");
 		MockHttpServletResponse response = new MockHttpServletResponse();
 		MockFilterChain chain = new MockFilterChain();
-		filter.doFilter(request, response, chain);
+		filter("Api-Key").doFilter(request("Api-Key", "guessed"), response, chain);
 		assertThat(response.getStatus()).isEqualTo(401);
 		assertThat(response.getHeader("WWW-Authenticate")).isEqualTo("ApiKey header=\"Api-Key\"");
 		assertThat(response.getContentAsString()).contains("The API key in the Api-Key header is not known");
@@ -73,11 +66,9 @@ class ApiKeyAuthenticationFilterTest {
 
 	@Test
 	void leavesACallerWithABlankKeyAnonymousAsTheRateLimiterDoes() throws Exception {
-		ApiKeyAuthenticationFilter filter = new ApiKeyAuthenticationFilter(this.properties, new JsonMapper(),
-				"X-API-Key");
+		ApiKeyAuthenticationFilter filter = filter("X-API-Key");
 		for (String blank : List.of("", "  ")) {
-			MockHttpServletRequest request = new MockHttpServletRequest("GET", "/api/geocode");
-			request.addHeader("X-API-Key", blank);
+			MockHttpServletRequest request = request("X-API-Key", blank);
 			MockHttpServletResponse response = new MockHttpServletResponse();
 			MockFilterChain chain = new MockFilterChain();
 			filter.doFilter(request, response, chain);
@@ -105,6 +96,16 @@ class ApiKeyAuthenticationFilterTest {
 		shouting.setTier("FREE");
 		this.properties.getApiKeys().put("free-key", shouting);
 		assertThatNoException().isThrownBy(() -> this.properties.checkTiers(policies()));
+	}
+
+	private ApiKeyAuthenticationFilter filter(String header) {
+		return new ApiKeyAuthenticationFilter(this.properties, new JsonMapper(), header);
+	}
+
+	private static MockHttpServletRequest request(String header, String apiKey) {
+		MockHttpServletRequest request = new MockHttpServletRequest("GET", "/api/geocode");
+		request.addHeader(header, apiKey);
+		return request;
 	}
 
 	private static PolicyRegistry policies() {
