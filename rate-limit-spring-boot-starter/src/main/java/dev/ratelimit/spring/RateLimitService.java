@@ -248,9 +248,10 @@ public final class RateLimitService {
 	}
 
 	/**
-	 * Returns a shadow policy's verdict on a call: a failure of the backend counts as {@code failed-open} whatever the
-	 * failure mode, since a shadow policy lets every call through, and not as what the policy would have done, so that
-	 * an outage looks neither like a policy on trial rejecting every call nor like one rejecting anything.
+	 * Returns a shadow policy's verdict on a call: decided by the failure mode ({@code allow} or {@code deny}), it
+	 * counts as {@code failed-open}, since a shadow policy lets every call through, and not as what the policy would
+	 * have done, so that an outage looks neither like a policy on trial rejecting every call nor like one rejecting
+	 * anything. Local fallback limits decide as the backend would, and count as such.
 	 */
 	private static RateLimitOutcome shadowOutcome(String policy, Decision shadowDecision) {
 		if (failureOutcome(shadowDecision) != null) {

@@ -43,7 +43,7 @@ public final class FilterRule {
 			RateLimitCost cost) {
 		this.patterns = List.copyOf(patterns);
 		this.methods = Set.copyOf(methods);
-		this.matchedMethods = Set.copyOf(matchedMethods(this.methods));
+		this.matchedMethods = matchedMethods(this.methods);
 		this.policies = List.copyOf(policies);
 		this.cost = cost;
 		this.enforces = this.policies.stream().anyMatch((applied) -> !applied.policy().isShadow());
@@ -87,15 +87,15 @@ public final class FilterRule {
 	/**
 	 * Returns the HTTP methods that a rule for some methods matches: those, and {@code HEAD} with {@code GET}.
 	 * @param methods the upper-case methods as configured, empty for all
-	 * @return the methods matched, empty for all
+	 * @return the methods matched, empty for all; unmodifiable
 	 */
 	public static Set<String> matchedMethods(Set<String> methods) {
 		if (!methods.contains("GET") || methods.contains("HEAD")) {
-			return methods;
+			return Set.copyOf(methods);
 		}
 		Set<String> matched = new HashSet<>(methods);
 		matched.add("HEAD");
-		return matched;
+		return Set.copyOf(matched);
 	}
 
 	/**

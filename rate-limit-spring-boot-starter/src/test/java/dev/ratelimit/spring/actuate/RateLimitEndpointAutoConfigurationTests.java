@@ -48,9 +48,11 @@ class RateLimitEndpointAutoConfigurationTests {
 	@Test
 	void addsTheWebExtensionOnlyWhenTheEndpointIsExposedOverHttpAndSpringDaoIsPresent() {
 		this.runner.withPropertyValues("management.endpoints.web.exposure.include=ratelimits")
-			.run((context) -> assertThat(context).hasSingleBean(RateLimitsEndpointWebExtension.class));
+			.run((context) -> assertThat(context).hasSingleBean(RateLimitsEndpointWebExtension.class)
+				.doesNotHaveBean(RateLimitsEndpointJmxExtension.class));
 		this.runner.withPropertyValues("spring.jmx.enabled=true", "management.endpoints.jmx.exposure.include=ratelimits")
 			.run((context) -> assertThat(context).hasSingleBean(RateLimitsEndpoint.class)
+				.hasSingleBean(RateLimitsEndpointJmxExtension.class)
 				.doesNotHaveBean(RateLimitsEndpointWebExtension.class));
 		this.runner.withPropertyValues("management.endpoints.web.exposure.include=ratelimits")
 			.withClassLoader(new FilteredClassLoader("org.springframework.dao."))

@@ -115,6 +115,8 @@ class GeocodingRateLimitTests {
 		HttpResponse<String> chunked = this.http.postChunked("/api/geocode/batch", "demo-free", huge);
 		assertThat(chunked.statusCode()).isEqualTo(413);
 		assertThat(chunked.body()).contains("\"title\":\"Request body too large\"");
+		assertThat(chunked.headers().firstValue("RateLimit")).hasValueSatisfying(
+				(value) -> assertThat(value).startsWith("\"api\";r=58;"));
 	}
 
 	@Test
