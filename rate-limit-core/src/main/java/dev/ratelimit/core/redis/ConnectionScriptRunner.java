@@ -189,11 +189,6 @@ final class ConnectionScriptRunner implements ScriptRunner {
 	}
 
 	@Override
-	public void ping(long deadline) throws Exception {
-		ScriptRunner.await(submit(() -> withConnection(RedisConnection::ping), deadline), deadline, true);
-	}
-
-	@Override
 	public void warmUp() {
 		submit(() -> withConnection((connection) -> connection.scriptingCommands().scriptLoad(this.body)));
 	}

@@ -419,17 +419,6 @@ final class LettuceScriptRunner implements ScriptRunner {
 		}
 	}
 
-	@Override
-	public void ping(long deadline) throws Exception {
-		try {
-			ScriptRunner.await(commands(deadline).ping(), deadline, true);
-		}
-		catch (Exception ex) {
-			failed(ex);
-			throw ex;
-		}
-	}
-
 	/**
 	 * Connects, and loads the script and the function library, in the background.
 	 */

@@ -102,6 +102,11 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 
 	private static final DecideScript SCRIPT = DecideScript.load();
 
+	/** The policy of the key that {@link #ping()} reads; no call uses it. */
+	static final String HEALTH_POLICY = "ratelimit-health";
+
+	private static final KeyedLimit HEALTH_LIMIT = new KeyedLimit(HEALTH_POLICY, "ping", Limit.tokenBucket("1/1s"));
+
 	/** Values per key in the script's reply. */
 	private static final int REPLY_PER_KEY = 7;
 
@@ -171,12 +176,20 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	}
 
 	/**
-	 * Checks that Redis answers within the timeout; a success ends a cool-down.
+	 * Checks that Redis runs the decision script within the timeout; a success ends a cool-down. The script reads one
+	 * key that no call uses ({@value #HEALTH_POLICY}) and writes nothing. A Redis that answers {@code PING} may still
+	 * refuse every decision: a user whose ACL lacks {@code FCALL} or {@code EVALSHA}, a server over {@code maxmemory}
+	 * with {@code noeviction}, a replica after a failover; the script's function is refused in each case, as decisions
+	 * are.
 	 * @throws DataAccessResourceFailureException or {@link QueryTimeoutException} if it does not
 	 */
 	public void ping() {
+		long deadline = System.nanoTime() + this.timeoutNanos;
 		try {
-			this.runner.ping(System.nanoTime() + this.timeoutNanos);
+			Plan plan = new Plan(List.of(HEALTH_LIMIT));
+			for (int[] group : plan.groups(this.runner.isCluster(deadline))) {
+				run("e", plan, group, 0, 0, timeArgument(), deadline);
+			}
 			this.gate.succeeded();
 		}
 		catch (Exception ex) {

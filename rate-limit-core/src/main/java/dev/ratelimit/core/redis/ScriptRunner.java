@@ -67,8 +67,6 @@ interface ScriptRunner extends AutoCloseable {
 
 	void delete(byte[] key, long deadline) throws Exception;
 
-	void ping(long deadline) throws Exception;
-
 	/**
 	 * Starts connecting and loads the script (and the function library, where functions are used) in the background,
 	 * so that the first decision does not pay for it. Failures are ignored: the first call tries again.

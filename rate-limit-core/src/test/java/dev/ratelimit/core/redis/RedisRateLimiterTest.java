@@ -20,9 +20,12 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
+import org.springframework.dao.DataAccessException;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 /**
@@ -220,11 +223,47 @@ class RedisRateLimiterTest {
 	}
 
 	@Test
-	void pingsRedis() {
-		RedisRateLimiter redis = limiter(null);
-		redis.ping();
-		assertThat(redis.isAvailable()).isTrue();
-		assertThat(redis.failureMode()).isEqualTo(FailureMode.ALLOW);
+	void pingsRedisThroughTheDecisionScriptWritingNothing(RedisEndpoint redis) {
+		RedisRateLimiter limiter = limiter(null);
+		limiter.ping();
+		assertThat(limiter.isAvailable()).isTrue();
+		assertThat(limiter.failureMode()).isEqualTo(FailureMode.ALLOW);
+		try (RespClient client = redis.client()) {
+			assertThat((List<?>) client.command("KEYS", this.prefix + "*")).isEmpty();
+		}
+	}
+
+	@Test
+	void aRedisThatAnswersPingButRefusesTheScriptIsNotHealthy(RedisEndpoint redis) {
+		String user = "ping-only-" + this.prefix.replaceAll("[^A-Za-z0-9]", "");
+		try (RespClient client = redis.client()) {
+			client.command("ACL", "SETUSER", user, "on", ">secret", "~*", "&*", "+@all", "-fcall", "-evalsha", "-eval",
+					"-function");
+			RedisStandaloneConfiguration configuration = redis.configuration();
+			configuration.setUsername(user);
+			configuration.setPassword("secret");
+			LettuceConnectionFactory pingOnly = new LettuceConnectionFactory(configuration);
+			pingOnly.afterPropertiesSet();
+			pingOnly.start();
+			RedisRateLimiter limiter = RedisRateLimiter.builder(pingOnly)
+				.keyPrefix(this.prefix)
+				.timeout(Duration.ofSeconds(2))
+				.build();
+			try {
+				assertThat(pingOnly.getConnection().ping()).isEqualTo("PONG");
+				assertThatExceptionOfType(DataAccessException.class).isThrownBy(limiter::ping)
+					.havingRootCause()
+					.withMessageContaining("NOPERM");
+				assertThat(limiter.isAvailable()).isFalse();
+				assertThat(limiter.acquire(new KeyedLimit("p", "k", Limit.tokenBucket("5/1s"))).source())
+					.isEqualTo(Decision.Source.FAILED_OPEN);
+			}
+			finally {
+				limiter.close();
+				pingOnly.destroy();
+				client.command("ACL", "DELUSER", user);
+			}
+		}
 	}
 
 	@Test
