@@ -179,8 +179,9 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	 * Checks that Redis runs the decision script within the timeout; a success ends a cool-down. The script reads one
 	 * key that no call uses ({@value #HEALTH_POLICY}) and writes nothing. A Redis that answers {@code PING} may still
 	 * refuse every decision: a user whose ACL lacks {@code FCALL} or {@code EVALSHA}, a server over {@code maxmemory}
-	 * with {@code noeviction}, a replica after a failover; the script's function is refused in each case, as decisions
-	 * are.
+	 * with {@code noeviction}, a replica after a failover. Redis refuses the script's function in each case (on Redis
+	 * 7; on Redis 6, where the script runs by {@code EVALSHA}, a read runs on a full server or a replica), as it
+	 * refuses decisions.
 	 * @throws DataAccessResourceFailureException or {@link QueryTimeoutException} if it does not
 	 */
 	public void ping() {
