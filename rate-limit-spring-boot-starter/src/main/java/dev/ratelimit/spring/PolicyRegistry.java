@@ -92,6 +92,16 @@ public final class PolicyRegistry {
 	}
 
 	/**
+	 * Returns every tier the policies know: those that some policy defines limits for, and the default tier.
+	 * @return the tier names, sorted
+	 */
+	public Set<String> knownTiers() {
+		Set<String> tiers = tiers();
+		tiers.add(this.defaultTier);
+		return tiers;
+	}
+
+	/**
 	 * Returns the tier of callers for whom no tier resolves.
 	 * @return the lower-case default tier
 	 */

@@ -219,44 +219,43 @@ public final class RateLimitService {
 	private static Map<String, RateLimitOutcome> outcomes(List<Policy> used, RateLimitResult result) {
 		Map<String, RateLimitOutcome> outcomes = new LinkedHashMap<>();
 		Decision decision = result.decision();
+		RateLimitOutcome failure = failureOutcome(decision);
+		boolean delayed = decision.isAllowed() && !decision.delay().isZero();
 		Decision shadowDecision = result.shadowDecision();
+		// decided by the failure mode (allow or deny), a shadow policy counts failed-open, since it lets every call
+		// through, not what it would have done: an outage looks neither like a trial rejecting every call nor like one
+		// rejecting anything; local fallback limits decide as the backend would, and count as such
+		boolean shadowFailed = shadowDecision != null && failureOutcome(shadowDecision) != null;
 		for (Policy policy : used) {
 			if (!policy.isShadow()) {
-				outcomes.put(policy.name(), enforcedOutcome(policy.name(), decision));
+				outcomes.put(policy.name(),
+						(failure != null) ? failure : enforcedOutcome(policy.name(), decision, delayed));
 			}
 			else if (shadowDecision != null) {
-				outcomes.put(policy.name(), shadowOutcome(policy.name(), shadowDecision));
+				outcomes.put(policy.name(),
+						shadowFailed ? RateLimitOutcome.FAILED_OPEN : shadowOutcome(policy.name(), shadowDecision));
 			}
 		}
 		return Collections.unmodifiableMap(outcomes);
 	}
 
 	/**
-	 * Returns an enforced policy's own verdict on a call. Of a rejected call, only the policies whose limits rejected
-	 * it count as rejected, and of a delayed one only those whose limits delayed it, so that the outcomes of a policy
-	 * show what that policy does; the others allowed the call.
+	 * Returns an enforced policy's own verdict on a call that the backend decided (one that the failure mode decided
+	 * counts as such for every policy). Of a rejected call, only the policies whose limits rejected it count as
+	 * rejected, and of a delayed one only those whose limits delayed it, so that the outcomes of a policy show what
+	 * that policy does; the others allowed the call.
 	 */
-	private static RateLimitOutcome enforcedOutcome(String policy, Decision decision) {
-		RateLimitOutcome failure = failureOutcome(decision);
-		if (failure != null) {
-			return failure;
-		}
+	private static RateLimitOutcome enforcedOutcome(String policy, Decision decision, boolean delayed) {
 		if (!decision.isAllowed()) {
 			return rejectedBy(policy, decision) ? RateLimitOutcome.REJECTED : RateLimitOutcome.ALLOWED;
 		}
-		return delayedBy(policy, decision) ? RateLimitOutcome.DELAYED : RateLimitOutcome.ALLOWED;
+		return (delayed && delayedBy(policy, decision)) ? RateLimitOutcome.DELAYED : RateLimitOutcome.ALLOWED;
 	}
 
 	/**
-	 * Returns a shadow policy's verdict on a call: decided by the failure mode ({@code allow} or {@code deny}), it
-	 * counts as {@code failed-open}, since a shadow policy lets every call through, and not as what the policy would
-	 * have done, so that an outage looks neither like a policy on trial rejecting every call nor like one rejecting
-	 * anything. Local fallback limits decide as the backend would, and count as such.
+	 * Returns a shadow policy's verdict on a call that the backend, or local fallback limits, decided.
 	 */
 	private static RateLimitOutcome shadowOutcome(String policy, Decision shadowDecision) {
-		if (failureOutcome(shadowDecision) != null) {
-			return RateLimitOutcome.FAILED_OPEN;
-		}
 		return rejectedBy(policy, shadowDecision) ? RateLimitOutcome.SHADOW_REJECTED : RateLimitOutcome.ALLOWED;
 	}
 

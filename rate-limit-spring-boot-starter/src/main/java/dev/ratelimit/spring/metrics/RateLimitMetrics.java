@@ -5,7 +5,6 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
@@ -75,7 +74,7 @@ public class RateLimitMetrics implements RateLimitListener {
 		Map<String, PolicyMeters> meters = new HashMap<>();
 		for (Policy policy : policies.policies()) {
 			PolicyMeters policyMeters = new PolicyMeters();
-			for (String tier : knownTiers(policies)) {
+			for (String tier : policies.knownTiers()) {
 				AtomicReferenceArray<Counter> counters = policyMeters.tier(tier);
 				if (policy.isShadow()) {
 					counter(counters, policy.name(), tier, RateLimitOutcome.ALLOWED);
@@ -91,12 +90,6 @@ public class RateLimitMetrics implements RateLimitListener {
 		this.policies = meters;
 		timer(backend);
 		failureCounter(new FailureKey(backend, NO_EXCEPTION));
-	}
-
-	private static Set<String> knownTiers(PolicyRegistry policies) {
-		Set<String> tiers = new TreeSet<>(policies.tiers());
-		tiers.add(policies.defaultTier());
-		return tiers;
 	}
 
 	@Override

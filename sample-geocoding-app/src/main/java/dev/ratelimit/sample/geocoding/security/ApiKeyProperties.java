@@ -5,7 +5,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeSet;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
@@ -42,8 +41,7 @@ public class ApiKeyProperties {
 	 * @throws IllegalStateException naming each client whose tier is unknown, and the known tiers
 	 */
 	public void checkTiers(PolicyRegistry policies) {
-		Set<String> known = new TreeSet<>(policies.tiers());
-		known.add(policies.defaultTier());
+		Set<String> known = policies.knownTiers();
 		List<String> unknown = new ArrayList<>();
 		this.apiKeys.values().forEach((client) -> {
 			if (!known.contains(PolicyRegistry.normalizeTier(client.getTier()))) {
