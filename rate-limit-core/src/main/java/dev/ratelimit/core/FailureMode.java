@@ -3,7 +3,8 @@ package dev.ratelimit.core;
 import java.util.Locale;
 
 /**
- * What a limiter does with a call when its backend (Redis) fails or is too slow.
+ * What a limiter does with a call when its backend (Redis) fails: an error, or a connection refused or lost. A call
+ * that Redis answers too late is never allowed unlimited: it is decided by local limits, or refused in {@link #DENY}.
  */
 public enum FailureMode {
 

@@ -5,75 +5,108 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Decides whether a call may try Redis: always while Redis works; after a failure, not until a cool-down has passed,
- * and then by one caller at a time (a probe), whose success closes the gate again for everyone. So an outage costs
- * one timeout per cool-down instead of one per call, and recovery needs no background thread.
+ * Decides how a call uses Redis, from what the last calls learned of it. Redis is in one of three states:
+ * <ul>
+ * <li><em>up</em>: a call asks Redis and waits for its answer;</li>
+ * <li><em>late</em>, for a cool-down after an answer came later than the timeout while the connection was up: a call
+ * is decided by this instance and sent to Redis without waiting. Lateness may be this instance's own doing (a busy
+ * CPU delays the reading of answers), so it never lets a call through unlimited. Once the cool-down has passed, one
+ * call at a time (a probe) waits for Redis again, and an answer in time ends the state;</li>
+ * <li><em>down</em>, after an error or a lost connection: a call is decided by the failure mode, and no call waits
+ * for Redis. A background check (not a caller) finds when Redis works again.</li>
+ * </ul>
+ * While Redis is up, callers only read the gate's fields, which then stay in every core's cache.
  */
 final class BackendGate {
 
+	/** How a call uses Redis. */
+	enum Route {
+
+		/** Ask Redis and wait for the answer. */
+		ASK,
+
+		/** Redis answers late: decide here, send to Redis without waiting. */
+		LATE,
+
+		/** Redis is down: the failure mode decides. */
+		DOWN
+
+	}
+
 	private final long coolDownNanos;
 
-	/** When the cool-down ends ({@link System#nanoTime()}), or {@code 0} while Redis works. */
-	private volatile long coolingUntil;
+	/** When the late state's cool-down ends ({@link System#nanoTime()}), or {@code 0} when Redis is not late. */
+	private volatile long lateUntil;
+
+	private volatile boolean down;
 
 	private final AtomicBoolean probing = new AtomicBoolean();
 
 	/** The thread probing, set once it has won {@link #probing}. */
 	private volatile @Nullable Thread prober;
 
-	private volatile boolean available = true;
-
 	BackendGate(long coolDownNanos) {
 		this.coolDownNanos = coolDownNanos;
 	}
 
 	/**
-	 * Returns whether the caller may try Redis. A caller that gets {@code true} must report the result with
-	 * {@link #succeeded()}, {@link #failed()} or {@link #abandoned()}.
+	 * Returns how the calling thread uses Redis. A caller that gets {@link Route#ASK} must report what it learned with
+	 * {@link #succeeded()}, {@link #late()}, {@link #failed()} or {@link #abandoned()}.
 	 */
-	boolean tryEnter() {
-		long until = this.coolingUntil;
+	Route enter() {
+		if (this.down) {
+			return Route.DOWN;
+		}
+		long until = this.lateUntil;
 		if (until == 0) {
-			return true;
+			return Route.ASK;
 		}
-		if (System.nanoTime() - until < 0) {
-			return false;
-		}
-		if (!this.probing.compareAndSet(false, true)) {
-			return false;
+		if (System.nanoTime() - until < 0 || !this.probing.compareAndSet(false, true)) {
+			return Route.LATE;
 		}
 		this.prober = Thread.currentThread();
-		return true;
-	}
-
-	void succeeded() {
-		// every call that Redis answers comes here: it writes only what a failure changed, so that while Redis works
-		// the callers of all threads only read the gate's fields, which then stay in every core's cache
-		if (this.coolingUntil != 0) {
-			this.coolingUntil = 0;
-		}
-		if (this.prober != null) {
-			this.prober = null;
-		}
-		if (this.probing.get()) {
-			this.probing.set(false);
-		}
-		if (!this.available) {
-			this.available = true;
-		}
-	}
-
-	void failed() {
-		long until = System.nanoTime() + this.coolDownNanos;
-		this.coolingUntil = (until != 0) ? until : 1;
-		this.available = false;
-		this.prober = null;
-		this.probing.set(false);
+		return Route.ASK;
 	}
 
 	/**
-	 * Reports that a caller which entered learned nothing about Redis (its thread was interrupted, or it failed
-	 * with an error of its own): if it was the probe, another caller may probe; any other caller's probe goes on.
+	 * Redis answered in time (or a health check wrote to it): up again.
+	 * @return whether Redis was down until now
+	 */
+	boolean succeeded() {
+		boolean wasDown = this.down;
+		if (this.lateUntil != 0) {
+			this.lateUntil = 0;
+		}
+		if (wasDown) {
+			this.down = false;
+		}
+		releaseProbe();
+		return wasDown;
+	}
+
+	/**
+	 * Redis answered later than the timeout while the connection was up: late for a cool-down, unless it is down.
+	 */
+	void late() {
+		long until = System.nanoTime() + this.coolDownNanos;
+		this.lateUntil = (until != 0) ? until : 1;
+		releaseProbe();
+	}
+
+	/**
+	 * Redis failed (an error, a lost connection): down until a check succeeds.
+	 * @return whether Redis was up until now, so that the caller starts the checks
+	 */
+	boolean failed() {
+		boolean wasUp = !this.down;
+		this.down = true;
+		releaseProbe();
+		return wasUp;
+	}
+
+	/**
+	 * Reports that a caller which asked learned nothing about Redis (its thread was interrupted, or it failed with an
+	 * error of its own): if it was the probe, another caller may probe; any other caller's probe goes on.
 	 */
 	void abandoned() {
 		if (this.prober == Thread.currentThread()) {
@@ -82,16 +115,33 @@ final class BackendGate {
 		}
 	}
 
+	private void releaseProbe() {
+		if (this.prober != null) {
+			this.prober = null;
+		}
+		if (this.probing.get()) {
+			this.probing.set(false);
+		}
+	}
+
 	/**
-	 * Returns how long the current cool-down lasts, in microseconds (0 when Redis works).
+	 * Returns how long Redis is expected to stay unusable, in microseconds: the rest of the late state's cool-down, or
+	 * {@code whileDownMicros} when it is down; 0 when it is up.
 	 */
-	long coolDownRemainingMicros() {
-		long until = this.coolingUntil;
+	long unusableForMicros(long whileDownMicros) {
+		if (this.down) {
+			return whileDownMicros;
+		}
+		long until = this.lateUntil;
 		return (until == 0) ? 0 : Math.max(0, (until - System.nanoTime()) / 1000);
 	}
 
-	boolean isAvailable() {
-		return this.available;
+	boolean isDown() {
+		return this.down;
+	}
+
+	boolean isLate() {
+		return this.lateUntil != 0;
 	}
 
 }

@@ -11,17 +11,25 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
+import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.lettuce.core.api.async.RedisFunctionAsyncCommands;
+import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
+import io.lettuce.core.codec.ByteArrayCodec;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -33,13 +41,16 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnection;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
- * Runs commands through Lettuce's asynchronous API on the factory's (normally shared) native connection: no thread is
- * blocked but the caller's, and that one only until its deadline. Lettuce routes each command to the node that owns
- * its first key, in a cluster, and reconnects by itself after an outage.
+ * Runs commands through Lettuce's asynchronous API on a connection of its own, opened through the factory's client
+ * (standalone, Sentinel or Cluster): no thread is blocked but the caller's, and that one only until its deadline.
+ * Lettuce routes each command to the node that owns its first key, in a cluster.
  *
  * <p>
- * The native connection is obtained once, on a background thread (connecting may block for the factory's connect
- * timeout when Redis is down), and dropped after a failure so that the next attempt obtains a fresh one.
+ * The connection is opened on a background thread (connecting may block for the factory's connect timeout when Redis
+ * is down). It is replaced only once it is closed: by the next call, or at once by {@link #reconnectIfClosed()}, which
+ * the limiter's checks call while Redis is down, rather than after Lettuce's own reconnection back-off (which grows to
+ * 30 s). Where the client cannot open a connection by itself (a static master/replica setup), the factory's connection
+ * is borrowed instead.
  *
  * <p>
  * The script runs as a Redis 7 function: FUNCTION LOAD of its library once, then FCALL per call, which spares Redis
@@ -115,14 +126,7 @@ final class LettuceScriptRunner implements ScriptRunner {
 			try {
 				this.connector.execute(() -> {
 					try {
-						RedisConnection opened = this.connectionFactory.getConnection();
-						try {
-							fresh.complete(new Native(opened, commands(opened)));
-						}
-						catch (RuntimeException ex) {
-							opened.close();
-							throw ex;
-						}
+						fresh.complete(open());
 					}
 					catch (Throwable ex) {
 						fresh.completeExceptionally(ex);
@@ -137,18 +141,83 @@ final class LettuceScriptRunner implements ScriptRunner {
 		return connection();
 	}
 
+	/**
+	 * Opens a connection of this runner's own through the factory's client, or, where the client cannot open one by
+	 * itself (a static master/replica setup), borrows the factory's connection.
+	 */
+	private Native open() {
+		AbstractRedisClient client = this.connectionFactory.getNativeClient();
+		try {
+			if (client instanceof RedisClusterClient cluster) {
+				StatefulRedisClusterConnection<byte[], byte[]> own = cluster.connect(ByteArrayCodec.INSTANCE);
+				return new Native(own.async(), own, own);
+			}
+			if (client instanceof RedisClient standalone) {
+				StatefulRedisConnection<byte[], byte[]> own = standalone.connect(ByteArrayCodec.INSTANCE);
+				return new Native(own.async(), own, own);
+			}
+		}
+		catch (IllegalStateException | IllegalArgumentException ex) {
+			// the client has no address of its own (static master/replica): the factory knows how to connect
+		}
+		RedisConnection borrowed = this.connectionFactory.getConnection();
+		try {
+			RedisClusterAsyncCommands<byte[], byte[]> commands = commands(borrowed);
+			StatefulConnection<byte[], byte[]> stateful = (commands instanceof RedisAsyncCommands<byte[], byte[]> async)
+					? async.getStatefulConnection()
+					: ((RedisAdvancedClusterAsyncCommands<byte[], byte[]>) commands).getStatefulConnection();
+			return new Native(commands, stateful, borrowed);
+		}
+		catch (RuntimeException ex) {
+			borrowed.close();
+			throw ex;
+		}
+	}
+
 	@SuppressWarnings("unchecked")
 	private static RedisClusterAsyncCommands<byte[], byte[]> commands(RedisConnection connection) {
 		return ((LettuceConnection) connection).getNativeConnection();
 	}
 
-	private RedisClusterAsyncCommands<byte[], byte[]> commands(long deadline) throws Exception {
-		return ScriptRunner.await(connection(), deadline, false).commands;
+	private Native connection(long deadline) throws Exception {
+		return ScriptRunner.await(connection(), deadline, false);
+	}
+
+	@Override
+	public boolean isConnected() {
+		CompletableFuture<Native> current = this.connection.get();
+		return current != null && current.isDone() && !current.isCompletedExceptionally()
+				&& current.join().stateful.isOpen();
 	}
 
 	/**
-	 * Forgets the native connection after a failure, but not after an interrupt of the waiting thread; the next call
-	 * obtains it again.
+	 * Replaces the connection if it is closed: Lettuce's own reconnection waits longer and longer between attempts (up
+	 * to 30 s by default), while a new connection is tried at once. In a cluster, also reads the topology again, so
+	 * that a replica promoted by a failover gets its slots' calls.
+	 */
+	@Override
+	public void reconnectIfClosed() {
+		CompletableFuture<Native> current = this.connection.get();
+		if (current != null && current.isDone() && !current.isCompletedExceptionally()) {
+			Native open = current.join();
+			if (!open.stateful.isOpen()) {
+				forget(current);
+			}
+		}
+		if (this.connectionFactory.getNativeClient() instanceof RedisClusterClient cluster) {
+			try {
+				cluster.refreshPartitions();
+			}
+			catch (RuntimeException ex) {
+				// no node answered: the next check tries again
+			}
+		}
+	}
+
+	/**
+	 * Forgets the native connection after a failure if it is closed; the next call opens a new one. A connection
+	 * that is up stays: an error reply (out of memory, a missing permission) or a late answer is no reason to drop
+	 * every other call in flight on it.
 	 */
 	private void failed(Throwable ex) {
 		if (ex instanceof InterruptedException) {
@@ -157,8 +226,33 @@ final class LettuceScriptRunner implements ScriptRunner {
 		}
 		CompletableFuture<Native> current = this.connection.get();
 		if (current != null && current.isDone() && !current.isCompletedExceptionally()
-				&& this.connection.compareAndSet(current, null)) {
-			current.join().connection.close();
+				&& !current.join().stateful.isOpen()) {
+			forget(current);
+		}
+	}
+
+	private void forget(CompletableFuture<Native> current) {
+		if (this.connection.compareAndSet(current, null)) {
+			current.join().close();
+		}
+	}
+
+	/**
+	 * Waits for a reply until the deadline. A late reply is not cancelled while the connection is up: Redis runs the
+	 * call all the same, and so it counts, though its caller decides without it. A call still queued while the
+	 * connection is down is cancelled, so that it is not sent after a reconnection, long after its caller gave up.
+	 */
+	private static List<Object> awaitReply(RedisFuture<Object> reply, long deadline, Native connection)
+			throws Exception {
+		try {
+			return ScriptRunner.asList(ScriptRunner.await(reply, deadline, false, true));
+		}
+		catch (TimeoutException ex) {
+			if (!connection.stateful.isOpen() && !reply.cancel(true) && reply.isDone() && !reply.isCancelled()) {
+				// answered between the timeout and the cancel: the answer is the caller's
+				return ScriptRunner.asList(ScriptRunner.await(reply, System.nanoTime(), false));
+			}
+			throw ex;
 		}
 	}
 
@@ -171,13 +265,14 @@ final class LettuceScriptRunner implements ScriptRunner {
 			throws Exception {
 		RedisClusterAsyncCommands<byte[], byte[]> commands = null;
 		try {
-			commands = commands(deadline);
+			Native connection = connection(deadline);
+			commands = connection.commands;
 			byte[][] keyArray = keys.toArray(new byte[0][]);
 			byte[][] argArray = args.toArray(new byte[0][]);
 			if (this.functions.get() != Functions.UNSUPPORTED) {
 				RedisFuture<Object> called = commands.fcall(this.function, ScriptOutputType.MULTI, keyArray, argArray);
 				try {
-					List<Object> reply = ScriptRunner.asList(ScriptRunner.await(called, deadline, true));
+					List<Object> reply = awaitReply(called, deadline, connection);
 					this.functions.compareAndSet(Functions.UNKNOWN, Functions.SUPPORTED);
 					return reply;
 				}
@@ -187,7 +282,7 @@ final class LettuceScriptRunner implements ScriptRunner {
 					}
 				}
 			}
-			return evalScript(commands, keyArray, argArray, deadline);
+			return evalScript(connection, keyArray, argArray, deadline);
 		}
 		catch (Exception ex) {
 			if (commands != null) {
@@ -201,13 +296,14 @@ final class LettuceScriptRunner implements ScriptRunner {
 		}
 	}
 
-	private List<Object> evalScript(RedisClusterAsyncCommands<byte[], byte[]> commands, byte[][] keyArray,
-			byte[][] argArray, long deadline) throws Exception {
+	private List<Object> evalScript(Native connection, byte[][] keyArray, byte[][] argArray, long deadline)
+			throws Exception {
+		RedisClusterAsyncCommands<byte[], byte[]> commands = connection.commands;
 		// after a function that could not run, a retry past the deadline would run in Redis for nobody
 		ScriptRunner.checkDeadline(deadline);
 		RedisFuture<Object> result = commands.evalsha(this.sha, ScriptOutputType.MULTI, keyArray, argArray);
 		try {
-			return ScriptRunner.asList(ScriptRunner.await(result, deadline, true));
+			return awaitReply(result, deadline, connection);
 		}
 		catch (Exception ex) {
 			if (!ScriptRunner.isNoScript(ex)) {
@@ -215,7 +311,7 @@ final class LettuceScriptRunner implements ScriptRunner {
 			}
 			ScriptRunner.checkDeadline(deadline);
 			RedisFuture<Object> loaded = commands.eval(this.body, ScriptOutputType.MULTI, keyArray, argArray);
-			return ScriptRunner.asList(ScriptRunner.await(loaded, deadline, true));
+			return awaitReply(loaded, deadline, connection);
 		}
 	}
 
@@ -411,7 +507,7 @@ final class LettuceScriptRunner implements ScriptRunner {
 	@Override
 	public void delete(byte[] key, long deadline) throws Exception {
 		try {
-			ScriptRunner.await(commands(deadline).del(key), deadline, true);
+			ScriptRunner.await(connection(deadline).commands.del(key), deadline, true);
 		}
 		catch (Exception ex) {
 			failed(ex);
@@ -440,7 +536,7 @@ final class LettuceScriptRunner implements ScriptRunner {
 	public void close() {
 		CompletableFuture<Native> current = this.connection.getAndSet(null);
 		if (current != null && current.isDone() && !current.isCompletedExceptionally()) {
-			current.join().connection.close();
+			current.join().close();
 		}
 		this.connector.shutdownNow();
 	}
@@ -455,7 +551,22 @@ final class LettuceScriptRunner implements ScriptRunner {
 
 	}
 
-	private record Native(RedisConnection connection, RedisClusterAsyncCommands<byte[], byte[]> commands) {
+	/**
+	 * A connection: its commands, its state, and what closes it (the connection itself, or the factory's connection it
+	 * was borrowed from).
+	 */
+	private record Native(RedisClusterAsyncCommands<byte[], byte[]> commands, StatefulConnection<byte[], byte[]> stateful,
+			AutoCloseable owner) {
+
+		void close() {
+			try {
+				this.owner.close();
+			}
+			catch (Exception ex) {
+				// closing a connection that failed: nothing left to do
+			}
+		}
+
 	}
 
 }

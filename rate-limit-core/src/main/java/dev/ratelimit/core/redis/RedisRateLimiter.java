@@ -13,9 +13,12 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
 import dev.ratelimit.core.Algorithm;
@@ -64,19 +67,28 @@ import org.springframework.data.redis.core.script.RedisScript;
  * fails, the permits stay taken until they refill or expire. A limit is never over-admitted by this.
  *
  * <h2>Failure policy</h2> Every decision waits at most {@link Builder#timeout(Duration) timeout} for Redis (the
- * Lettuce path uses the asynchronous API and cancels a late command; other clients run on a bounded worker pool while
+ * Lettuce path uses the asynchronous API on a connection of its own; other clients run on a bounded worker pool while
  * the caller waits no longer than the timeout; in two-tier mode a call may first wait up to the timeout for another
- * thread's renewal of the same key). Redis still runs a call that reached it and timed out, when it gets to it: the
- * concurrency leases such a call adds are removed after it (with Lettuce queued behind it on its connection; with
- * other clients sent by the worker once the script call has returned or failed), but the tokens or window counts it
- * takes are not given back, as a give-back cannot tell whether Redis ran the call. An
- * interrupted caller is not a failure of Redis: it falls back alone, with its interrupt flag set. A failure or
- * timeout is reported to the
- * {@link Builder#failureListener(Consumer) failure listener} and decided by the {@link FailureMode}: allowed, denied,
- * or decided by a local in-memory limiter. After a failure Redis is skipped for a
- * {@link Builder#coolDown(Duration) cool-down}; then one call probes it, and its success restores Redis for all. No
- * exception from Redis ever leaves {@link #acquire} or {@link #release}; {@link #inspect} and {@link #reset} throw
- * a {@link DataAccessResourceFailureException} or {@link QueryTimeoutException}.
+ * thread's renewal of the same key). Redis failing and Redis answering late are told apart:
+ * <ul>
+ * <li><b>Late</b> (no answer by the deadline while the connection is up): Redis still runs the call, and this
+ * instance may itself be the slow part (a busy CPU reads answers late), so the call is never let through unlimited.
+ * It is decided by this instance's own limits ({@link Builder#localFallback(RateLimiter)}), which every call Redis
+ * allowed was also charged to, or refused in {@link FailureMode#DENY}. For a {@link Builder#coolDown(Duration)
+ * cool-down} calls are then decided the same way at once and sent to Redis without waiting (so that Redis still
+ * counts them); then one call at a time waits for Redis again, and an answer in time ends it.</li>
+ * <li><b>Down</b> (an error reply, a refused or lost connection): every call is decided by the {@link FailureMode}
+ * at once: allowed, denied, or decided by this instance's own limits. A background check replaces a closed connection
+ * at once (not after the client's reconnection back-off) and tries a real write every
+ * {@link Builder#recoveryCheckInterval(Duration) recovery check interval}; its first success brings calls back.</li>
+ * </ul>
+ * Concurrency leases that a call which timed out adds are removed after it (with Lettuce queued behind it on its
+ * connection; with other clients sent by the worker once the script call has returned or failed), but the tokens or
+ * window counts it takes are not given back. An interrupted caller is not a failure of Redis: it is decided by this
+ * instance alone, with its interrupt flag set. Every failure or late answer is reported to the
+ * {@link Builder#failureListener(Consumer) failure listener}. No exception from Redis ever leaves {@link #acquire} or
+ * {@link #release}; {@link #inspect} and {@link #reset} throw a {@link DataAccessResourceFailureException} or
+ * {@link QueryTimeoutException}.
  *
  * <h2>Two-tier mode</h2> With {@link Builder#lease(long) lease} {@code N > 0}, a call whose only limit is a token
  * bucket (and whose cost is at most {@code N} and the capacity) takes up to {@code N} permits from Redis in one script
@@ -105,7 +117,18 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	/** The policy of the key that {@link #ping()} reads; no call uses it. */
 	static final String HEALTH_POLICY = "ratelimit-health";
 
-	private static final KeyedLimit HEALTH_LIMIT = new KeyedLimit(HEALTH_POLICY, "ping", Limit.tokenBucket("1/1s"));
+	/**
+	 * The limit of the health key: never full for a call of cost 1, and full again a microsecond later, so that every
+	 * check writes the key (a write is what a full server or a replica refuses) and Redis expires it at once.
+	 */
+	private static final KeyedLimit HEALTH_LIMIT = new KeyedLimit(HEALTH_POLICY, "ping",
+			Limit.tokenBucket("1000000/1s"));
+
+	/** Most calls sent without waiting (while Redis answers late) that Redis has not answered yet. */
+	static final int MAX_UNANSWERED = 1024;
+
+	/** Health writes made by {@link #awaitReady} once Redis answers, so that the first calls find the code compiled. */
+	private static final int WARM_UP_WRITES = 200;
 
 	/** Values per key in the script's reply. */
 	private static final int REPLY_PER_KEY = 7;
@@ -126,9 +149,21 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 
 	private final FailureMode failureMode;
 
-	private final @Nullable RateLimiter localFallback;
+	/**
+	 * This instance's own limits, or {@code null} in {@link FailureMode#DENY}: they decide a call that Redis answers
+	 * late (in every other mode), and every call while Redis is down in {@link FailureMode#LOCAL}. Every call that
+	 * Redis allows is also charged here, so that they know what this instance let through.
+	 */
+	private final @Nullable RateLimiter local;
 
 	private final BackendGate gate;
+
+	private final long recoveryCheckMicros;
+
+	private final ScheduledExecutorService recovery;
+
+	/** Calls sent without waiting that Redis has not answered yet. */
+	private final AtomicInteger unanswered = new AtomicInteger();
 
 	private final @Nullable LeasedPermits leased;
 
@@ -145,15 +180,25 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		this.timeoutNanos = builder.timeout.toNanos();
 		this.failureMode = builder.failureMode;
 		RateLimiter local = builder.localFallback;
-		if (local == null && builder.failureMode == FailureMode.LOCAL) {
-			local = InMemoryRateLimiter.builder().build();
+		if (local == null && builder.failureMode != FailureMode.DENY) {
+			local = InMemoryRateLimiter.builder()
+				.timeSource((builder.timeSource != null) ? builder.timeSource : TimeSource.system())
+				.build();
 		}
-		this.localFallback = local;
+		this.local = (builder.failureMode != FailureMode.DENY) ? local : null;
 		this.gate = new BackendGate(builder.coolDown.toNanos());
+		this.recoveryCheckMicros = builder.recoveryCheckInterval.toNanos() / 1000;
 		this.leased = (builder.lease > 0) ? new LeasedPermits(builder.lease) : null;
 		this.failureListener = builder.failureListener;
 		this.timeSource = builder.timeSource;
 		this.clock = (builder.timeSource != null) ? builder.timeSource : TimeSource.system();
+		this.recovery = Executors.newSingleThreadScheduledExecutor((task) -> {
+			Thread thread = new Thread(task, "ratelimit-redis-recovery");
+			thread.setDaemon(true);
+			return thread;
+		});
+		long interval = builder.recoveryCheckInterval.toNanos();
+		this.recovery.scheduleWithFixedDelay(this::checkWhileDown, interval, interval, TimeUnit.NANOSECONDS);
 		this.runner.warmUp();
 	}
 
@@ -168,37 +213,107 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	}
 
 	/**
-	 * Returns whether Redis answered the last call made to it; {@code true} before the first call.
+	 * Returns whether Redis is usable: not down since an error or a lost connection (it may answer late); {@code true}
+	 * before the first call.
 	 * @return the last known reachability
 	 */
 	public boolean isAvailable() {
-		return this.gate.isAvailable();
+		return !this.gate.isDown();
 	}
 
 	/**
-	 * Checks that Redis runs the decision script within the timeout; a success ends a cool-down. The script reads one
-	 * key that no call uses ({@value #HEALTH_POLICY}) and writes nothing. A Redis that answers {@code PING} may still
-	 * refuse every decision: a user whose ACL lacks {@code FCALL} or {@code EVALSHA}, a server over {@code maxmemory}
-	 * with {@code noeviction}, a replica after a failover. Redis refuses the script's function in each case (on Redis
-	 * 7; on Redis 6, where the script runs by {@code EVALSHA}, a read runs on a full server or a replica), as it
-	 * refuses decisions.
+	 * Waits until this limiter decides calls in Redis: connected, the script loaded, and a write to Redis made, for
+	 * at most {@code timeout}; a few more writes then warm up the decision path. Meant for start-up, before an
+	 * application reports itself ready, so that its first burst of calls does not meet a connection still opening. It
+	 * gives up at once when Redis refuses (not reachable, or it refuses the write): the failure mode then decides calls
+	 * until a background check finds Redis working.
+	 * @param timeout the longest wait
+	 * @return whether Redis took a write in time
+	 */
+	public boolean awaitReady(Duration timeout) {
+		long deadline = System.nanoTime() + timeout.toNanos();
+		awaitLibraryLoad(timeout);
+		while (true) {
+			try {
+				ping();
+				break;
+			}
+			catch (QueryTimeoutException ex) {
+				// a cold JVM or a connection still opening: try again while there is time
+				if (Thread.currentThread().isInterrupted() || deadline - System.nanoTime() <= 0) {
+					return false;
+				}
+			}
+			catch (RuntimeException ex) {
+				return false;
+			}
+		}
+		for (int i = 0; i < WARM_UP_WRITES && deadline - System.nanoTime() > 0; i++) {
+			try {
+				ping();
+			}
+			catch (RuntimeException ex) {
+				break;
+			}
+		}
+		return true;
+	}
+
+	/**
+	 * Checks that Redis decides a call within the timeout, with a real decision that writes one key no call uses
+	 * ({@value #HEALTH_POLICY}), which expires a millisecond later. A Redis that answers {@code PING}, or runs a script
+	 * that only reads, may still refuse every decision: a user whose ACL lacks {@code FCALL} or {@code EVALSHA}, a
+	 * server over {@code maxmemory} with {@code noeviction}, a replica after a failover. Each refuses this write as it
+	 * refuses decisions. Only a successful write ends a late or down state.
 	 * @throws DataAccessResourceFailureException or {@link QueryTimeoutException} if it does not
 	 */
 	public void ping() {
-		long deadline = System.nanoTime() + this.timeoutNanos;
 		try {
-			Plan plan = new Plan(List.of(HEALTH_LIMIT));
-			for (int[] group : plan.groups(this.runner.isCluster(deadline))) {
-				run("e", plan, group, 0, 0, timeArgument(), deadline);
-			}
+			writeHealthKey();
 			this.gate.succeeded();
 		}
 		catch (Exception ex) {
-			if (!(ex instanceof InterruptedException)) {
+			if (ex instanceof TimeoutException && this.runner.isConnected()) {
+				this.gate.late();
+			}
+			else if (!(ex instanceof InterruptedException)) {
 				// an interrupted caller learned nothing about Redis
 				this.gate.failed();
 			}
 			throw backendException("ping Redis", ex);
+		}
+	}
+
+	private void writeHealthKey() throws Exception {
+		long deadline = System.nanoTime() + this.timeoutNanos;
+		Plan plan = new Plan(List.of(HEALTH_LIMIT));
+		for (int[] group : plan.groups(this.runner.isCluster(deadline))) {
+			long[] reply = run("a", plan, group, 1, 0, timeArgument(), deadline);
+			if (reply[1] != 1) {
+				throw new IllegalStateException("Redis refused the health check's write: " + Arrays.toString(reply));
+			}
+		}
+	}
+
+	/**
+	 * While Redis is down, replaces a closed connection and tries a health write, every
+	 * {@link Builder#recoveryCheckInterval(Duration) recovery check interval}; the first success brings calls back to
+	 * Redis. No caller waits for these checks: while Redis is down, every call is decided by the failure mode at once.
+	 */
+	private void checkWhileDown() {
+		if (!this.gate.isDown()) {
+			return;
+		}
+		try {
+			this.runner.reconnectIfClosed();
+			writeHealthKey();
+			this.gate.succeeded();
+		}
+		catch (Throwable ex) {
+			// still down: the next check tries again; a check is not a call, so it is not reported as a failure
+			if (logger.isTraceEnabled()) {
+				logger.trace("Redis is still down", ex);
+			}
 		}
 	}
 
@@ -222,18 +337,24 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		if (leasedPermits != null && limits.size() == 1 && isLeasable(limits.get(0).limit(), cost, leasedPermits)) {
 			return acquireLeased(limits.get(0), cost, leasedPermits);
 		}
-		if (!this.gate.tryEnter()) {
+		BackendGate.Route route = this.gate.enter();
+		if (route == BackendGate.Route.DOWN) {
 			return fallback(limits, cost);
+		}
+		if (route == BackendGate.Route.LATE) {
+			sendWithoutWaiting(limits, cost);
+			return decideHere(limits, cost);
 		}
 		if (Thread.currentThread().isInterrupted()) {
 			// a caller that cannot wait for the answer sends nothing, which Redis would apply all the same
 			this.gate.abandoned();
-			return fallback(limits, cost);
+			return decideHere(limits, cost);
 		}
 		long deadline = System.nanoTime() + this.timeoutNanos;
 		try {
 			Decision decision = decide(limits, cost, deadline);
 			this.gate.succeeded();
+			chargeHere(limits, cost, decision);
 			return decision;
 		}
 		catch (Exception ex) {
@@ -340,12 +461,12 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		try {
 			if (!reservoir.lock.tryLock(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
 				// Another thread is renewing and Redis is slow; it reports the failure if there is one.
-				return fallback(List.of(target), cost);
+				return decideHere(List.of(target), cost);
 			}
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
-			return fallback(List.of(target), cost);
+			return decideHere(List.of(target), cost);
 		}
 		try {
 			long now = this.clock.nowMicros();
@@ -369,8 +490,11 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 				return Decision.of(List.of(new LimitStatus(target, false, reservoir.permits + reservoir.redisRemaining,
 						reservoir.refusedUntil - now, Math.max(0, reservoir.resetAt - now), 0, false)), List.of());
 			}
-			if (!this.gate.tryEnter()) {
-				return fallback(List.of(target), cost);
+			BackendGate.Route route = this.gate.enter();
+			if (route != BackendGate.Route.ASK) {
+				// late: a renewal sent without waiting would lease permits that nobody takes
+				return (route == BackendGate.Route.DOWN) ? fallback(List.of(target), cost)
+						: decideHere(List.of(target), cost);
 			}
 			long[] reply;
 			try {
@@ -531,14 +655,97 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 
 	private Decision failed(Exception ex, List<KeyedLimit> limits, long cost) {
 		if (ex instanceof InterruptedException) {
-			// the caller's thread was interrupted while it waited: Redis did not fail, so this call alone falls back
+			// the caller's thread was interrupted while it waited: Redis did not fail, so this call alone is decided
+			// here
 			Thread.currentThread().interrupt();
 			this.gate.abandoned();
-			return fallback(limits, cost);
+			return decideHere(limits, cost);
+		}
+		report(ex);
+		if (ex instanceof TimeoutException && this.runner.isConnected()) {
+			// Late, not gone: Redis still runs the call (so it counts there), and a busy instance reads answers late
+			// whatever Redis does. Letting calls through unlimited would turn load into a bypass: decide here.
+			this.gate.late();
+			return decideHere(limits, cost);
 		}
 		this.gate.failed();
-		report(ex);
 		return fallback(limits, cost);
+	}
+
+	/**
+	 * Decides a call in this instance: by its own limits, or refused in {@link FailureMode#DENY}.
+	 */
+	private Decision decideHere(List<KeyedLimit> limits, long cost) {
+		RateLimiter here = this.local;
+		if (here == null) {
+			return Decision.unavailable(false, this.gate.unusableForMicros(this.recoveryCheckMicros));
+		}
+		Decision decision = here.acquire(limits, cost);
+		return Decision.of(decision.statuses(), decision.leases(), Decision.Source.LOCAL_FALLBACK);
+	}
+
+	/**
+	 * Charges this instance's own limits with a call that Redis allowed, so that, should Redis answer late, they know
+	 * what this instance has let through. Each limit is charged on its own (a limit already spent here keeps the
+	 * others counting); concurrency limits are not, as their permits would need releasing.
+	 */
+	private void chargeHere(List<KeyedLimit> limits, long cost, Decision decision) {
+		RateLimiter here = this.local;
+		if (here == null || cost == 0 || !decision.isAllowed()) {
+			return;
+		}
+		for (int i = 0; i < limits.size(); i++) {
+			KeyedLimit limit = limits.get(i);
+			if (limit.limit().algorithm() != Algorithm.CONCURRENCY) {
+				here.acquire(limit, cost);
+			}
+		}
+	}
+
+	/**
+	 * Sends a call that this instance decides (Redis answers late) to Redis without waiting, so that Redis still
+	 * counts what this instance lets through. Not sent: a call with a concurrency limit (nobody would release its
+	 * permit in Redis), and any call while {@value #MAX_UNANSWERED} such calls are unanswered.
+	 */
+	private void sendWithoutWaiting(List<KeyedLimit> limits, long cost) {
+		if (cost == 0) {
+			return;
+		}
+		for (int i = 0; i < limits.size(); i++) {
+			if (limits.get(i).limit().algorithm() == Algorithm.CONCURRENCY) {
+				return;
+			}
+		}
+		Plan plan = new Plan(limits);
+		String time = timeArgument();
+		boolean cluster;
+		try {
+			cluster = this.runner.isCluster(System.nanoTime());
+		}
+		catch (Exception ex) {
+			return;
+		}
+		for (int[] group : plan.groups(cluster)) {
+			if (this.unanswered.incrementAndGet() > MAX_UNANSWERED) {
+				this.unanswered.decrementAndGet();
+				return;
+			}
+			List<byte[]> keyBytes = new ArrayList<>(group.length);
+			String[] extra = new String[group.length];
+			for (int i = 0; i < group.length; i++) {
+				keyBytes.add(bytes(plan.keys.get(group[i])));
+				extra[i] = plan.extra[group[i]];
+			}
+			CompletableFuture<?> sent;
+			try {
+				sent = this.runner.evalAsync(keyBytes, arguments("a", plan, group, extra, cost, 0, time));
+			}
+			catch (RuntimeException ex) {
+				this.unanswered.decrementAndGet();
+				return;
+			}
+			sent.whenComplete((result, ex) -> this.unanswered.decrementAndGet());
+		}
 	}
 
 	private void report(Throwable ex) {
@@ -553,14 +760,13 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		}
 	}
 
+	/**
+	 * Decides a call while Redis is down, by the failure mode.
+	 */
 	private Decision fallback(List<KeyedLimit> limits, long cost) {
 		return switch (this.failureMode) {
 			case ALLOW -> Decision.unavailable(true, 0);
-			case DENY -> Decision.unavailable(false, this.gate.coolDownRemainingMicros());
-			case LOCAL -> {
-				Decision local = Objects.requireNonNull(this.localFallback).acquire(limits, cost);
-				yield Decision.of(local.statuses(), local.leases(), Decision.Source.LOCAL_FALLBACK);
-			}
+			case DENY, LOCAL -> decideHere(limits, cost);
 		};
 	}
 
@@ -605,8 +811,8 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 			return;
 		}
 		if (decision.source() == Decision.Source.LOCAL_FALLBACK) {
-			if (this.localFallback != null) {
-				this.localFallback.release(decision);
+			if (this.local != null) {
+				this.local.release(decision);
 			}
 			return;
 		}
@@ -624,7 +830,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 						report(ex);
 					}
 				});
-				if (!interrupted && this.gate.isAvailable()) {
+				if (!interrupted && !this.gate.isDown()) {
 					// Wait, so that a call made after release sees the permit back; a late answer still releases it.
 					ScriptRunner.await(removed, deadline, false);
 				}
@@ -653,8 +859,8 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		if (this.leased != null) {
 			this.leased.forget(key);
 		}
-		if (this.localFallback != null) {
-			this.localFallback.reset(limit);
+		if (this.local != null) {
+			this.local.reset(limit);
 		}
 		try {
 			this.runner.delete(bytes(key), System.nanoTime() + this.timeoutNanos);
@@ -681,6 +887,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	public void close() {
 		// give-backs still on their way would be lost with the connection: let them land, for one timeout at most
 		awaitCompensations(Duration.ofNanos(this.timeoutNanos));
+		this.recovery.shutdownNow();
 		this.runner.close();
 	}
 
@@ -810,6 +1017,8 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 
 		private Duration coolDown = Duration.ofSeconds(1);
 
+		private Duration recoveryCheckInterval = Duration.ofMillis(200);
+
 		private long lease;
 
 		private Consumer<Throwable> failureListener = (ex) -> {
@@ -856,8 +1065,10 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		}
 
 		/**
-		 * Sets the limiter that decides calls in {@link FailureMode#LOCAL} while Redis fails; default a new
-		 * {@link InMemoryRateLimiter}.
+		 * Sets this instance's own limiter: it decides calls that Redis answers late (unless the failure mode is
+		 * {@link FailureMode#DENY}, which refuses them), and every call while Redis is down in
+		 * {@link FailureMode#LOCAL}; every call Redis allows is charged to it too. Default: a new
+		 * {@link InMemoryRateLimiter} (none in {@link FailureMode#DENY}).
 		 * @param localFallback the local limiter
 		 * @return this builder
 		 */
@@ -867,8 +1078,9 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		}
 
 		/**
-		 * Sets how long Redis is skipped after a failure before one call tries it again; default 1s, long enough that
-		 * an outage costs one timeout per second instead of one per call, short enough that recovery is quick.
+		 * Sets how long calls are decided by this instance, without waiting for Redis, after Redis answered a call
+		 * later than the timeout; then one call waits for Redis again, and an answer in time ends it. Default 1s, long
+		 * enough that slowness costs one timeout per second instead of one per call.
 		 * @param coolDown the cool-down, zero or positive
 		 * @return this builder
 		 */
@@ -878,6 +1090,21 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 				throw new IllegalArgumentException("coolDown must not be negative (was " + coolDown + ")");
 			}
 			this.coolDown = coolDown;
+			return this;
+		}
+
+		/**
+		 * Sets how often a Redis that is down (an error, a lost connection) is checked, with a new connection if the
+		 * old one is closed and a real write: the first success brings calls back to Redis. Default 200ms.
+		 * @param interval the interval, positive
+		 * @return this builder
+		 */
+		public Builder recoveryCheckInterval(Duration interval) {
+			Objects.requireNonNull(interval, "recoveryCheckInterval must not be null");
+			if (interval.isNegative() || interval.isZero()) {
+				throw new IllegalArgumentException("recoveryCheckInterval must be positive (was " + interval + ")");
+			}
+			this.recoveryCheckInterval = interval;
 			return this;
 		}
 

@@ -25,8 +25,9 @@ interface ScriptRunner extends AutoCloseable {
 	/**
 	 * Runs the script: as a Redis 7 function with FCALL where the runner supports it (Lettuce), else, and wherever the
 	 * function cannot run, with EVALSHA, and with EVAL if Redis answers NOSCRIPT (which also caches the script again,
-	 * after a restart or a failover); any retry runs within the same deadline. A call that misses the deadline is
-	 * cancelled, so that a client that queues commands while disconnected does not send it later.
+	 * after a restart or a failover); any retry runs within the same deadline. A call that misses the deadline while
+	 * the connection is down is cancelled, so that a client that queues commands while disconnected does not send it
+	 * later; one that misses it on a connection that is up may still run (see {@link #isConnected()}).
 	 */
 	default List<Object> eval(List<byte[]> keys, List<byte[]> args, long deadline) throws Exception {
 		return eval(keys, args, deadline, List.of());
@@ -81,6 +82,21 @@ interface ScriptRunner extends AutoCloseable {
 		return CompletableFuture.completedFuture(null);
 	}
 
+	/**
+	 * Returns whether the connection to Redis is up, as far as the runner knows: a call that times out on a connection
+	 * that is up was answered late (Redis still runs it), not lost. A runner that cannot tell says {@code true}.
+	 */
+	default boolean isConnected() {
+		return true;
+	}
+
+	/**
+	 * Replaces a connection that is closed by a new one, at once, rather than waiting for the client's own reconnection;
+	 * called by the limiter's checks while Redis is down. A runner that opens a connection per call does nothing.
+	 */
+	default void reconnectIfClosed() {
+	}
+
 	@Override
 	void close();
 
@@ -98,6 +114,17 @@ interface ScriptRunner extends AutoCloseable {
 	 * @throws InterruptedException if the waiting thread is interrupted (its flag is set again); Redis did not fail
 	 */
 	static <T> T await(Future<T> future, long deadline, boolean cancel) throws Exception {
+		return await(future, deadline, cancel, cancel);
+	}
+
+	/**
+	 * Waits for a result until the deadline.
+	 * @param cancelOnTimeout whether to cancel the work when the deadline passes
+	 * @param cancelOnInterrupt whether to cancel the work when the waiting thread is interrupted
+	 * @throws InterruptedException if the waiting thread is interrupted (its flag is set again); Redis did not fail
+	 */
+	static <T> T await(Future<T> future, long deadline, boolean cancelOnTimeout, boolean cancelOnInterrupt)
+			throws Exception {
 		try {
 			long remaining = deadline - System.nanoTime();
 			if (remaining <= 0 && !future.isDone()) {
@@ -106,7 +133,7 @@ interface ScriptRunner extends AutoCloseable {
 			return future.get(Math.max(remaining, 0), TimeUnit.NANOSECONDS);
 		}
 		catch (TimeoutException ex) {
-			if (cancel && !future.cancel(true) && future.isDone() && !future.isCancelled()) {
+			if (cancelOnTimeout && !future.cancel(true) && future.isDone() && !future.isCancelled()) {
 				// answered between the timeout and the cancel: the answer is the caller's, and nobody else's
 				return await(future, System.nanoTime(), false);
 			}
@@ -124,7 +151,7 @@ interface ScriptRunner extends AutoCloseable {
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
-			if (cancel && !future.cancel(true) && future.isDone() && !future.isCancelled()) {
+			if (cancelOnInterrupt && !future.cancel(true) && future.isDone() && !future.isCancelled()) {
 				// answered as the caller was interrupted: the answer is the caller's, and nobody else's
 				return await(future, System.nanoTime(), false);
 			}

@@ -2,40 +2,76 @@ package dev.ratelimit.core.redis;
 
 import java.util.concurrent.CompletableFuture;
 
+import dev.ratelimit.core.redis.BackendGate.Route;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@link BackendGate}: after a failure and its cool-down one caller probes at a time, and a caller that learned nothing
- * about Redis (interrupted, or failed on its own) gives the probe back only if it was the probe.
+ * {@link BackendGate}: a late answer makes calls decide here and, once its cool-down has passed, lets one caller at a
+ * time probe Redis; a failure sends every call to the failure mode until a success, and no caller probes then; a
+ * caller that learned nothing about Redis (interrupted, or failed on its own) gives the probe back only if it was the
+ * probe.
  */
 class BackendGateTest {
 
 	private final BackendGate gate = new BackendGate(0);
 
 	@Test
-	void onlyTheProbeGivesTheProbeBack() throws Exception {
-		assertThat(this.gate.tryEnter()).isTrue();
-		this.gate.failed();
-		// the cool-down (none here) has passed: the first caller probes, the next does not
-		assertThat(CompletableFuture.supplyAsync(this.gate::tryEnter).get()).isTrue();
-		assertThat(this.gate.tryEnter()).isFalse();
-		// this thread, which entered before the failure, is interrupted: the other thread's probe goes on
+	void callsAskRedisWhileItAnswersInTime() {
+		assertThat(this.gate.enter()).isEqualTo(Route.ASK);
+		this.gate.succeeded();
+		assertThat(this.gate.enter()).isEqualTo(Route.ASK);
+		assertThat(this.gate.isDown()).isFalse();
+		assertThat(this.gate.isLate()).isFalse();
+	}
+
+	@Test
+	void aLateAnswerLetsOneCallerAtATimeProbeOnceTheCoolDownHasPassed() throws Exception {
+		this.gate.late();
+		// the cool-down (none here) has passed: the first caller probes, the next decides here
+		assertThat(CompletableFuture.supplyAsync(this.gate::enter).get()).isEqualTo(Route.ASK);
+		assertThat(this.gate.enter()).isEqualTo(Route.LATE);
+		// this thread is not the probe: the other thread's probe goes on
 		this.gate.abandoned();
-		assertThat(this.gate.tryEnter()).isFalse();
+		assertThat(this.gate.enter()).isEqualTo(Route.LATE);
+		this.gate.succeeded();
+		assertThat(this.gate.enter()).isEqualTo(Route.ASK);
+	}
+
+	@Test
+	void callsDecideHereDuringTheCoolDownOfALateAnswer() {
+		BackendGate cooling = new BackendGate(Long.MAX_VALUE / 4);
+		cooling.late();
+		assertThat(cooling.enter()).isEqualTo(Route.LATE);
+		assertThat(cooling.enter()).isEqualTo(Route.LATE);
+		assertThat(cooling.unusableForMicros(7)).isPositive();
+		assertThat(cooling.isDown()).isFalse();
 	}
 
 	@Test
 	void aProbeThatLearnedNothingLetsTheNextCallerProbe() {
-		this.gate.failed();
-		assertThat(this.gate.tryEnter()).isTrue();
-		assertThat(this.gate.tryEnter()).isFalse();
+		this.gate.late();
+		assertThat(this.gate.enter()).isEqualTo(Route.ASK);
+		assertThat(this.gate.enter()).isEqualTo(Route.LATE);
 		this.gate.abandoned();
-		assertThat(this.gate.tryEnter()).isTrue();
-		this.gate.succeeded();
-		assertThat(this.gate.isAvailable()).isTrue();
-		assertThat(this.gate.tryEnter()).isTrue();
+		assertThat(this.gate.enter()).isEqualTo(Route.ASK);
+	}
+
+	@Test
+	void aFailureSendsEveryCallToTheFailureModeUntilASuccessWhateverTheTime() {
+		assertThat(this.gate.failed()).as("was up").isTrue();
+		assertThat(this.gate.failed()).as("was up").isFalse();
+		// no cool-down: no caller ever probes a Redis that is down (a background check does)
+		assertThat(this.gate.enter()).isEqualTo(Route.DOWN);
+		assertThat(this.gate.enter()).isEqualTo(Route.DOWN);
+		assertThat(this.gate.unusableForMicros(7)).isEqualTo(7);
+		// a late answer (of a call sent before) does not make a Redis that is down usable
+		this.gate.late();
+		assertThat(this.gate.enter()).isEqualTo(Route.DOWN);
+		assertThat(this.gate.succeeded()).as("was down").isTrue();
+		assertThat(this.gate.enter()).isEqualTo(Route.ASK);
+		assertThat(this.gate.unusableForMicros(7)).isZero();
 	}
 
 }

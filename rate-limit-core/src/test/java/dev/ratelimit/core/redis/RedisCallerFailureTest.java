@@ -33,9 +33,9 @@ import static org.awaitility.Awaitility.await;
 /**
  * What the caller's own troubles do to a {@link RedisRateLimiter}: none of them is a Redis failure, and none leaves a
  * permit taken in Redis that nobody releases. A call that timed out withdraws the concurrency permit Redis takes when
- * it runs the call late; an interrupted caller falls back alone and sends nothing; a release under an interrupt
- * still releases every lease; an error thrown in the probe of a cool-down lets the next caller probe; a lease renewal
- * made after waiting for another thread's renewal gets the whole timeout for itself.
+ * it runs the call late; an interrupted caller is decided by this instance alone and sends nothing; a release under an
+ * interrupt still releases every lease; an error thrown in the probe after a late answer lets the next caller probe; a
+ * lease renewal made after waiting for another thread's renewal gets the whole timeout for itself.
  */
 class RedisCallerFailureTest {
 
@@ -58,7 +58,7 @@ class RedisCallerFailureTest {
 	}
 
 	@Test
-	void anInterruptedCallerFallsBackAloneAndSendsNothing() {
+	void anInterruptedCallerIsDecidedHereAloneAndSendsNothing() {
 		KeyedLimit pool = new KeyedLimit("pool", "interrupted", Limit.concurrency(1));
 		try (RedisRateLimiter limiter = limiter(Duration.ofMillis(500)).build();
 				RespClient redis = server.endpoint().client()) {
@@ -72,7 +72,8 @@ class RedisCallerFailureTest {
 			finally {
 				assertThat(Thread.interrupted()).as("the interrupt flag is kept").isTrue();
 			}
-			assertThat(interrupted.source()).isEqualTo(Decision.Source.FAILED_OPEN);
+			// never let through unlimited: this instance's own limits decide it
+			assertThat(interrupted.source()).isEqualTo(Decision.Source.LOCAL_FALLBACK);
 			assertThat(this.failures).hasValue(0);
 			assertThat(scripts(redis)).as("scripts run by Redis").isEqualTo(scriptsBefore);
 			// Redis is still in use, and the interrupted call took nothing: the pool's one permit is free
@@ -96,7 +97,7 @@ class RedisCallerFailureTest {
 			awaitBackend(limiter, new KeyedLimit("warm", "timed-out-" + client, Limit.tokenBucket("1000/1s")));
 			redis.command("CLIENT", "PAUSE", "400", "ALL");
 			// Redis holds the call past its timeout, then runs it: the permit it takes is nobody's
-			assertThat(limiter.acquire(pool).source()).isEqualTo(Decision.Source.FAILED_OPEN);
+			assertThat(limiter.acquire(pool).source()).isEqualTo(Decision.Source.LOCAL_FALLBACK);
 			assertThat(this.failures).hasValue(1);
 			// once Redis answers again, the pool's one permit is free (not held for the lease time, a minute)
 			await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(20)).untilAsserted(() -> {
@@ -153,15 +154,15 @@ class RedisCallerFailureTest {
 			return system.nowMicros();
 		};
 		KeyedLimit limit = new KeyedLimit("api", "probe", Limit.tokenBucket("1000/1s"));
-		try (RedisRateLimiter limiter = limiter(Duration.ofMillis(100)).coolDown(Duration.ofMillis(200))
+		// no cool-down after a late answer: each call after it is a probe, unless another probe is on its way
+		try (RedisRateLimiter limiter = limiter(Duration.ofMillis(100)).coolDown(Duration.ZERO)
 			.timeSource(failing)
 			.build(); RespClient client = server.endpoint().client()) {
 			awaitBackend(limiter, limit);
 			client.command("CLIENT", "PAUSE", "300", "ALL");
-			assertThat(limiter.acquire(limit).source()).isEqualTo(Decision.Source.FAILED_OPEN);
-			assertThat(limiter.isAvailable()).isFalse();
+			assertThat(limiter.acquire(limit).source()).isEqualTo(Decision.Source.LOCAL_FALLBACK);
 			armed.set(true);
-			// during the cool-down calls fall back without reading the time; the first one after it probes, and fails
+			// the next call probes, and fails; had it kept the probe, no call would ever ask Redis again
 			await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(10)).until(() -> {
 				try {
 					limiter.acquire(limit);

@@ -150,9 +150,17 @@ public class RateLimitProperties {
 		private String keyPrefix = "rl";
 
 		/**
-		 * Longest time a decision may take in Redis; a slower one counts as a backend failure.
+		 * Longest time a decision waits for Redis. A later answer is not a failure: the call is decided by this
+		 * instance's own limits (refused with 'deny'), never allowed unlimited.
 		 */
 		private Duration timeout = Duration.ofMillis(100);
+
+		/**
+		 * Longest time start-up waits for Redis to take a first write, so that the application is not ready before
+		 * its limiter is. A Redis that refuses ends the wait at once; calls then follow the failure mode until it
+		 * works.
+		 */
+		private Duration startupTimeout = Duration.ofSeconds(5);
 
 		/**
 		 * Permits leased from Redis per call and spent locally (two-tier mode); 0 asks Redis for every call.
@@ -173,6 +181,14 @@ public class RateLimitProperties {
 
 		public void setTimeout(Duration timeout) {
 			this.timeout = timeout;
+		}
+
+		public Duration getStartupTimeout() {
+			return this.startupTimeout;
+		}
+
+		public void setStartupTimeout(Duration startupTimeout) {
+			this.startupTimeout = startupTimeout;
 		}
 
 		public long getLease() {

@@ -1,6 +1,10 @@
 package dev.ratelimit.spring.autoconfigure;
 
+import java.time.Duration;
 import java.util.List;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -33,6 +37,8 @@ import dev.ratelimit.spring.RateLimitListener;
 @EnableConfigurationProperties(RateLimitProperties.class)
 public final class RateLimitRedisAutoConfiguration {
 
+	private static final Log logger = LogFactory.getLog(RateLimitRedisAutoConfiguration.class);
+
 	private static final String BACKEND = "redis";
 
 	@Bean(destroyMethod = "close")
@@ -60,8 +66,14 @@ public final class RateLimitRedisAutoConfiguration {
 		catch (IllegalArgumentException ex) {
 			throw new RateLimitConfigurationException("ratelimit.redis.lease", ex.getMessage());
 		}
+		Duration startupTimeout = redis.getStartupTimeout();
+		if (startupTimeout == null || startupTimeout.isNegative()) {
+			throw new RateLimitConfigurationException("ratelimit.redis.startup-timeout",
+					"must be zero or positive (was " + startupTimeout + ")");
+		}
 		builder.failureMode(properties.getOnBackendFailure());
-		if (properties.getOnBackendFailure() == FailureMode.LOCAL) {
+		if (properties.getOnBackendFailure() != FailureMode.DENY) {
+			// decides the calls Redis answers late, and in local mode every call while Redis is down
 			builder.localFallback(InMemoryRateLimiter.builder()
 				.maxKeys(properties.getMemory().getMaxKeys())
 				.timeSource(timeSource.getIfAvailable(TimeSource::system))
@@ -72,7 +84,14 @@ public final class RateLimitRedisAutoConfiguration {
 			builder.failureListener((failure) -> failureListeners
 				.forEach((listener) -> listener.onBackendFailure(BACKEND, failure)));
 		}
-		return builder.build();
+		RedisRateLimiter limiter = builder.build();
+		// before the web server starts, so that the first requests find the connection open and the script loaded
+		if (!startupTimeout.isZero() && !limiter.awaitReady(startupTimeout)) {
+			logger.warn("Redis did not take the rate limiter's first write within " + startupTimeout
+					+ "; calls follow ratelimit.on-backend-failure=" + properties.getOnBackendFailure()
+					+ " until it does");
+		}
+		return limiter;
 	}
 
 }

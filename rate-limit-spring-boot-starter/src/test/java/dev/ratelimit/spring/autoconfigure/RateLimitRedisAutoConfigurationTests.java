@@ -7,15 +7,21 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
+import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.FailureMode;
+import dev.ratelimit.core.KeyedLimit;
+import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.core.memory.InMemoryRateLimiter;
 import dev.ratelimit.core.redis.RedisRateLimiter;
+import dev.ratelimit.core.redis.testing.RedisServer;
+import dev.ratelimit.core.redis.testing.RespClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The Redis backend's auto-configuration, without a Redis server (nothing connects until the first decision).
+ * The Redis backend's auto-configuration: without a Redis server (start-up does not wait for a Redis that refuses),
+ * and with one, which has taken a write before the context is ready.
  */
 class RateLimitRedisAutoConfigurationTests {
 
@@ -55,6 +61,57 @@ class RateLimitRedisAutoConfigurationTests {
 				.getFailure()
 				.rootCause()
 				.hasMessageContaining("ratelimit.redis.key-prefix"));
+	}
+
+	@Test
+	void failsStartUpForANegativeStartupTimeout() {
+		this.runner.withPropertyValues("ratelimit.backend=redis", "ratelimit.redis.startup-timeout=-1s")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessageContaining("ratelimit.redis.startup-timeout"));
+	}
+
+	@Test
+	void startsWithoutWaitingForARedisThatRefusesAndFollowsTheFailureMode() {
+		this.runner.withPropertyValues("ratelimit.backend=redis", "ratelimit.on-backend-failure=deny",
+				"ratelimit.redis.startup-timeout=1h")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				RedisRateLimiter limiter = context.getBean(RedisRateLimiter.class);
+				assertThat(limiter.isAvailable()).isFalse();
+				assertThat(limiter.acquire(new KeyedLimit("api", "k", Limit.tokenBucket("5/1s"))).source())
+					.isEqualTo(Decision.Source.FAILED_CLOSED);
+			});
+	}
+
+	@Test
+	void redisHasTakenTheLimitersFirstWriteBeforeTheApplicationIsReady() {
+		try (RedisServer server = RedisServer.start(); RespClient redis = server.endpoint().client()) {
+			new ApplicationContextRunner()
+				.withConfiguration(AutoConfigurations.of(RateLimitRedisAutoConfiguration.class,
+						RateLimitAutoConfiguration.class))
+				.withBean(RedisConnectionFactory.class, () -> server.endpoint().lettuce())
+				.withPropertyValues("ratelimit.backend=redis", "ratelimit.policies.api.limits[0].rate=5/1s")
+				.run((context) -> {
+					assertThat(context).hasNotFailed();
+					// no call decided yet: start-up itself connected, loaded the script and wrote through it
+					String stats = redis.text("INFO", "commandstats");
+					assertThat(scriptCalls(stats)).isPositive();
+					assertThat(context.getBean(RedisRateLimiter.class).isAvailable()).isTrue();
+				});
+		}
+	}
+
+	private static long scriptCalls(String commandStats) {
+		long calls = 0;
+		for (String line : commandStats.split("\\R")) {
+			if (line.startsWith("cmdstat_fcall:") || line.startsWith("cmdstat_evalsha:")
+					|| line.startsWith("cmdstat_eval:")) {
+				calls += Long.parseLong(line.replaceAll("^[^:]+:calls=(\\d+),.*", "$1"));
+			}
+		}
+		return calls;
 	}
 
 }
