@@ -24,7 +24,8 @@ import static org.awaitility.Awaitility.await;
  * A {@code redis-server} process owned by a test: started on a free port (never 6379) with nothing written to disk
  * ({@code --save "" --appendonly no}, its own temporary {@code --dir}), killed with {@link #stop()}, and started again
  * on the same port with {@link #restart()}. Every server still running when the JVM exits is killed by a shutdown
- * hook, and its directory deleted.
+ * hook, and its directory deleted. A server can also start from a config file of its own ({@link #startWithConfig}),
+ * which it may rewrite, as a Sentinel does.
  */
 public final class RedisServer implements AutoCloseable {
 
@@ -40,10 +41,14 @@ public final class RedisServer implements AutoCloseable {
 
 	private final List<String> extraArguments;
 
+	/** The text of the config file the server starts from, or {@code null} for none. */
+	private final @Nullable String config;
+
 	private @Nullable Process process;
 
-	private RedisServer(int port, List<String> extraArguments) {
+	private RedisServer(int port, @Nullable String config, List<String> extraArguments) {
 		this.port = port;
+		this.config = config;
 		this.extraArguments = List.copyOf(extraArguments);
 		try {
 			this.directory = Files.createTempDirectory("ratelimit-redis-" + port + "-");
@@ -59,7 +64,20 @@ public final class RedisServer implements AutoCloseable {
 	 * @return the running server
 	 */
 	public static RedisServer start(String... extraArguments) {
-		RedisServer server = new RedisServer(freePort(), List.of(extraArguments));
+		RedisServer server = new RedisServer(freePort(), null, List.of(extraArguments));
+		server.launch();
+		return server;
+	}
+
+	/**
+	 * Starts a server on a free port from a config file with the given text, written to the server's directory on
+	 * the first start only: a Sentinel rewrites its file, and a restart keeps what it wrote.
+	 * @param config the config file's text, such as {@code sentinel monitor ...} lines
+	 * @param extraArguments more {@code redis-server} arguments, such as {@code --sentinel}
+	 * @return the running server
+	 */
+	public static RedisServer startWithConfig(String config, String... extraArguments) {
+		RedisServer server = new RedisServer(freePort(), config, List.of(extraArguments));
 		server.launch();
 		return server;
 	}
@@ -88,9 +106,23 @@ public final class RedisServer implements AutoCloseable {
 		if (this.process != null && this.process.isAlive()) {
 			return;
 		}
-		List<String> command = new ArrayList<>(List.of(RedisExecutable.locate().toString(), "--port",
-				Integer.toString(this.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir",
-				this.directory.toString(), "--protected-mode", "no"));
+		List<String> command = new ArrayList<>(List.of(RedisExecutable.locate().toString()));
+		try {
+			if (this.config != null) {
+				// the config file must be the first argument
+				Path file = this.directory.resolve("redis.conf");
+				if (!Files.exists(file)) {
+					Files.writeString(file, this.config);
+				}
+				command.add(file.toString());
+			}
+		}
+		catch (IOException ex) {
+			close();
+			throw new UncheckedIOException("Cannot write the config file of " + this, ex);
+		}
+		command.addAll(List.of("--port", Integer.toString(this.port), "--bind", "127.0.0.1", "--save", "",
+				"--appendonly", "no", "--dir", this.directory.toString(), "--protected-mode", "no"));
 		command.addAll(this.extraArguments);
 		try {
 			File log = this.directory.resolve("redis.log").toFile();
@@ -159,6 +191,15 @@ public final class RedisServer implements AutoCloseable {
 	 */
 	public RedisEndpoint endpoint() {
 		return new RedisEndpoint("127.0.0.1", this.port, null, 0);
+	}
+
+	/**
+	 * Returns the process id of the running server, so that a supervisor outside this JVM can stop it.
+	 * @return the pid, or {@code -1} when it does not run
+	 */
+	public synchronized long pid() {
+		Process running = this.process;
+		return (running != null && running.isAlive()) ? running.pid() : -1;
 	}
 
 	/**
