@@ -198,7 +198,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 			return thread;
 		});
 		long interval = builder.recoveryCheckInterval.toNanos();
-		this.recovery.scheduleWithFixedDelay(this::checkWhileDown, interval, interval, TimeUnit.NANOSECONDS);
+		this.recovery.scheduleWithFixedDelay(this::checkWhileUnusable, interval, interval, TimeUnit.NANOSECONDS);
 		this.runner.warmUp();
 	}
 
@@ -296,18 +296,24 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	}
 
 	/**
-	 * While Redis is down, replaces a closed connection and tries a health write, every
-	 * {@link Builder#recoveryCheckInterval(Duration) recovery check interval}; the first success brings calls back to
-	 * Redis. No caller waits for these checks: while Redis is down, every call is decided by the failure mode at once.
+	 * Every {@link Builder#recoveryCheckInterval(Duration) recovery check interval}, while Redis is not up: replaces a
+	 * closed connection (and, in a cluster, reads the topology again, so that a replica promoted by a failover gets its
+	 * slots' calls; a node that died leaves its calls waiting on a cluster connection that is still open, so they are
+	 * late rather than failed). While Redis is down it also tries a health write, whose first success brings calls
+	 * back to Redis; no caller waits for these checks. A late state is ended by a caller's probe, not here, so that it
+	 * lasts its cool-down.
 	 */
-	private void checkWhileDown() {
-		if (!this.gate.isDown()) {
+	private void checkWhileUnusable() {
+		boolean down = this.gate.isDown();
+		if (!down && !this.gate.isLate()) {
 			return;
 		}
 		try {
 			this.runner.reconnectIfClosed();
-			writeHealthKey();
-			this.gate.succeeded();
+			if (down) {
+				writeHealthKey();
+				this.gate.succeeded();
+			}
 		}
 		catch (Throwable ex) {
 			// still down: the next check tries again; a check is not a call, so it is not reported as a failure
@@ -1095,7 +1101,8 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 
 		/**
 		 * Sets how often a Redis that is down (an error, a lost connection) is checked, with a new connection if the
-		 * old one is closed and a real write: the first success brings calls back to Redis. Default 200ms.
+		 * old one is closed and a real write: the first success brings calls back to Redis. A Redis that answers late
+		 * gets its connection checked as often (and, in a cluster, its topology read again). Default 200ms.
 		 * @param interval the interval, positive
 		 * @return this builder
 		 */
