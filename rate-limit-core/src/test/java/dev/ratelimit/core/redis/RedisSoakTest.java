@@ -1,0 +1,113 @@
+package dev.ratelimit.core.redis;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import dev.ratelimit.core.Decision;
+import dev.ratelimit.core.FailureMode;
+import dev.ratelimit.core.KeyedLimit;
+import dev.ratelimit.core.Limit;
+import dev.ratelimit.core.LimitStatus;
+import dev.ratelimit.core.redis.testing.RedisServer;
+import dev.ratelimit.core.redis.testing.RespClient;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The short form of the campaign's soak: callers holding concurrency permits through repeated Redis crashes and
+ * restarts leave nothing behind once they stop: no permit held in Redis or locally, no extra connection, no extra
+ * thread. The ten-minute form is in the reliability campaign.
+ */
+class RedisSoakTest {
+
+	private static final KeyedLimit POOL = new KeyedLimit("pool", "soak", Limit.concurrency(4));
+
+	private static final KeyedLimit BUCKET = new KeyedLimit("api", "soak", Limit.tokenBucket("100000/1s"));
+
+	@ParameterizedTest
+	@EnumSource(FailureMode.class)
+	void repeatedCrashesLeakNoPermitConnectionOrThread(FailureMode mode) throws Exception {
+		try (RedisServer server = RedisServer.start(); RespClient admin = server.endpoint().client()) {
+			LettuceConnectionFactory factory = server.endpoint().lettuce();
+			try (RedisRateLimiter limiter = RedisRateLimiter.builder(factory)
+				.keyPrefix("soak")
+				.timeout(Duration.ofMillis(100))
+				.coolDown(Duration.ofMillis(100))
+				.recoveryCheckInterval(Duration.ofMillis(50))
+				.failureMode(mode)
+				.build()) {
+				assertThat(limiter.awaitReady(Duration.ofSeconds(5))).isTrue();
+				long connectionsBefore = connections(admin);
+				int threadsAfterFirstCycle = 0;
+				AtomicBoolean running = new AtomicBoolean(true);
+				ExecutorService callers = Executors.newFixedThreadPool(4);
+				List<Future<?>> work = new ArrayList<>();
+				for (int t = 0; t < 4; t++) {
+					work.add(callers.submit(() -> {
+						while (running.get()) {
+							Decision decision = limiter.acquire(List.of(POOL, BUCKET), 1);
+							if (decision.isAllowed()) {
+								limiter.release(decision);
+							}
+						}
+					}));
+				}
+				for (int cycle = 0; cycle < 3; cycle++) {
+					server.stop();
+					await().atMost(Duration.ofSeconds(5)).until(() -> !limiter.isAvailable());
+					server.restart();
+					await().atMost(Duration.ofSeconds(10))
+						.pollInterval(Duration.ofMillis(20))
+						.until(() -> limiter.acquire(BUCKET).source() == Decision.Source.BACKEND);
+					if (cycle == 0) {
+						threadsAfterFirstCycle = threads();
+					}
+				}
+				running.set(false);
+				for (Future<?> caller : work) {
+					caller.get();
+				}
+				callers.shutdown();
+				assertThat(callers.awaitTermination(5, TimeUnit.SECONDS)).isTrue();
+				try (RespClient afterRestart = server.endpoint().client()) {
+					LimitStatus pool = limiter.inspect(List.of(POOL)).get(0);
+					assertThat(pool.remaining()).as("permits free in Redis").isEqualTo(4);
+					assertThat(connections(afterRestart)).as("connections").isLessThanOrEqualTo(connectionsBefore);
+				}
+				assertThat(threads()).as("threads, the callers gone").isLessThanOrEqualTo(threadsAfterFirstCycle - 4);
+			}
+			finally {
+				factory.destroy();
+			}
+		}
+	}
+
+	/**
+	 * Counts the live threads but Lettuce's and Netty's own pools, which grow to their configured size as connections
+	 * come and go, and never beyond it.
+	 */
+	private static int threads() {
+		return (int) Thread.getAllStackTraces()
+			.keySet()
+			.stream()
+			.map(Thread::getName)
+			.filter((name) -> !name.startsWith("lettuce-") && !name.startsWith("globalEventExecutor"))
+			.count();
+	}
+
+	private static long connections(RespClient admin) {
+		return admin.text("CLIENT", "LIST").lines().filter((line) -> !line.contains("cmd=client|list")).count();
+	}
+
+}
