@@ -10,6 +10,22 @@ import org.jspecify.annotations.Nullable;
  */
 public final class SlidingWindowLog implements LimitAlgorithm<LogState> {
 
+	/*
+	 * The work of a call is bounded, however full the log: with n entries held (n <= the limit's permits, at most
+	 * 100,000), evaluate reads O(log n) of them (the first entry inside the window by binary search on time, the
+	 * permits inside it as a difference of running totals, and for a rejection the entry whose leaving frees enough
+	 * by binary search on the running total), and apply drops at most TRIM_PER_CALL entries, then adds or merges one.
+	 * decide.lua does the same on the sorted set, with O(log n) Redis commands.
+	 */
+
+	/**
+	 * The most entries that have left the window one allowed call drops. Dropping them all at once would take one call
+	 * through every entry of a full log that has just left the window. The log still holds at most one entry per
+	 * permit: an allowed call adds at most one entry and drops at least one if any has left, and when none has, every
+	 * entry is inside the window and holds at least one permit.
+	 */
+	static final int TRIM_PER_CALL = 8;
+
 	static final SlidingWindowLog INSTANCE = new SlidingWindowLog();
 
 	private SlidingWindowLog() {
@@ -29,16 +45,16 @@ public final class SlidingWindowLog implements LimitAlgorithm<LogState> {
 		long window = limit.windowMicros();
 		long permits = limit.capacity();
 		long at = at(state, now);
-		int first = 0;
-		while (first < state.size && state.time(first) <= at - window) {
-			first++;
-		}
+		int first = state.firstAfter(at - window);
+		long base = 0;
 		long active = 0;
-		for (int i = first; i < state.size; i++) {
-			active += state.cost(i);
+		long resetBefore = 0;
+		if (first < state.size) {
+			int newest = state.size - 1;
+			base = state.totalBefore(first);
+			active = LogState.permitsBetween(base, state.total(newest));
+			resetBefore = state.time(newest) + window - now;
 		}
-		long newest = (first < state.size) ? state.time(state.size - 1) : Long.MIN_VALUE;
-		long resetBefore = (newest == Long.MIN_VALUE) ? 0 : newest + window - now;
 		if (cost > permits) {
 			return Outcome.neverAllowed(permits - active, resetBefore);
 		}
@@ -47,19 +63,14 @@ public final class SlidingWindowLog implements LimitAlgorithm<LogState> {
 			return Outcome.allowed(permits - active - cost, reset);
 		}
 		long excess = active + cost - permits;
-		long freed = 0;
-		int i = first;
-		while (freed < excess) {
-			freed += state.cost(i);
-			i++;
-		}
-		return Outcome.rejected(permits - active, state.time(i - 1) + window - now, resetBefore);
+		int freeing = state.firstReaching(first, base, excess);
+		return Outcome.rejected(permits - active, state.time(freeing) + window - now, resetBefore);
 	}
 
 	@Override
 	public @Nullable String apply(Limit limit, LogState state, long now, long cost) {
 		long at = at(state, now);
-		while (state.size > 0 && state.time(0) <= at - limit.windowMicros()) {
+		for (int i = 0; i < TRIM_PER_CALL && state.size > 0 && state.time(0) <= at - limit.windowMicros(); i++) {
 			state.removeFirst();
 		}
 		if (cost > 0) {

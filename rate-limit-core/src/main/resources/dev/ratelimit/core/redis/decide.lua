@@ -20,6 +20,10 @@
 -- where mark is what a refund needs: the window start (fixed window, sliding counter), the log time (sliding log)
 -- or the permits granted (lease).
 --
+-- The work of a call is bounded: a few commands of O(1) for a bucket or a window; O(log n) commands of O(log n) for a
+-- sliding log of n entries, however full (n <= its permits; see its section); O(m) for the m live leases of a
+-- concurrency limit (m <= its max).
+--
 -- Two forms are built from this text (DecideScript): a Redis 7 function library (this text under a '#!lua name=...'
 -- line, registering decide as a function: FUNCTION LOAD once, then FCALL per call), and a script for EVALSHA/EVAL
 -- (this text followed by a call of decide with the KEYS and ARGV that EVAL sets). So the top level only defines
@@ -353,27 +357,69 @@ local function applySlidingCounter(key, limit, state, c, reset)
 end
 
 ---------------------------------------------------------------------------------------------------------------------
--- Sliding window log and concurrency. State: a sorted set. For the log, one member "time:cost" per distinct time
--- (calls at the same time are merged: the Java ring keeps them apart, but every formula only sums their costs or
--- reads their common time, so the decisions are the same). For concurrency, one member "leaseId:cost" per lease,
--- scored by its expiry. The Java state is in insertion order; with a clock that does not go back that is the
--- score order, and members with equal scores are interchangeable for every formula.
+-- Sliding window log. State: a sorted set with one member "time:total:cost" per distinct time, scored by the time,
+-- where total is the running total of the permits taken up to and including it, modulo LOG_TOTAL_MODULUS. These are
+-- the entries of the Java LogState, which merges calls at the same time too and drops the same ones; it holds the
+-- total before its oldest entry, where each member here holds its cost, so the total before it is total - cost.
+-- The permits inside the window are the newest total less the total before the window's first entry, and a
+-- rejection's retry-after is the time of the first entry whose total gets far enough past that: a binary search over
+-- ranks. So a call on n members (n <= the limit's permits) costs O(log n) commands of O(log n) each, however full the
+-- log and however many members have left the window: ZRANGE -1 -1 and ZRANGEBYSCORE LIMIT 0 1 always; for a
+-- rejection ZCOUNT, ZCARD and at most log2(n) + 1 ZRANGE r r; for an allowed call ZCOUNT, ZREMRANGEBYRANK of at most
+-- LOG_TRIM_PER_CALL members and a ZADD (and ZREM, to merge). A refund also rewrites the k members taken after the one
+-- it gives back to (those of the one round trip between the two calls): O((k + 1) log n).
 
-local function costOf(member)
-	return tonumber(string.match(member, ':(%d+)$'))
+-- LogState.TOTAL_MODULUS, 2^50: totals and their sums with a cost stay below 2^53.
+local LOG_TOTAL_MODULUS = 1125899906842624
+-- SlidingWindowLog.TRIM_PER_CALL
+local LOG_TRIM_PER_CALL = 8
+
+local function logEntry(member)
+	local time, total, c = string.match(member, '^(%d+):(%d+):(%d+)$')
+	return { member = member, time = tonumber(time), total = tonumber(total), cost = tonumber(c) }
+end
+
+local function logMember(time, total, c)
+	return int(time) .. ':' .. int(total) .. ':' .. int(c)
+end
+
+-- LogState.permitsBetween
+local function permitsBetween(from, to)
+	return fmod(to - from, LOG_TOTAL_MODULUS)
 end
 
 local function loadLog(key, limit)
-	local newest = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+	local newest = redis.call('ZRANGE', key, -1, -1)
 	-- SlidingWindowLog.at
 	local at = now
-	local newestTime = nil
+	local newestEntry = nil
 	if newest[1] then
-		newestTime = tonumber(newest[2])
-		at = math.max(now, newestTime)
+		newestEntry = logEntry(newest[1])
+		at = math.max(now, newestEntry.time)
 	end
-	local entries = redis.call('ZRANGEBYSCORE', key, '(' .. int(at - limit.window), '+inf', 'WITHSCORES')
-	return { at = at, entries = entries, newestMember = newest[1], newestTime = newestTime }
+	-- LogState.firstAfter(at - window)
+	local first = redis.call('ZRANGEBYSCORE', key, '(' .. int(at - limit.window), '+inf', 'LIMIT', 0, 1)
+	local firstEntry = nil
+	if first[1] then
+		firstEntry = logEntry(first[1])
+	end
+	return { key = key, at = at, newest = newestEntry, first = firstEntry }
+end
+
+-- LogState.firstReaching, from the window's first entry; returns the entry's time
+local function firstReachingTime(limit, state, base, permits)
+	local key = state.key
+	local low = redis.call('ZCOUNT', key, '-inf', int(state.at - limit.window))
+	local high = math.min(redis.call('ZCARD', key) - 1, low + permits - 1)
+	while low < high do
+		local middle = fdiv(low + high, 2)
+		if permitsBetween(base, logEntry(redis.call('ZRANGE', key, middle, middle)[1]).total) >= permits then
+			high = middle
+		else
+			low = middle + 1
+		end
+	end
+	return logEntry(redis.call('ZRANGE', key, low, low)[1]).time
 end
 
 -- SlidingWindowLog.evaluate
@@ -381,14 +427,15 @@ local function evaluateSlidingLog(limit, state, c)
 	local window = limit.window
 	local permits = limit.capacity
 	local at = state.at
-	local entries = state.entries
+	local first = state.first
+	local base = 0
 	local active = 0
-	for j = 1, #entries, 2 do
-		active = active + costOf(entries[j])
-	end
 	local resetBefore = 0
-	if #entries > 0 then
-		resetBefore = tonumber(entries[#entries]) + window - now
+	if first then
+		-- LogState.totalBefore(first)
+		base = first.total - first.cost
+		active = permitsBetween(base, state.newest.total)
+		resetBefore = state.newest.time + window - now
 	end
 	if c > permits then
 		return neverAllowed(permits - active, resetBefore)
@@ -401,29 +448,43 @@ local function evaluateSlidingLog(limit, state, c)
 		return allowed(permits - active - c, reset)
 	end
 	local excess = active + c - permits
-	local freed = 0
-	local j = 1
-	while freed < excess do
-		freed = freed + costOf(entries[j])
-		j = j + 2
-	end
-	return rejected(permits - active, tonumber(entries[j - 1]) + window - now, resetBefore)
+	return rejected(permits - active, firstReachingTime(limit, state, base, excess) + window - now, resetBefore)
 end
 
 -- SlidingWindowLog.apply; returns the log time, the mark a refund needs
 local function applySlidingLog(key, limit, state, c, reset)
 	local at = state.at
-	redis.call('ZREMRANGEBYSCORE', key, '-inf', int(at - limit.window))
+	local expired = redis.call('ZCOUNT', key, '-inf', int(at - limit.window))
+	if expired > 0 then
+		redis.call('ZREMRANGEBYRANK', key, 0, math.min(expired, LOG_TRIM_PER_CALL) - 1)
+	end
 	if c > 0 then
-		local total = c
-		if state.newestTime == at then
-			total = total + costOf(state.newestMember)
-			redis.call('ZREM', key, state.newestMember)
+		-- LogState.add
+		local newest = state.newest
+		if newest and newest.time == at then
+			redis.call('ZADD', key, int(at), logMember(at, fmod(newest.total + c, LOG_TOTAL_MODULUS), newest.cost + c))
+			redis.call('ZREM', key, newest.member)
+		else
+			local total = 0
+			if newest then
+				total = newest.total
+			end
+			redis.call('ZADD', key, int(at), logMember(at, fmod(total + c, LOG_TOTAL_MODULUS), c))
 		end
-		redis.call('ZADD', key, int(at), int(at) .. ':' .. int(total))
 	end
 	expire(key, reset)
 	return at
+end
+
+---------------------------------------------------------------------------------------------------------------------
+-- Concurrency. State: a sorted set, one member "leaseId:cost" per lease, scored by its expiry (RedisRateLimiter
+-- removes a released lease by that member). The Java state is in insertion order; with a clock that does not go
+-- back that is the score order, and members with equal scores are interchangeable for every formula. A call reads
+-- every live lease: O(m) for m leases, at most the limit's max (each lease holds at least one permit), so at most
+-- Limit.MAX_CONCURRENCY; apply also removes the expired ones, each once.
+
+local function costOf(member)
+	return tonumber(string.match(member, ':(%d+)$'))
 end
 
 local function loadLeases(key)
@@ -547,17 +608,24 @@ local function refund(key, limit, c, extra)
 			redis.call('HSET', key, 'p', int(math.max(0, tonumber(saved[3] or '0') - c)))
 		end
 	elseif a == 'swl' then
-		local members = redis.call('ZRANGEBYSCORE', key, extra, extra)
-		if members[1] then
-			local total = costOf(members[1]) - c
-			-- removing the key's only member deletes the key, and with it its expiry: keep the expiry it had
-			local ttl = redis.call('PTTL', key)
-			redis.call('ZREM', key, members[1])
-			if total > 0 then
-				redis.call('ZADD', key, extra, extra .. ':' .. int(total))
-				if ttl > 0 then
-					redis.call('PEXPIRE', key, ttl)
-				end
+		local found = redis.call('ZRANGEBYSCORE', key, extra, extra)
+		if found[1] then
+			-- the entry gives back up to c permits, and every entry taken after it has its running total lowered by as
+			-- much; each new member is added before the old one is removed, so that the key never goes empty in
+			-- between, which would delete it and its expiry
+			local entry = logEntry(found[1])
+			local back = math.min(c, entry.cost)
+			local later = redis.call('ZRANGEBYSCORE', key, '(' .. extra, '+inf')
+			if entry.cost > back then
+				redis.call('ZADD', key, extra,
+					logMember(entry.time, fmod(entry.total - back, LOG_TOTAL_MODULUS), entry.cost - back))
+			end
+			redis.call('ZREM', key, entry.member)
+			for j = 1, #later do
+				local taken = logEntry(later[j])
+				redis.call('ZADD', key, int(taken.time),
+					logMember(taken.time, fmod(taken.total - back, LOG_TOTAL_MODULUS), taken.cost))
+				redis.call('ZREM', key, taken.member)
 			end
 		end
 	else

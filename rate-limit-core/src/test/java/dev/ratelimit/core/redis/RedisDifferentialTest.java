@@ -64,7 +64,7 @@ class RedisDifferentialTest {
 				Limit.fixedWindow("5/1s"), Limit.fixedWindow("3/250ms"), Limit.fixedWindow("2/10s"),
 				Limit.slidingWindowCounter("5/1s"), Limit.slidingWindowCounter("3/250ms"),
 				Limit.slidingWindowCounter("10/1m"), Limit.slidingWindowLog("5/1s"), Limit.slidingWindowLog("3/250ms"),
-				Limit.slidingWindowLog("20/10s"), Limit.concurrency(3),
+				Limit.slidingWindowLog("20/10s"), Limit.slidingWindowLog("1000/100ms"), Limit.concurrency(3),
 				Limit.builder(Algorithm.CONCURRENCY).max(5).leaseTime(Duration.ofMillis(500)).build());
 	}
 
