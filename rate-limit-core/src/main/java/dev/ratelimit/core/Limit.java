@@ -359,7 +359,9 @@ public final class Limit {
 			case LEAKY_BUCKET -> "lb-" + rateParts() + "-" + this.capacity + "-" + this.mode.name().charAt(0)
 					+ this.maxWaitMicros;
 			case FIXED_WINDOW -> "fw-" + rateParts();
-			case SLIDING_WINDOW_LOG -> "swl-" + rateParts();
+			// "swl2": the log's Redis members carry running totals since issue 18; a new name keeps the members of the
+			// previous format, which this script cannot read, apart from it during a rolling deploy
+			case SLIDING_WINDOW_LOG -> "swl2-" + rateParts();
 			case SLIDING_WINDOW_COUNTER -> "swc-" + rateParts();
 			case CONCURRENCY -> "cc-" + this.capacity + "-" + this.leaseTimeMicros;
 		};

@@ -9,7 +9,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.FailureMode;
@@ -29,15 +28,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Redis killed, hanging and restarted under a {@link RedisRateLimiter}: every failure mode answers within the timeout,
- * failures are counted, Redis is skipped during the cool-down, and decisions come from Redis again after a restart.
+ * Redis killed, hanging and restarted under a {@link RedisRateLimiter}: each failure mode decides the calls, failures
+ * are counted, no call waits for a Redis that is down or, during the cool-down, late, and decisions come from Redis
+ * again after a restart. How long decisions take is a figure of the reliability campaign (docs/RELIABILITY.md).
  */
 class RedisFailureTest {
 
 	static final Duration TIMEOUT = Duration.ofMillis(100);
-
-	/** Scheduling slack on a busy two-core machine; a decision never takes longer than the timeout plus this. */
-	static final Duration MARGIN = Duration.ofMillis(150);
 
 	private static final Duration COOL_DOWN = Duration.ofMillis(200);
 
@@ -72,7 +69,6 @@ class RedisFailureTest {
 			failures.set(0);
 			server.stop();
 			Set<Decision.Source> sources = ConcurrentHashMap.newKeySet();
-			AtomicLong slowest = new AtomicLong();
 			AtomicInteger calls = new AtomicInteger();
 			long end = System.nanoTime() + Duration.ofMillis(800).toNanos();
 			ExecutorService executor = Executors.newFixedThreadPool(4);
@@ -80,9 +76,7 @@ class RedisFailureTest {
 			for (int t = 0; t < 4; t++) {
 				threads.add(executor.submit(() -> {
 					while (System.nanoTime() < end) {
-						long start = System.nanoTime();
 						Decision decision = limiter.acquire(LIMIT);
-						slowest.accumulateAndGet(System.nanoTime() - start, Math::max);
 						calls.incrementAndGet();
 						sources.add(decision.source());
 						if (mode == FailureMode.DENY) {
@@ -108,7 +102,6 @@ class RedisFailureTest {
 				case LOCAL -> Decision.Source.LOCAL_FALLBACK;
 			};
 			assertThat(sources).containsExactly(expected);
-			assertThat(Duration.ofNanos(slowest.get())).isLessThan(TIMEOUT.plus(MARGIN));
 			assertThat(limiter.isAvailable()).isFalse();
 			// Each failure starts a cool-down: a handful of probes, not one timeout per call.
 			assertThat(failures.get()).isBetween(1, 4 + (int) (800 / COOL_DOWN.toMillis()) * 2);
@@ -135,17 +128,13 @@ class RedisFailureTest {
 				assertThat(awaitBackend(limiter, Duration.ofSeconds(5))).isTrue();
 				failures.set(0);
 				client.command("CLIENT", "PAUSE", "1000", "ALL");
-				long start = System.nanoTime();
 				Decision decision = limiter.acquire(LIMIT);
-				Duration took = Duration.ofNanos(System.nanoTime() - start);
 				// late, not gone (the connection is up): decided by this instance's limits, not allowed unlimited
 				assertThat(decision.source()).isEqualTo(Decision.Source.LOCAL_FALLBACK);
-				assertThat(took).isGreaterThanOrEqualTo(TIMEOUT.minusMillis(5)).isLessThan(TIMEOUT.plus(MARGIN));
 				assertThat(failures).hasValue(1);
-				// within the cool-down: no wait at all
-				start = System.nanoTime();
+				// within the cool-down the next call does not wait for Redis (a wait would end late, and be reported)
 				assertThat(limiter.acquire(LIMIT).source()).isEqualTo(Decision.Source.LOCAL_FALLBACK);
-				assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofMillis(20));
+				assertThat(failures).hasValue(1);
 				client.command("CLIENT", "UNPAUSE");
 				assertThat(awaitBackend(limiter, Duration.ofSeconds(5))).isTrue();
 			}
