@@ -55,6 +55,18 @@ public interface RateLimiter {
 	void release(Decision decision);
 
 	/**
+	 * Keeps the concurrency permits of an allowed decision whose call is still in flight: each lease then expires a
+	 * lease time from now, so that a call that lasts longer than its lease time (a stream, a long poll, a slow upload)
+	 * keeps holding its permit. Call it more often than the lease time while the call runs (the starter renews each
+	 * held decision every third of its shortest lease time); the lease time then only bounds what a crashed caller
+	 * leaves behind. A lease already released, or dropped once expired, stays gone. Does nothing for a decision
+	 * without leases; limiters without leases need not implement it.
+	 * @param decision the decision, allowed and not yet released
+	 */
+	default void renew(Decision decision) {
+	}
+
+	/**
 	 * Forgets the state of a keyed limit, so that its next call sees fresh state.
 	 * @param limit the keyed limit
 	 */

@@ -9,8 +9,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * At most {@code max} permits in flight per key. Each allowed call holds a lease until it is released or, as a safety
- * net against a lost release (a crashed caller), until its lease time passes. When rejected, the retry-after is the
- * time until enough leases expire if none is released, an upper bound.
+ * net against a lost release (a crashed caller), until its lease time passes; a call still in flight renews its lease,
+ * which then expires a lease time after the renewal. When rejected, the retry-after is the time until enough leases
+ * expire if none is released nor renewed, an upper bound.
  */
 public final class ConcurrencyLimit implements LimitAlgorithm<LeaseState> {
 
@@ -79,6 +80,23 @@ public final class ConcurrencyLimit implements LimitAlgorithm<LeaseState> {
 		String id = Long.toString(LEASE_IDS.incrementAndGet());
 		state.leases.add(new LeaseState.Entry(id, now + limit.leaseTimeMicros(), cost));
 		return id;
+	}
+
+	/**
+	 * Renews a lease that is still held (even one past its expiry that no call has dropped yet, as in Redis): it
+	 * moves to the end of the list, since it now expires last, so that the list stays in the order of expiry that
+	 * Redis's sorted set keeps.
+	 */
+	@Override
+	public void renew(Limit limit, LeaseState state, String leaseId, long now) {
+		for (Iterator<LeaseState.Entry> leases = state.leases.iterator(); leases.hasNext();) {
+			LeaseState.Entry lease = leases.next();
+			if (lease.id().equals(leaseId)) {
+				leases.remove();
+				state.leases.add(new LeaseState.Entry(leaseId, now + limit.leaseTimeMicros(), lease.cost()));
+				return;
+			}
+		}
 	}
 
 	@Override

@@ -54,6 +54,17 @@ public interface LimitAlgorithm<S> {
 	}
 
 	/**
+	 * Makes a lease held by a call still in flight expire a lease time from {@code now}; does nothing for algorithms
+	 * without leases or for a lease that is no longer held.
+	 * @param limit the limit
+	 * @param state the key's state, changed in place
+	 * @param leaseId the lease
+	 * @param now the current time
+	 */
+	default void renew(Limit limit, S state, String leaseId, long now) {
+	}
+
+	/**
 	 * Returns the math for the given limit's algorithm.
 	 * @param limit the limit
 	 * @return the algorithm's math

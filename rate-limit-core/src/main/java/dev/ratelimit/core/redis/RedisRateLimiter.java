@@ -856,6 +856,46 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	}
 
 	/**
+	 * Renews the concurrency leases of an allowed decision whose call is still in flight, one script call per lease,
+	 * each waiting at most the timeout. A lease a local decision holds is renewed locally. While Redis is down nothing
+	 * is sent; a renewal that fails is logged at debug level and not reported as a failure (no call is decided by it):
+	 * should renewals fail for a whole lease time, the lease lapses in Redis.
+	 */
+	@Override
+	public void renew(Decision decision) {
+		if (decision.leases().isEmpty()) {
+			return;
+		}
+		if (decision.source() == Decision.Source.LOCAL_FALLBACK) {
+			if (this.local != null) {
+				this.local.renew(decision);
+			}
+			return;
+		}
+		if (decision.source() != Decision.Source.BACKEND || this.gate.isDown()) {
+			return;
+		}
+		for (Lease lease : decision.leases()) {
+			Plan plan = new Plan(List.of(lease.target()));
+			String[] member = { lease.id() + ":" + lease.cost() };
+			try {
+				this.runner.eval(List.of(bytes(plan.keys.get(0))),
+						arguments("n", plan, new int[] { 0 }, member, 0, 0, timeArgument()),
+						System.nanoTime() + this.timeoutNanos);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				return;
+			}
+			catch (Exception ex) {
+				if (logger.isDebugEnabled()) {
+					logger.debug("Could not renew a concurrency lease of '" + lease.target().policy() + "'", ex);
+				}
+			}
+		}
+	}
+
+	/**
 	 * Deletes a keyed limit's state in Redis (and its leased permits and local fallback state).
 	 * @throws DataAccessResourceFailureException or {@link QueryTimeoutException} if Redis fails
 	 */

@@ -10,7 +10,8 @@
 --
 -- KEYS: the state keys, one per distinct keyed limit.
 -- ARGV[1] op: 'a' acquire (evaluate, then apply if all allow), 'e' evaluate only (no writes), 'l' lease (one
---         token-bucket key: take between cost and ARGV[5] permits), 'r' refund (give back what 'a' took)
+--         token-bucket key: take between cost and ARGV[5] permits), 'r' refund (give back what 'a' took), 'n'
+--         renew (concurrency keys only, extra = the lease member "id:cost": push the lease's expiry a lease time on)
 -- ARGV[2] cost, ARGV[3] the time in microseconds or '' to read Redis TIME, ARGV[4] a floor for key TTLs in ms
 --         (0 in production; tests with an explicit clock set it, as their clock is not Redis's), ARGV[5] lease size.
 -- then per key, ARGS_PER_KEY values: algorithm, unitsPerMicro, unitsPerPermit, capacity, initial, shape (1/0),
@@ -540,6 +541,18 @@ local function applyConcurrency(key, limit, state, c)
 	expire(key, lastExpiry - now)
 end
 
+-- ConcurrencyLimit.renew: a lease still held (even one past its expiry that no call has removed yet) expires a lease
+-- time from now; a lease no longer there (released, or removed once expired) stays gone. Returns 1 if renewed.
+local function renewConcurrency(key, limit)
+	if redis.call('ZADD', key, 'XX', 'CH', int(now + limit.window), limit.member) == 0
+			and not redis.call('ZSCORE', key, limit.member) then
+		return 0
+	end
+	local newest = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+	expire(key, tonumber(newest[2]) - now)
+	return 1
+end
+
 ---------------------------------------------------------------------------------------------------------------------
 
 local function load(key, limit)
@@ -714,6 +727,18 @@ local function decide(keys, argv)
 			refund(KEYS[i], limit, cost, limit.member)
 		end
 		return { now, 1 }
+	end
+
+	if op == 'n' then
+		-- renew: every key is a concurrency limit, its member the lease ("id:cost"); allowed = renewed
+		local reply = { now, 1 }
+		for i = 1, #KEYS do
+			local renewed = renewConcurrency(KEYS[i], limitAt(i))
+			for _, value in ipairs({ renewed, 0, 0, 0, 0, 0, 0 }) do
+				table.insert(reply, value)
+			end
+		end
+		return reply
 	end
 
 	local limits = {}

@@ -214,6 +214,31 @@ class RedisRateLimiterTest {
 	}
 
 	@Test
+	void aRenewedConcurrencyPermitIsHeldPastItsLeaseTime() {
+		ManualTimeSource clock = new ManualTimeSource();
+		RedisRateLimiter redis = limiter(clock);
+		KeyedLimit stream = new KeyedLimit("streams", "client",
+				Limit.builder(Algorithm.CONCURRENCY).max(1).leaseTime(Duration.ofSeconds(1)).build());
+		Decision first = redis.acquire(stream);
+		assertThat(first.isAllowed()).isTrue();
+		// the first call is still in flight 1.1 s later, renewed on its way: its permit still counts
+		clock.advance(Duration.ofMillis(500));
+		redis.renew(first);
+		clock.advance(Duration.ofMillis(600));
+		Decision second = redis.acquire(stream);
+		assertThat(second.source()).isEqualTo(Decision.Source.BACKEND);
+		assertThat(second.isAllowed()).isFalse();
+		// a renewal after the release brings nothing back
+		redis.release(first);
+		redis.renew(first);
+		Decision third = redis.acquire(stream);
+		assertThat(third.isAllowed()).isTrue();
+		// without renewals a lease lapses after its lease time, as the safety net for a crashed caller
+		clock.advance(Duration.ofMillis(1100));
+		assertThat(redis.acquire(stream).isAllowed()).isTrue();
+	}
+
+	@Test
 	void decidesNothingForNoLimitsAndRejectsANegativeCost() {
 		RedisRateLimiter redis = limiter(null);
 		assertThat(redis.acquire(List.of(), 1).isAllowed()).isTrue();
