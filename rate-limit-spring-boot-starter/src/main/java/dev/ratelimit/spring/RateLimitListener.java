@@ -2,7 +2,8 @@ package dev.ratelimit.spring;
 
 /**
  * Called once for every decision the {@link RateLimitService} makes, and for every failure of the backend, for
- * example to record metrics. Implementations must be fast and thread-safe, and must not throw.
+ * example to record metrics. Implementations must be fast and thread-safe, and should not throw: a listener that
+ * throws changes no decision and keeps no permit, but it is logged and counted (see {@link RateLimitListeners}).
  */
 @FunctionalInterface
 public interface RateLimitListener {
@@ -19,6 +20,14 @@ public interface RateLimitListener {
 	 * @param failure the failure
 	 */
 	default void onBackendFailure(String backend, Throwable failure) {
+	}
+
+	/**
+	 * Receives the failure of another listener, which was skipped for that call: the decision stands.
+	 * @param listener the class of the listener that threw
+	 * @param failure what it threw
+	 */
+	default void onListenerFailure(Class<?> listener, Throwable failure) {
 	}
 
 }

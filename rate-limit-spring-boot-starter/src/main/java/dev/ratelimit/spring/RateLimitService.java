@@ -41,7 +41,7 @@ public final class RateLimitService {
 
 	private final TierResolver tierResolver;
 
-	private final List<RateLimitListener> listeners;
+	private final RateLimitListeners listeners;
 
 	private final String backend;
 
@@ -50,7 +50,8 @@ public final class RateLimitService {
 	 * @param limiter the limiter that decides
 	 * @param policies the configured policies
 	 * @param tierResolver the resolver of a caller's tier
-	 * @param listeners the listeners told of every decision
+	 * @param listeners the listeners told of every decision; one that throws changes nothing (see
+	 * {@link RateLimitListeners})
 	 * @param backend the name of the backend, such as {@code memory} or {@code redis}, for listeners
 	 */
 	public RateLimitService(RateLimiter limiter, PolicyRegistry policies, TierResolver tierResolver,
@@ -58,7 +59,7 @@ public final class RateLimitService {
 		this.limiter = Objects.requireNonNull(limiter, "limiter must not be null");
 		this.policies = Objects.requireNonNull(policies, "policies must not be null");
 		this.tierResolver = Objects.requireNonNull(tierResolver, "tierResolver must not be null");
-		this.listeners = List.copyOf(listeners);
+		this.listeners = new RateLimitListeners(listeners);
 		this.backend = Objects.requireNonNull(backend, "backend must not be null");
 	}
 
@@ -154,7 +155,7 @@ public final class RateLimitService {
 		RateLimitResult result = new RateLimitResult(decision, shadowDecision, tier, cost, shadowCost, usedNames);
 		if (!this.listeners.isEmpty()) {
 			RateLimitEvent event = new RateLimitEvent(outcomes(used, result), tier, this.backend, duration, result);
-			this.listeners.forEach((listener) -> listener.onDecision(event));
+			this.listeners.decided(event);
 		}
 		return result;
 	}

@@ -1,7 +1,6 @@
 package dev.ratelimit.spring.autoconfigure;
 
 import java.time.Duration;
-import java.util.List;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -24,6 +23,7 @@ import dev.ratelimit.core.memory.InMemoryRateLimiter;
 import dev.ratelimit.core.redis.RedisRateLimiter;
 import dev.ratelimit.spring.RateLimitConfigurationException;
 import dev.ratelimit.spring.RateLimitListener;
+import dev.ratelimit.spring.RateLimitListeners;
 
 /**
  * Auto-configuration of the Redis backend ({@code ratelimit.backend=redis}): a {@link RedisRateLimiter} on the
@@ -79,10 +79,9 @@ public final class RateLimitRedisAutoConfiguration {
 				.timeSource(timeSource.getIfAvailable(TimeSource::system))
 				.build());
 		}
-		List<RateLimitListener> failureListeners = listeners.orderedStream().toList();
+		RateLimitListeners failureListeners = new RateLimitListeners(listeners.orderedStream().toList());
 		if (!failureListeners.isEmpty()) {
-			builder.failureListener((failure) -> failureListeners
-				.forEach((listener) -> listener.onBackendFailure(BACKEND, failure)));
+			builder.failureListener((failure) -> failureListeners.backendFailed(BACKEND, failure));
 		}
 		RedisRateLimiter limiter = builder.build();
 		// before the web server starts, so that the first requests find the connection open and the script loaded

@@ -25,8 +25,9 @@ import dev.ratelimit.spring.RateLimitOutcome;
  * Records every decision of the {@code RateLimitService} in Micrometer: {@value #REQUESTS} (a counter tagged
  * {@code policy}, {@code tier} and {@code outcome}), {@value #DECISION} (a timer tagged {@code backend}, publishing a
  * percentile histogram unless {@code management.metrics.distribution.percentiles-histogram.ratelimit.decision} says
- * otherwise) and {@value #BACKEND_FAILURES} (a counter tagged {@code backend} and {@code exception}). No metric is
- * ever tagged with a client key.
+ * otherwise), {@value #BACKEND_FAILURES} (a counter tagged {@code backend} and {@code exception}) and
+ * {@value #LISTENER_FAILURES} (a counter tagged {@code listener}, the class of a {@code RateLimitListener} that threw).
+ * No metric is ever tagged with a client key.
  *
  * <p>
  * Meters are created once and kept, never looked up in the registry per decision: at start-up for every configured
@@ -43,6 +44,9 @@ public class RateLimitMetrics implements RateLimitListener {
 
 	/** The name of the backend failure counter. */
 	public static final String BACKEND_FAILURES = "ratelimit.backend.failures";
+
+	/** The name of the counter of listeners that threw. */
+	public static final String LISTENER_FAILURES = "ratelimit.listener.failures";
 
 	/** The {@code exception} tag of the failure counter registered, at zero, before any failure. */
 	public static final String NO_EXCEPTION = "none";
@@ -62,6 +66,8 @@ public class RateLimitMetrics implements RateLimitListener {
 	private final ConcurrentMap<String, Timer> timers = new ConcurrentHashMap<>();
 
 	private final ConcurrentMap<FailureKey, Counter> failures = new ConcurrentHashMap<>();
+
+	private final ConcurrentMap<Class<?>, Counter> listenerFailures = new ConcurrentHashMap<>();
 
 	/**
 	 * Creates the recorder and registers the meters of every configured policy and tier.
@@ -106,6 +112,14 @@ public class RateLimitMetrics implements RateLimitListener {
 	@Override
 	public void onBackendFailure(String backend, Throwable failure) {
 		failureCounter(new FailureKey(backend, exceptionName(failure))).increment();
+	}
+
+	@Override
+	public void onListenerFailure(Class<?> listener, Throwable failure) {
+		this.listenerFailures.computeIfAbsent(listener, (type) -> Counter.builder(LISTENER_FAILURES)
+			.description("Failures of rate-limit listeners, each skipped for the call it failed on")
+			.tag("listener", type.getName())
+			.register(this.registry)).increment();
 	}
 
 	private PolicyMeters policyMeters(String policy) {
