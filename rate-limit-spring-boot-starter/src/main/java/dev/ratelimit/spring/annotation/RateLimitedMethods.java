@@ -12,6 +12,9 @@ import java.util.concurrent.ConcurrentHashMap;
 
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.aop.Advisor;
+import org.springframework.aop.framework.Advised;
+import org.springframework.aop.framework.autoproxy.AutoProxyUtils;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.BeanDefinition;
@@ -38,8 +41,9 @@ import dev.ratelimit.spring.key.KeyResolverFactory;
 
 /**
  * Finds and resolves the {@link RateLimited} annotations of methods, once per method and class. When the application
- * has started, it checks every annotated method of every bean, so that an unknown policy or an expression that does
- * not parse fails start-up rather than the first call.
+ * has started, it checks every annotated method of every bean, so that an unknown policy, an expression that does
+ * not parse, or an annotation that no proxy would ever apply (on a static or final method, on a bean that is not
+ * proxied) fails start-up rather than going unnoticed.
  */
 public final class RateLimitedMethods implements SmartInitializingSingleton {
 
@@ -136,8 +140,7 @@ public final class RateLimitedMethods implements SmartInitializingSingleton {
 			return NONE;
 		}
 		Method specific = AopUtils.getMostSpecificMethod(method, targetClass);
-		String element = "@RateLimited on " + ClassUtils.getQualifiedMethodName(specific, targetClass) + "("
-				+ parameterList(specific) + ")";
+		String element = element(method, targetClass);
 		if (Modifier.isStatic(specific.getModifiers())) {
 			problems.add(new Problem(element, "is on a static method, which no proxy intercepts, so it would never"
 					+ " apply; rate-limit an instance method of a bean instead"));
@@ -263,11 +266,12 @@ public final class RateLimitedMethods implements SmartInitializingSingleton {
 			return;
 		}
 		List<Problem> problems = new ArrayList<>();
-		for (String name : factory.getBeanDefinitionNames()) {
-			if (factory.getBeanDefinition(name).getRole() == BeanDefinition.ROLE_INFRASTRUCTURE) {
+		for (String name : beanNames(factory)) {
+			if (factory.containsBeanDefinition(name)
+					&& factory.getBeanDefinition(name).getRole() == BeanDefinition.ROLE_INFRASTRUCTURE) {
 				continue;
 			}
-			Class<?> type = factory.getType(name, false);
+			Class<?> type = targetClass(factory, name);
 			if (type == null) {
 				continue;
 			}
@@ -276,17 +280,20 @@ public final class RateLimitedMethods implements SmartInitializingSingleton {
 			if (typeName.startsWith("org.springframework.") || typeName.startsWith("java.")) {
 				continue;
 			}
+			List<Method> annotated = new ArrayList<>();
 			try {
 				ReflectionUtils.doWithMethods(userClass, (method) -> {
 					MethodClassKey cacheKey = new MethodClassKey(method, userClass);
-					if (this.cache.containsKey(cacheKey)) {
-						this.anyAnnotated |= this.cache.get(cacheKey) != NONE;
-						return;
+					MethodLimits limits = this.cache.get(cacheKey);
+					if (limits == null) {
+						limits = resolve(method, userClass, problems);
+						if (limits != NONE) {
+							this.cache.put(cacheKey, limits);
+						}
 					}
-					MethodLimits limits = resolve(method, userClass, problems);
 					if (limits != NONE) {
 						this.anyAnnotated = true;
-						this.cache.put(cacheKey, limits);
+						annotated.add(method);
 					}
 				}, (method) -> !method.isSynthetic() && !method.isBridge()
 						&& method.getDeclaringClass() != Object.class);
@@ -294,10 +301,141 @@ public final class RateLimitedMethods implements SmartInitializingSingleton {
 			catch (IllegalStateException | LinkageError ex) {
 				// methods that cannot be introspected (an optional dependency is missing) cannot be proxied either
 			}
+			if (!annotated.isEmpty()) {
+				checkIntercepted(factory, name, userClass, annotated, problems);
+			}
 		}
 		if (!problems.isEmpty()) {
 			throw new RateLimitConfigurationException(problems.stream().distinct().toList());
 		}
+	}
+
+	/**
+	 * Returns the class of a bean before any proxy, as the auto-proxy creator recorded it: the type of a bean proxied
+	 * through its interfaces is a JDK proxy class, which carries no annotation.
+	 */
+	private static @Nullable Class<?> targetClass(ConfigurableListableBeanFactory factory, String name) {
+		if (factory.containsBeanDefinition(name)
+				&& factory.getMergedBeanDefinition(name)
+					.getAttribute(AutoProxyUtils.ORIGINAL_TARGET_CLASS_ATTRIBUTE) instanceof Class<?> original) {
+			return original;
+		}
+		return factory.getType(name, false);
+	}
+
+	/**
+	 * Returns the names of every bean: those defined, and the instances registered as they are, which no post-processor
+	 * has seen.
+	 */
+	private static Set<String> beanNames(ConfigurableListableBeanFactory factory) {
+		Set<String> names = new LinkedHashSet<>(List.of(factory.getBeanDefinitionNames()));
+		names.addAll(List.of(factory.getSingletonNames()));
+		return names;
+	}
+
+	/**
+	 * Reports the annotated methods of a bean that no proxy will intercept, so that their limits would never apply: a
+	 * bean that our advisor does not advise (registered as an instance, excluded from auto-proxying, or created before
+	 * the auto-proxy creator), a final or private method of a class-based (CGLIB) proxy, which cannot override it,
+	 * and a method that no proxied interface declares on an interface-based (JDK) proxy. A bean that is not created
+	 * yet (lazy, or of another scope than singleton) is judged by its class alone: a final or private method that no
+	 * interface declares is intercepted by no proxy.
+	 */
+	private static void checkIntercepted(ConfigurableListableBeanFactory factory, String name, Class<?> userClass,
+			List<Method> annotated, List<Problem> problems) {
+		Object bean = createdBean(factory, name);
+		if (bean == null) {
+			for (Method method : annotated) {
+				if (notOverridable(method) && !declaredByInterface(method, ClassUtils.getAllInterfacesForClass(userClass))) {
+					problems.add(new Problem(element(method, userClass), notOverridableReason(method, userClass)));
+				}
+			}
+			return;
+		}
+		if (!(bean instanceof Advised advised) || !advisedByRateLimited(advised)) {
+			for (Method method : annotated) {
+				problems.add(new Problem(element(method, userClass), "is on bean '" + name + "', which no proxy advises"
+						+ " (a bean registered as a ready instance, one excluded from auto-proxying, or one created"
+						+ " before the auto-proxy creator, such as a dependency of a BeanPostProcessor), so it would"
+						+ " never apply; let the container create the bean (a @Bean method or a component) so that it"
+						+ " is proxied"));
+			}
+			return;
+		}
+		boolean interfaceProxy = AopUtils.isJdkDynamicProxy(bean);
+		for (Method method : annotated) {
+			if (interfaceProxy && !declaredByInterface(method, advised.getProxiedInterfaces())) {
+				problems.add(new Problem(element(method, userClass), "is on a method that no interface of bean '"
+						+ name + "' declares, and the bean is proxied through its interfaces (a JDK proxy), which"
+						+ " intercepts their methods only, so it would never apply; declare the method in an interface"
+						+ " of the bean, or proxy its class (spring.aop.proxy-target-class=true, the default)"));
+			}
+			else if (!interfaceProxy && notOverridable(method)) {
+				problems.add(new Problem(element(method, userClass), notOverridableReason(method, userClass)));
+			}
+		}
+	}
+
+	/**
+	 * Returns a bean that the container has created, as callers see it (a proxy if it is proxied), or {@code null} if
+	 * it is not created yet, is not a singleton, or is made by a factory bean.
+	 */
+	private static @Nullable Object createdBean(ConfigurableListableBeanFactory factory, String name) {
+		if (!factory.containsSingleton(name) || factory.isFactoryBean(name)) {
+			return null;
+		}
+		if (factory.containsBeanDefinition(name) && !factory.getBeanDefinition(name).isSingleton()) {
+			return null;
+		}
+		return factory.getSingleton(name);
+	}
+
+	private static boolean advisedByRateLimited(Advised advised) {
+		for (Advisor advisor : advised.getAdvisors()) {
+			if (advisor instanceof RateLimitedAdvisor) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	private static boolean notOverridable(Method method) {
+		return Modifier.isFinal(method.getModifiers()) || Modifier.isPrivate(method.getModifiers());
+	}
+
+	private static String notOverridableReason(Method method, Class<?> userClass) {
+		if (Modifier.isPrivate(method.getModifiers())) {
+			return "is on a private method, which no proxy intercepts, so it would never apply; rate-limit a public"
+					+ " method of the bean instead";
+		}
+		if (!hasMethodAnnotation(method, userClass)) {
+			return "is on the class of a final method, which a class-based (CGLIB) proxy cannot override, so it would"
+					+ " never apply to that method, which the class-level annotation covers as a public method; remove"
+					+ " 'final', or annotate the methods to limit one by one";
+		}
+		return "is on a final method, which a class-based (CGLIB) proxy cannot override, so it would never apply;"
+				+ " remove 'final'";
+	}
+
+	private static boolean hasMethodAnnotation(Method method, Class<?> targetClass) {
+		Method specific = AopUtils.getMostSpecificMethod(method, targetClass);
+		return MergedAnnotations.from(specific, SearchStrategy.TYPE_HIERARCHY, RepeatableContainers.standardRepeatables())
+			.isPresent(RateLimited.class);
+	}
+
+	private static boolean declaredByInterface(Method method, Class<?>[] interfaces) {
+		for (Class<?> type : interfaces) {
+			if (ClassUtils.hasMethod(type, method.getName(), method.getParameterTypes())) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	private static String element(Method method, Class<?> targetClass) {
+		Method specific = AopUtils.getMostSpecificMethod(method, targetClass);
+		return "@RateLimited on " + ClassUtils.getQualifiedMethodName(specific, targetClass) + "("
+				+ parameterList(specific) + ")";
 	}
 
 }

@@ -12,6 +12,10 @@ import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.RestController;
+
 import dev.ratelimit.spring.annotation.RateLimited;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -187,6 +191,92 @@ class InvalidConfigurationTests {
 	}
 
 	@Test
+	void failsStartUpForAnAnnotationOnAFinalMethodOfAClassProxiedBean() {
+		this.runner.withPropertyValues("ratelimit.policies.api.limits[0].rate=5/1s")
+			.withBean(FinalMethodService.class)
+			.run((context) -> ConfigurationFailures.assertFailure(context,
+					"@RateLimited on " + FinalMethodService.class.getName() + ".call(String)",
+					"is on a final method, which a class-based (CGLIB) proxy cannot override"));
+	}
+
+	@Test
+	void failsStartUpForAFinalHandlerMethodOfAController() {
+		this.runner.withPropertyValues("ratelimit.policies.api.limits[0].rate=5/1s")
+			.withBean(FinalHandlerController.class)
+			.run((context) -> ConfigurationFailures.assertFailure(context,
+					"@RateLimited on " + FinalHandlerController.class.getName() + ".search(String)",
+					"is on a final method, which a class-based (CGLIB) proxy cannot override"));
+	}
+
+	@Test
+	void failsStartUpForTheFinalPublicMethodsOfAnAnnotatedClass() {
+		this.runner.withPropertyValues("ratelimit.policies.api.limits[0].rate=5/1s")
+			.withBean(FinalMembersService.class)
+			.run((context) -> {
+				ConfigurationFailures.assertFailure(context,
+						"@RateLimited on " + FinalMembersService.class.getName() + ".sealed()",
+						"is on the class of a final method, which a class-based (CGLIB) proxy cannot override");
+				assertThat(context.getStartupFailure()).hasMessageNotContaining(".open()");
+			});
+	}
+
+	@Test
+	void failsStartUpForAnAnnotationOnAPrivateMethod() {
+		this.runner.withPropertyValues("ratelimit.policies.api.limits[0].rate=5/1s")
+			.withBean(PrivateMethodService.class)
+			.run((context) -> ConfigurationFailures.assertFailure(context,
+					"@RateLimited on " + PrivateMethodService.class.getName() + ".hidden()",
+					"is on a private method, which no proxy intercepts"));
+	}
+
+	@Test
+	void failsStartUpForAnAnnotatedBeanRegisteredAsAReadyInstance() {
+		this.runner.withPropertyValues("ratelimit.policies.api.limits[0].rate=5/1s")
+			.withInitializer((context) -> context.getBeanFactory()
+				.registerSingleton("readyService", new PolicyKeyedService()))
+			.run((context) -> ConfigurationFailures.assertFailure(context,
+					"@RateLimited on " + PolicyKeyedService.class.getName() + ".call(String)",
+					"is on bean 'readyService', which no proxy advises"));
+	}
+
+	@Test
+	void failsStartUpForAnAnnotatedBeanExcludedFromAutoProxying() {
+		// a bean named after its class with the suffix .ORIGINAL is never proxied (AutoProxyUtils.isOriginalInstance)
+		String name = PolicyKeyedService.class.getName() + ".ORIGINAL";
+		this.runner.withPropertyValues("ratelimit.policies.api.limits[0].rate=5/1s")
+			.withBean(name, PolicyKeyedService.class)
+			.run((context) -> ConfigurationFailures.assertFailure(context,
+					"@RateLimited on " + PolicyKeyedService.class.getName() + ".call(String)",
+					"is on bean '" + name + "', which no proxy advises"));
+	}
+
+	@Test
+	void failsStartUpForAnAnnotatedMethodThatAnInterfaceProxyDoesNotIntercept() {
+		this.runner.withPropertyValues("ratelimit.policies.api.limits[0].rate=5/1s", "spring.aop.proxy-target-class=false")
+			.withBean(GreetingService.class)
+			.run((context) -> ConfigurationFailures.assertFailure(context,
+					"@RateLimited on " + GreetingService.class.getName() + ".wave()",
+					"is on a method that no interface of bean"));
+	}
+
+	@Test
+	void startsWhenAnInterfaceProxyInterceptsTheAnnotatedFinalMethod() {
+		// a final method that implements an interface method is intercepted through the interface
+		this.runner.withPropertyValues("ratelimit.policies.api.limits[0].rate=5/1s", "spring.aop.proxy-target-class=false")
+			.withBean(FinalGreetingService.class)
+			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	@Test
+	void failsStartUpForAFinalAnnotatedMethodOfABeanNotCreatedYet() {
+		this.runner.withPropertyValues("ratelimit.policies.api.limits[0].rate=5/1s")
+			.withBean(FinalMethodService.class, FinalMethodService::new, (definition) -> definition.setLazyInit(true))
+			.run((context) -> ConfigurationFailures.assertFailure(context,
+					"@RateLimited on " + FinalMethodService.class.getName() + ".call(String)",
+					"is on a final method, which a class-based (CGLIB) proxy cannot override"));
+	}
+
+	@Test
 	void leavesTheStaticMethodsOfAnAnnotatedClassAlone() {
 		// the policy's key is checked against the instance method only, which the proxy intercepts
 		this.runner
@@ -210,6 +300,76 @@ class InvalidConfigurationTests {
 
 		@RateLimited("api")
 		public static void helper(String userId) {
+		}
+
+	}
+
+	static class FinalMethodService {
+
+		@RateLimited("api")
+		public final void call(String userId) {
+		}
+
+	}
+
+	@RestController
+	static class FinalHandlerController {
+
+		@GetMapping("/api/search")
+		@RateLimited("api")
+		public final String search(@RequestParam String q) {
+			return q;
+		}
+
+	}
+
+	@RateLimited("api")
+	static class FinalMembersService {
+
+		public void open() {
+		}
+
+		public final void sealed() {
+		}
+
+	}
+
+	static class PrivateMethodService {
+
+		public void call() {
+			hidden();
+		}
+
+		@RateLimited("api")
+		private void hidden() {
+		}
+
+	}
+
+	interface Greeter {
+
+		void greet();
+
+	}
+
+	static class GreetingService implements Greeter {
+
+		@Override
+		@RateLimited("api")
+		public void greet() {
+		}
+
+		@RateLimited("api")
+		public void wave() {
+		}
+
+	}
+
+	static class FinalGreetingService implements Greeter {
+
+		@Override
+		@RateLimited("api")
+		public final void greet() {
 		}
 
 	}
