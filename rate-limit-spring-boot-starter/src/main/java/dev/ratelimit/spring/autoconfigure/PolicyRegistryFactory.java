@@ -70,6 +70,21 @@ final class PolicyRegistryFactory {
 		}
 	}
 
+	static @Nullable String apiKeySecret(RateLimitProperties properties) {
+		List<Problem> problems = new ArrayList<>();
+		checkApiKeySecret(properties, problems);
+		throwIfAny(problems);
+		return properties.getClient().getApiKeySecret();
+	}
+
+	private static void checkApiKeySecret(RateLimitProperties properties, List<Problem> problems) {
+		String secret = properties.getClient().getApiKeySecret();
+		if (secret != null && secret.isBlank()) {
+			problems.add(new Problem("ratelimit.client.api-key-secret", "is blank; set a secret (such as 32 random"
+					+ " bytes in base64), or remove the property to hash API keys with plain SHA-256"));
+		}
+	}
+
 	static PolicyRegistry policies(RateLimitProperties properties, KeyResolverFactory keyResolvers) {
 		List<Problem> problems = new ArrayList<>();
 		checkGeneral(properties, problems);
@@ -112,6 +127,7 @@ final class PolicyRegistryFactory {
 		if (header == null || header.isBlank()) {
 			problems.add(new Problem("ratelimit.client.api-key-header", "must name a header, such as X-API-Key"));
 		}
+		checkApiKeySecret(properties, problems);
 	}
 
 	/**

@@ -66,7 +66,8 @@ public final class RateLimitAutoConfiguration {
 	@ConditionalOnMissingBean
 	KeyResolverFactory rateLimitKeyResolverFactory(RateLimitProperties properties,
 			ClientAddressResolver addressResolver, BeanFactory beanFactory) {
-		return new KeyResolverFactory(addressResolver, properties.getClient().getApiKeyHeader(), beanFactory);
+		return new KeyResolverFactory(addressResolver, properties.getClient().getApiKeyHeader(),
+				PolicyRegistryFactory.apiKeySecret(properties), beanFactory);
 	}
 
 	@Bean

@@ -265,6 +265,14 @@ public class RateLimitProperties {
 		private String apiKeyHeader = "X-API-Key";
 
 		/**
+		 * Secret with which the 'api-key' strategy hashes API keys (HMAC-SHA-256) before they become rate-limit keys;
+		 * without it they are hashed with plain SHA-256, which anyone who can read the stored keys (Redis) can test
+		 * guessed API keys against. Set it when API keys are short or guessable and the store is shared. Changing it
+		 * starts every API-key client from a fresh state.
+		 */
+		private @Nullable String apiKeySecret;
+
+		/**
 		 * Addresses or CIDR blocks of proxies allowed to set the forwarding header (see forwarded-header); it is
 		 * ignored when sent by anyone else.
 		 */
@@ -306,6 +314,14 @@ public class RateLimitProperties {
 
 		public void setApiKeyHeader(String apiKeyHeader) {
 			this.apiKeyHeader = apiKeyHeader;
+		}
+
+		public @Nullable String getApiKeySecret() {
+			return this.apiKeySecret;
+		}
+
+		public void setApiKeySecret(@Nullable String apiKeySecret) {
+			this.apiKeySecret = apiKeySecret;
 		}
 
 		public List<String> getTrustedProxies() {

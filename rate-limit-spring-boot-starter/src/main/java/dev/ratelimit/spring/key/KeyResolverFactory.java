@@ -25,20 +25,35 @@ public final class KeyResolverFactory {
 
 	private final ClientAddressResolver addressResolver;
 
-	private final String apiKeyHeader;
+	private final ApiKeyResolver apiKeyResolver;
 
 	private final @Nullable BeanFactory beanFactory;
 
 	/**
-	 * Creates a factory.
+	 * Creates a factory whose {@code api-key} strategy hashes API keys with SHA-256.
 	 * @param addressResolver the resolver of client addresses, the {@code ip} strategy and the fallback of others
 	 * @param apiKeyHeader the header of the {@code api-key} strategy
 	 * @param beanFactory the bean factory that {@code bean:NAME} and {@code @beans} refer to
 	 */
 	public KeyResolverFactory(ClientAddressResolver addressResolver, String apiKeyHeader,
 			@Nullable BeanFactory beanFactory) {
+		this(addressResolver, apiKeyHeader, null, beanFactory);
+	}
+
+	/**
+	 * Creates a factory.
+	 * @param addressResolver the resolver of client addresses, the {@code ip} strategy and the fallback of others
+	 * @param apiKeyHeader the header of the {@code api-key} strategy
+	 * @param apiKeySecret the secret with which the {@code api-key} strategy hashes API keys (HMAC-SHA-256), or
+	 * {@code null} to hash them with SHA-256
+	 * @param beanFactory the bean factory that {@code bean:NAME} and {@code @beans} refer to
+	 * @throws IllegalArgumentException if the secret is blank
+	 */
+	public KeyResolverFactory(ClientAddressResolver addressResolver, String apiKeyHeader,
+			@Nullable String apiKeySecret, @Nullable BeanFactory beanFactory) {
 		this.addressResolver = Objects.requireNonNull(addressResolver, "addressResolver must not be null");
-		this.apiKeyHeader = Objects.requireNonNull(apiKeyHeader, "apiKeyHeader must not be null");
+		this.apiKeyResolver = new ApiKeyResolver(Objects.requireNonNull(apiKeyHeader, "apiKeyHeader must not be null"),
+				apiKeySecret);
 		this.beanFactory = beanFactory;
 	}
 
@@ -66,7 +81,7 @@ public final class KeyResolverFactory {
 		}
 		return switch (lower) {
 			case "principal" -> withFallback(new PrincipalKeyResolver());
-			case "api-key" -> withFallback(new ApiKeyResolver(this.apiKeyHeader));
+			case "api-key" -> withFallback(this.apiKeyResolver);
 			case "ip" -> this.addressResolver;
 			case "global" -> new KeyResolver() {
 

@@ -22,10 +22,12 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.mock.web.MockHttpServletRequest;
 
 import dev.ratelimit.core.FailureMode;
+import dev.ratelimit.spring.AppliedPolicy;
 import dev.ratelimit.spring.RateLimitContext;
 import dev.ratelimit.spring.RateLimitService;
 import dev.ratelimit.spring.autoconfigure.RateLimitAutoConfiguration;
 import dev.ratelimit.spring.autoconfigure.RateLimitEndpointAutoConfiguration;
+import dev.ratelimit.spring.key.KeyResolverFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -95,6 +97,39 @@ class RateLimitEndpointAutoConfigurationTests {
 					.statuses()
 					.get(0)
 					.remaining()).isEqualTo(1);
+			});
+	}
+
+	@Test
+	void namesAClientByApiKeyWithTheSecretThatTheDecisionPathHashesWith() {
+		String secret = "correct horse battery staple";
+		this.runner
+			.withPropertyValues("management.endpoints.web.exposure.include=ratelimits",
+					"ratelimit.policies.api.key=api-key", "ratelimit.policies.other.key=header:X-Client",
+					"ratelimit.policies.other.limits[0].rate=3/1m", "ratelimit.client.api-key-secret=" + secret)
+			.run((context) -> {
+				// HMAC-SHA-256 of "demo-free" with the secret, as computed outside Java
+				String hmac = "key:b8a1b9e261072b25f4cf952f44833309c9aae0b10c1b4d316b244aca3c9f5acb";
+				assertThat(context.getBean(KeyResolverFactory.class).create("api-key").storedKey("demo-free"))
+					.isEqualTo(hmac);
+				RateLimitService service = context.getBean(RateLimitService.class);
+				MockHttpServletRequest request = new MockHttpServletRequest();
+				request.addHeader("X-API-Key", "demo-free");
+				request.addHeader("X-Client", "tenant");
+				RateLimitContext call = RateLimitContext.forRequest(request, null);
+				service.decideApplied(List.of(AppliedPolicy.of(service.policies().get("api")),
+						new AppliedPolicy(service.policies().get("other"),
+								context.getBean(KeyResolverFactory.class).create("api-key"))),
+						1, call);
+				RateLimitsEndpoint endpoint = context.getBean(RateLimitsEndpoint.class);
+				assertThat(endpoint.key("api", "demo-free", null).limits()).singleElement()
+					.satisfies((limit) -> assertThat(limit.remaining()).isEqualTo(1));
+				assertThat(endpoint.key("other", new String[] { "demo-free" }, null, "api-key").limits())
+					.singleElement()
+					.satisfies((limit) -> assertThat(limit.remaining()).isEqualTo(2));
+				assertThat(endpoint.rateLimits().toString()).doesNotContain(secret);
+				assertThat(context.getBean(KeyResolverFactory.class).create("api-key").toString())
+					.doesNotContain(secret);
 			});
 	}
 

@@ -48,6 +48,7 @@ class InvalidConfigurationTests {
 			policy without limits | ratelimit.policies.empty.shadow=true | ratelimit.policies.empty | defines no limits
 			unknown default tier | ratelimit.default-tier=gold,ratelimit.policies.api.tiers.free[0].rate=1/1s | ratelimit.default-tier | is 'gold', which no policy defines under 'tiers'; known tiers: free
 			default tier without tiers | ratelimit.default-tier=gold | ratelimit.default-tier | is 'gold', but no policy defines tiers
+			blank API key secret | ratelimit.client.api-key-secret= | ratelimit.client.api-key-secret | is blank; set a secret
 			untrusted proxy syntax | ratelimit.client.trusted-proxies=10.0.0.0/33 | ratelimit.client.trusted-proxies[0] | invalid prefix length
 			non-address proxy | ratelimit.client.trusted-proxies=proxy.example.com | ratelimit.client.trusted-proxies[0] | is not an IP address or CIDR block
 			IPv6 prefix of zero | ratelimit.client.ipv6-prefix-length=0 | ratelimit.client.ipv6-prefix-length | is 0; it must be from 1 to 128
