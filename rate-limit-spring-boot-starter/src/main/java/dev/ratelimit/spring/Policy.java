@@ -34,7 +34,8 @@ public final class Policy {
 	 * @param keyResolver the resolver for that strategy
 	 * @param shadow whether the policy only observes and never rejects
 	 * @param limits the limits of callers whose tier has no limits of its own
-	 * @param tiers the limits of each tier, by lower-case tier name
+	 * @param tiers the limits of each tier, by lower-case tier name; without {@code limits}, those of the default tier
+	 * also apply to callers of a tier not listed
 	 */
 	public Policy(String name, String keyStrategy, KeyResolver keyResolver, boolean shadow, List<Limit> limits,
 			Map<String, List<Limit>> tiers) {
@@ -106,12 +107,19 @@ public final class Policy {
 	}
 
 	/**
-	 * Returns the limits for a tier: the tier's own if it has any, else {@link #limits()}.
+	 * Returns the limits for a tier: the tier's own if the policy lists the tier, else {@link #limits()}, else (a
+	 * policy with tiers only) those of the default tier, so that a caller of a tier the policy does not list, such as
+	 * one that a token names, is never unlimited by it. Only a tier listed with no limits is unlimited.
 	 * @param tier the lower-case tier name
+	 * @param defaultTier the lower-case tier of callers for whom no tier resolves ({@code ratelimit.default-tier})
 	 * @return the limits
 	 */
-	public List<Limit> limitsFor(String tier) {
-		return this.tiers.getOrDefault(tier, this.limits);
+	public List<Limit> limitsFor(String tier, String defaultTier) {
+		List<Limit> own = this.tiers.get(tier);
+		if (own != null) {
+			return own;
+		}
+		return this.limits.isEmpty() ? this.tiers.getOrDefault(defaultTier, this.limits) : this.limits;
 	}
 
 	@Override

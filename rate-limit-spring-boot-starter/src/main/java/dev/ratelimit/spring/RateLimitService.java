@@ -117,7 +117,7 @@ public final class RateLimitService {
 		List<String> usedNames = new ArrayList<>(applied.size());
 		for (AppliedPolicy application : applied) {
 			Policy policy = application.policy();
-			List<Limit> limits = policy.limitsFor(tier);
+			List<Limit> limits = policy.limitsFor(tier, this.policies.defaultTier());
 			String key = null;
 			if (!limits.isEmpty()) {
 				key = keyOf(application, context);

@@ -120,7 +120,8 @@ public class RateLimitsEndpoint {
 	 * Returns a client's state in a policy without consuming anything.
 	 * @param policy the policy name
 	 * @param key the client, as the key strategy identifies it; its segments are joined with {@code /}
-	 * @param tier the tier whose limits to show; the default tier if {@code null}
+	 * @param tier the tier whose limits to show, those a caller of that tier gets (for a tier the policy does not
+	 * list, its {@code limits}, else the default tier's); the default tier if {@code null}
 	 * @param strategy the key strategy that keyed the client, if not the policy's, as in a policy's {@code key}
 	 * @return the state, or {@code null} (404) if there is no such policy
 	 */
@@ -134,7 +135,7 @@ public class RateLimitsEndpoint {
 		String effectiveTier = (tier == null || tier.isBlank()) ? this.service.policies().defaultTier()
 				: PolicyRegistry.normalizeTier(tier);
 		String storedKey = storedKey(found, key, strategy);
-		List<KeyedLimit> targets = found.limitsFor(effectiveTier)
+		List<KeyedLimit> targets = found.limitsFor(effectiveTier, this.service.policies().defaultTier())
 			.stream()
 			.map((limit) -> new KeyedLimit(found.name(), storedKey, limit))
 			.toList();

@@ -98,11 +98,39 @@ final class PolicyRegistryFactory {
 		String defaultTier = properties.getDefaultTier();
 		PolicyRegistry registry = new PolicyRegistry(policies,
 				(defaultTier != null && !defaultTier.isBlank()) ? defaultTier : RateLimitProperties.DEFAULT_TIER);
+		int before = problems.size();
 		if (defaultTier != null) {
 			checkDefaultTier(defaultTier, properties, problems);
 		}
+		if (problems.size() == before) {
+			checkTierOnlyPolicies(registry.defaultTier(), properties, problems);
+		}
 		throwIfAny(problems);
 		return registry;
+	}
+
+	/**
+	 * Checks that every policy with tiers only lists the default tier, whose limits it applies to callers of the tiers
+	 * it does not list: without them, all those callers would not be limited by the policy. An empty list for the
+	 * default tier says so on purpose.
+	 */
+	private static void checkTierOnlyPolicies(String defaultTier, RateLimitProperties properties,
+			List<Problem> problems) {
+		properties.getPolicies().forEach((name, spec) -> {
+			if (!spec.getLimits().isEmpty() || spec.getTiers().isEmpty()) {
+				return;
+			}
+			boolean listed = spec.getTiers().keySet().stream()
+				.anyMatch((tier) -> PolicyRegistry.normalizeTier(tier).equals(defaultTier));
+			if (!listed) {
+				problems.add(new Problem("ratelimit.policies." + name + ".tiers", "lists neither the default tier '"
+						+ defaultTier + "' (ratelimit.default-tier) nor has 'limits', so callers of that tier, and of"
+						+ " every tier the policy does not list (whose callers get the default tier's limits), would not"
+						+ " be limited by it; add tiers." + defaultTier + " (an empty list leaves them unlimited on"
+						+ " purpose), add 'limits' for every tier not listed, or set ratelimit.default-tier to a tier"
+						+ " that the policy lists"));
+			}
+		});
 	}
 
 	private static void checkGeneral(RateLimitProperties properties, List<Problem> problems) {

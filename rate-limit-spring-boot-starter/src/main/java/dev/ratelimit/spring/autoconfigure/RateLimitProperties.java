@@ -39,8 +39,9 @@ public class RateLimitProperties {
 	private FailureMode onBackendFailure = FailureMode.ALLOW;
 
 	/**
-	 * Tier of a caller for whom no tier resolves (no TIER_<NAME> authority and no tier request attribute). When set,
-	 * it must be a tier that some policy defines under 'tiers'. Defaults to 'free'.
+	 * Tier of a caller for whom no tier resolves (no TIER_<NAME> authority and no tier request attribute). A policy
+	 * with tiers only also applies this tier's limits to callers of a tier it does not list. When set, it must be a
+	 * tier that some policy defines under 'tiers'. Defaults to 'free'.
 	 */
 	private @Nullable String defaultTier;
 
@@ -356,7 +357,9 @@ public class RateLimitProperties {
 		private List<LimitSpec> limits = new ArrayList<>();
 
 		/**
-		 * Limits per tier; they replace 'limits' for that tier. An empty list leaves the tier unlimited.
+		 * Limits per tier; they replace 'limits' for that tier. An empty list leaves the tier unlimited. A policy
+		 * without 'limits' applies those of the default tier (which it must list) to callers of a tier it does not
+		 * list.
 		 */
 		private Map<String, List<LimitSpec>> tiers = new LinkedHashMap<>();
 

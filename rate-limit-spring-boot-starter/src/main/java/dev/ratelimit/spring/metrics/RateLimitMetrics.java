@@ -33,6 +33,11 @@ import dev.ratelimit.spring.RateLimitOutcome;
  * Meters are created once and kept, never looked up in the registry per decision: at start-up for every configured
  * policy and tier (the outcomes {@code allowed} and {@code rejected}, or {@code shadow-rejected} for a shadow policy,
  * so that dashboards see zero rather than no data), and on first use for any other combination.
+ *
+ * <p>
+ * The {@code tier} tag holds the tiers the policies know (those some policy lists, and the default tier); a caller
+ * of any other tier, which whatever resolves tiers (a token's authority, say) could name at will, is counted as
+ * {@value #OTHER_TIER}, so that the number of series stays bounded.
  */
 public class RateLimitMetrics implements RateLimitListener {
 
@@ -48,6 +53,9 @@ public class RateLimitMetrics implements RateLimitListener {
 	/** The name of the counter of listeners that threw. */
 	public static final String LISTENER_FAILURES = "ratelimit.listener.failures";
 
+	/** The {@code tier} tag of a caller whose tier no policy knows. */
+	public static final String OTHER_TIER = "other";
+
 	/** The {@code exception} tag of the failure counter registered, at zero, before any failure. */
 	public static final String NO_EXCEPTION = "none";
 
@@ -60,6 +68,8 @@ public class RateLimitMetrics implements RateLimitListener {
 	private final MeterRegistry registry;
 
 	private final Map<String, PolicyMeters> policies;
+
+	private final Set<String> knownTiers;
 
 	private final ConcurrentMap<String, PolicyMeters> otherPolicies = new ConcurrentHashMap<>();
 
@@ -78,9 +88,10 @@ public class RateLimitMetrics implements RateLimitListener {
 	public RateLimitMetrics(MeterRegistry registry, PolicyRegistry policies, String backend) {
 		this.registry = Objects.requireNonNull(registry, "registry must not be null");
 		Map<String, PolicyMeters> meters = new HashMap<>();
+		this.knownTiers = Set.copyOf(policies.knownTiers());
 		for (Policy policy : policies.policies()) {
 			PolicyMeters policyMeters = new PolicyMeters();
-			for (String tier : policies.knownTiers()) {
+			for (String tier : this.knownTiers) {
 				AtomicReferenceArray<Counter> counters = policyMeters.tier(tier);
 				if (policy.isShadow()) {
 					counter(counters, policy.name(), tier, RateLimitOutcome.ALLOWED);
@@ -103,9 +114,10 @@ public class RateLimitMetrics implements RateLimitListener {
 		if (!event.duration().isZero()) {
 			timer(event.backend()).record(event.duration());
 		}
+		String tier = this.knownTiers.contains(event.tier()) ? event.tier() : OTHER_TIER;
 		event.outcomes().forEach((policy, outcome) -> {
-			AtomicReferenceArray<Counter> counters = policyMeters(policy).tier(event.tier());
-			counter(counters, policy, event.tier(), outcome).increment();
+			AtomicReferenceArray<Counter> counters = policyMeters(policy).tier(tier);
+			counter(counters, policy, tier, outcome).increment();
 		});
 	}
 

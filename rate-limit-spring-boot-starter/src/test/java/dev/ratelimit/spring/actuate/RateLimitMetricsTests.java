@@ -97,6 +97,21 @@ class RateLimitMetricsTests {
 	}
 
 	@Test
+	void countsACallerOfATierNoPolicyKnowsUnderTheTierOther() {
+		List<String> tiers = List.of("platinum", "Gold-7f3a", "free");
+		java.util.Iterator<String> next = tiers.iterator();
+		RateLimitService service = new RateLimitService(this.limiter, this.policies, (context) -> next.next(),
+				List.of(new RateLimitMetrics(this.registry, this.policies, "memory")), "memory");
+		for (int i = 0; i < tiers.size(); i++) {
+			service.decide(List.of("burst"), 1, this.call);
+		}
+		assertThat(requests("burst", "other", "allowed")).isEqualTo(2);
+		assertThat(requests("burst", "free", "allowed")).isEqualTo(1);
+		assertThat(this.registry.find(RateLimitMetrics.REQUESTS).meters())
+			.allSatisfy((meter) -> assertThat(meter.getId().getTag("tier")).isIn("free", "paid", "other"));
+	}
+
+	@Test
 	void countsWhatAShadowPolicyWouldHaveRejected() {
 		RateLimitService service = service(this.limiter, new RateLimitMetrics(this.registry, this.policies, "memory"));
 		for (int i = 0; i < 5; i++) {

@@ -104,6 +104,15 @@ class RateLimitsEndpointWebTests {
 	}
 
 	@Test
+	void perKeyReadForATierThePolicyDoesNotListShowsTheDefaultTiersLimits() throws Exception {
+		DocumentContext json = JsonPath
+			.parse(send("GET", "/actuator/ratelimits/counted/gold-key?tier=gold", null, false).body());
+		assertThat(json.read("$.tier", String.class)).isEqualTo("gold");
+		assertThat(json.read("$.limits[0].algorithm", String.class)).isEqualTo("fixed-window");
+		assertThat(json.read("$.limits[0].limit", Long.class)).isEqualTo(4);
+	}
+
+	@Test
 	void perKeyReadOfAnUnknownPolicyIsNotFound() throws Exception {
 		assertThat(send("GET", "/actuator/ratelimits/no-such-policy/some-key", null, false).statusCode())
 			.isEqualTo(404);

@@ -47,6 +47,8 @@ class InvalidConfigurationTests {
 			missing key resolver bean | ratelimit.policies.api.key=bean:tenantKeys | ratelimit.policies.api.key | names no bean 'tenantKeys'
 			policy without limits | ratelimit.policies.empty.shadow=true | ratelimit.policies.empty | defines no limits
 			unknown default tier | ratelimit.default-tier=gold,ratelimit.policies.api.tiers.free[0].rate=1/1s | ratelimit.default-tier | is 'gold', which no policy defines under 'tiers'; known tiers: free
+			tier-only policy without the default tier | ratelimit.default-tier=paid,ratelimit.policies.plans.tiers.paid[0].rate=9/1s,ratelimit.policies.search.tiers.free[0].rate=1/1s | ratelimit.policies.search.tiers | lists neither the default tier 'paid' (ratelimit.default-tier) nor has 'limits'
+			tier-only policy without the built-in default tier | ratelimit.policies.plans.tiers.basic[0].rate=1/1s | ratelimit.policies.plans.tiers | lists neither the default tier 'free' (ratelimit.default-tier) nor has 'limits'
 			default tier without tiers | ratelimit.default-tier=gold | ratelimit.default-tier | is 'gold', but no policy defines tiers
 			blank API key secret | ratelimit.client.api-key-secret= | ratelimit.client.api-key-secret | is blank; set a secret
 			untrusted proxy syntax | ratelimit.client.trusted-proxies=10.0.0.0/33 | ratelimit.client.trusted-proxies[0] | invalid prefix length

@@ -143,6 +143,16 @@ class RateLimitWebTests {
 	}
 
 	@Test
+	void givesACallerOfATierThePolicyDoesNotListTheDefaultTiersLimits() throws Exception {
+		// plans lists free and paid only; a token may name any tier
+		this.mvc.perform(get("/api/plans").with(user("gold-user").authorities(new SimpleGrantedAuthority("TIER_GOLD"))))
+			.andExpect(status().isOk())
+			.andExpect(header().string("RateLimit-Policy", "\"plans\";q=60;w=60"))
+			.andExpect(header().string("RateLimit", "\"plans\";r=59;t=1"));
+		assertThat(this.listener.last().tier()).isEqualTo("gold");
+	}
+
+	@Test
 	void rejectsTheSixtyFirstFreeRequestWhilePaidCallersGoOn() throws Exception {
 		RequestPostProcessor free = user("busy-free").authorities(new SimpleGrantedAuthority("TIER_FREE"));
 		RequestPostProcessor paid = user("busy-paid").authorities(new SimpleGrantedAuthority("TIER_PAID"));

@@ -36,7 +36,8 @@ public class ApiKeyProperties {
 
 	/**
 	 * Checks that every key's tier is one the rate limiter knows: a tier that a policy defines, or the default tier.
-	 * The {@code api} policy has limits for its tiers only, so a caller of another tier would not be limited by it.
+	 * The {@code api} policy has limits for its tiers only, so a caller of another tier would get the default tier's
+	 * (anonymous) limits: a misspelt tier would quietly downgrade a paying client.
 	 * @param policies the rate-limit policies
 	 * @throws IllegalStateException naming each client whose tier is unknown, and the known tiers
 	 */
@@ -52,7 +53,7 @@ public class ApiKeyProperties {
 		if (!unknown.isEmpty()) {
 			throw new IllegalStateException("geocoding.api-keys: " + String.join(", ", unknown)
 					+ ", which no rate-limit policy defines (known tiers: " + String.join(", ", known)
-					+ "); its callers would not be limited by the per-tier policies");
+					+ "); its callers would get the limits of the default tier '" + policies.defaultTier() + "'");
 		}
 	}
 

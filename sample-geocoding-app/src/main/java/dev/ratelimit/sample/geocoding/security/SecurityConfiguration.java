@@ -34,7 +34,7 @@ public class SecurityConfiguration {
 	SecurityFilterChain securityFilterChain(HttpSecurity http, ApiKeyProperties properties, JsonMapper jsonMapper,
 			@Value("${ratelimit.client.api-key-header:X-API-Key}") String apiKeyHeader,
 			ObjectProvider<PolicyRegistry> policies) {
-		// a key whose tier no policy defines would escape the per-tier limits: fail start-up instead
+		// a key whose tier no policy defines would get the anonymous limits: fail start-up instead
 		policies.ifAvailable((registry) -> properties.checkTiers(registry));
 		http.csrf((csrf) -> csrf.disable())
 			.sessionManagement((session) -> session.sessionCreationPolicy(SessionCreationPolicy.STATELESS))
