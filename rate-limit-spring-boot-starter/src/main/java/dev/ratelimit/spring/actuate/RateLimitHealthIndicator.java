@@ -1,12 +1,15 @@
 package dev.ratelimit.spring.actuate;
 
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.ratelimit.core.FailureMode;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.core.memory.InMemoryRateLimiter;
 import dev.ratelimit.core.redis.RedisRateLimiter;
 
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.health.contributor.Health;
@@ -16,9 +19,15 @@ import org.springframework.util.ClassUtils;
 /**
  * The {@code rateLimit} health contributor: {@code UP} with the backend's details while it answers, {@code DOWN}
  * when Redis does not answer a ping within the limiter's timeout, saying which failure mode now decides the calls.
- * The in-memory backend is always up.
+ * The in-memory backend is always up. A {@code DOWN} names the exception's type only: its message, which names
+ * Redis's host and port, goes to the log.
  */
 public class RateLimitHealthIndicator implements HealthIndicator {
+
+	private static final Log logger = LogFactory.getLog(RateLimitHealthIndicator.class);
+
+	private static final String DOWN_MESSAGE = "Redis did not answer the rate limiter's check;"
+			+ " the cause is in the application's log";
 
 	private static final boolean REDIS_PRESENT = ClassUtils.isPresent(
 			"org.springframework.data.redis.connection.RedisConnectionFactory",
@@ -31,6 +40,8 @@ public class RateLimitHealthIndicator implements HealthIndicator {
 	private final FailureMode failureMode;
 
 	private final @Nullable Runnable ping;
+
+	private final AtomicBoolean down = new AtomicBoolean();
 
 	/**
 	 * Creates the indicator.
@@ -58,10 +69,31 @@ public class RateLimitHealthIndicator implements HealthIndicator {
 		}
 		try {
 			this.ping.run();
+			this.down.set(false);
 			return builder.build();
 		}
 		catch (RuntimeException ex) {
-			return builder.down(ex).withDetail("whileDown", whileDown(this.failureMode)).build();
+			logDown(ex);
+			// the exception's message names Redis's host and port, and a contributor cannot know who asks for its
+			// details: the type and fixed words only, the message to the log
+			return builder.down()
+				.withDetail("error", ex.getClass().getName())
+				.withDetail("message", DOWN_MESSAGE)
+				.withDetail("whileDown", whileDown(this.failureMode))
+				.build();
+		}
+	}
+
+	/**
+	 * Logs a failed check: at warn level when Redis has just gone down, at debug level while it stays down, since
+	 * health is polled often.
+	 */
+	private void logDown(RuntimeException ex) {
+		if (this.down.compareAndSet(false, true)) {
+			logger.warn("Rate-limit health check failed: the " + this.backend + " backend did not answer", ex);
+		}
+		else if (logger.isDebugEnabled()) {
+			logger.debug("Rate-limit health check failed again", ex);
 		}
 	}
 

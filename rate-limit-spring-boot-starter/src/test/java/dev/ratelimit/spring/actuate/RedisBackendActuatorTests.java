@@ -1,10 +1,14 @@
 package dev.ratelimit.spring.actuate;
 
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.List;
 
 import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -12,6 +16,8 @@ import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfigurat
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.mock.web.MockHttpServletRequest;
 
 import dev.ratelimit.core.Decision;
@@ -33,6 +39,7 @@ import static org.awaitility.Awaitility.await;
  * The health contributor and the endpoint on the Redis backend, against real {@code redis-server} processes. The
  * timeout is generous: a first call connects, and a busy machine must not turn that into a backend failure.
  */
+@ExtendWith(OutputCaptureExtension.class)
 class RedisBackendActuatorTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
@@ -61,12 +68,36 @@ class RedisBackendActuatorTests {
 						.containsEntry("failureMode", "deny")
 						.containsKey("error");
 					assertThat(down.getDetails().get("whileDown").toString()).contains("rejected (503)");
-					assertThat(down.getDetails().get("error").toString()).contains("Redis");
 
 					server.restart();
 					Health back = awaitStatus(indicator, Status.UP);
 					assertThat(back.getDetails()).containsEntry("failureMode", "deny").doesNotContainKey("error");
 				});
+		}
+	}
+
+	@Test
+	void healthNamesTheFailureButNotRedisAddressWhichGoesToTheLog(CapturedOutput output) throws IOException {
+		int port = unusedPort();
+		this.runner.withPropertyValues("spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + port)
+			.withPropertyValues("ratelimit.redis.timeout=2s")
+			.run((context) -> {
+				Health down = awaitStatus(context.getBean(RateLimitHealthIndicator.class), Status.DOWN);
+				assertThat(down.getDetails()).hasEntrySatisfying("error",
+						(error) -> assertThat(error.toString()).matches("[\\w.$]+Exception"));
+				assertThat(down.getDetails().get("message").toString()).contains("the application's log");
+				assertThat(down.getDetails().toString()).doesNotContain(Integer.toString(port))
+					.doesNotContain("127.0.0.1");
+				assertThat(output.getOut()).contains("Rate-limit health check failed")
+					.contains("127.0.0.1")
+					.contains(Integer.toString(port));
+			});
+	}
+
+	/** A port on which nothing listens, so that connecting is refused at once, with a message naming the address. */
+	private static int unusedPort() throws IOException {
+		try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+			return socket.getLocalPort();
 		}
 	}
 

@@ -23,8 +23,11 @@ import dev.ratelimit.spring.PolicyRegistry;
 
 /**
  * API callers authenticate with {@code X-API-Key}; the API itself is open to anonymous callers (who get the anonymous
- * tier). Resetting a client's limits through the actuator ({@code DELETE /actuator/ratelimits/...}) needs the
- * operator's credentials: exposing a write operation over HTTP without this would let anyone lift their own limits.
+ * tier). The actuator's view of one client ({@code /actuator/ratelimits/POLICY/CLIENT}) needs the operator's
+ * credentials: its reset (DELETE) would let anyone lift their own limits, and its read would tell anyone, unthrottled,
+ * whether a guessed API key has been used. The overview ({@code GET /actuator/ratelimits}, the configuration) and the
+ * health status stay open; the health details are the operator's too
+ * ({@code management.endpoint.health.show-details=when-authorized}).
  */
 @Configuration(proxyBeanMethods = false)
 @EnableConfigurationProperties(ApiKeyProperties.class)
@@ -42,8 +45,10 @@ public class SecurityConfiguration {
 			.addFilterBefore(new ApiKeyAuthenticationFilter(properties, jsonMapper, apiKeyHeader),
 					AnonymousAuthenticationFilter.class)
 			.authorizeHttpRequests((requests) -> requests
-				.requestMatchers(HttpMethod.DELETE, "/actuator/ratelimits/**").hasRole("OPERATOR")
-				.requestMatchers(HttpMethod.POST, "/actuator/ratelimits/**").hasRole("OPERATOR")
+				// the overview shows the configuration only
+				.requestMatchers(HttpMethod.GET, "/actuator/ratelimits").permitAll()
+				// one client's state answers whether a guessed API key is in use; its reset lifts its limits
+				.requestMatchers("/actuator/ratelimits/**").hasRole("OPERATOR")
 				.anyRequest().permitAll());
 		return http.build();
 	}

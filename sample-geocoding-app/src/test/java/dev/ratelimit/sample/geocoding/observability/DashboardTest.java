@@ -50,6 +50,9 @@ class DashboardTest {
 
 	private static final HttpClient http = HttpClient.newHttpClient();
 
+	private static final String OPERATOR_CREDENTIALS = Base64.getEncoder()
+		.encodeToString("operator:change-me".getBytes(StandardCharsets.UTF_8));
+
 	@LocalServerPort
 	private int port;
 
@@ -59,7 +62,10 @@ class DashboardTest {
 			assertThat(get("/api/geocode?q=Rabat&limit=1", "demo-free").statusCode()).isEqualTo(200);
 		}
 		assertThat(get("/api/reverse?lat=34.02&lon=-6.83", "demo-free").statusCode()).isEqualTo(200);
-		HttpResponse<String> client = get("/actuator/ratelimits/geocode-burst/demo-free", null);
+		HttpResponse<String> client = http.send(HttpRequest
+			.newBuilder(URI.create("http://localhost:" + this.port + "/actuator/ratelimits/geocode-burst/demo-free"))
+			.header("Authorization", "Basic " + OPERATOR_CREDENTIALS)
+			.build(), HttpResponse.BodyHandlers.ofString());
 		assertThat(client.statusCode()).isEqualTo(200);
 		assertThat(client.body()).contains("\"policy\":\"geocode-burst\"", "\"remaining\":");
 
@@ -167,11 +173,10 @@ class DashboardTest {
 	 * context see fresh limits.
 	 */
 	private HttpResponse<Void> resetAsOperator(String policy, String client) throws IOException, InterruptedException {
-		String credentials = Base64.getEncoder().encodeToString("operator:change-me".getBytes(StandardCharsets.UTF_8));
 		HttpRequest request = HttpRequest
 			.newBuilder(URI.create("http://localhost:" + this.port + "/actuator/ratelimits/" + policy + "/" + client))
 			.DELETE()
-			.header("Authorization", "Basic " + credentials)
+			.header("Authorization", "Basic " + OPERATOR_CREDENTIALS)
 			.build();
 		return http.send(request, HttpResponse.BodyHandlers.discarding());
 	}
