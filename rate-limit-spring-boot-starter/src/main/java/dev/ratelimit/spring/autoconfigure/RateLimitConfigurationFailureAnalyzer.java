@@ -21,10 +21,15 @@ class RateLimitConfigurationFailureAnalyzer extends AbstractFailureAnalyzer<Rate
 				.append(System.lineSeparator())
 				.append("        ")
 				.append(problem.reason()));
+		boolean policies = cause.getProblems()
+			.stream()
+			.anyMatch((problem) -> problem.property().startsWith("ratelimit.policies")
+					|| problem.property().startsWith("ratelimit.filters"));
 		return new FailureAnalysis(description.toString(),
-				"Correct the properties (or @RateLimited annotations) named above. Each limit needs a 'rate' such as"
-						+ " 5/1s (or 'max' for a concurrency limit); every policy that a filter or an annotation names"
-						+ " must be defined under ratelimit.policies.",
+				"Correct the properties (or @RateLimited annotations) named above, as each one's reason says."
+						+ (policies ? " Each limit needs a 'rate' such as 5/1s (or 'max' for a concurrency limit);"
+								+ " every policy that a filter or an annotation names must be defined under"
+								+ " ratelimit.policies." : ""),
 				cause);
 	}
 

@@ -7,6 +7,7 @@ import java.util.function.Supplier;
 import jakarta.servlet.DispatcherType;
 
 import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -39,7 +40,7 @@ import dev.ratelimit.spring.web.ServletInvocationSupport;
 /**
  * Auto-configuration of rate limiting in a servlet web application: the filter for {@code ratelimit.filters},
  * ordered right after Spring Security's filter chain, the rate-limit headers and the 429, 503 and 400 problem
- * responses.
+ * responses, and a start-up check that the web server lets no client choose its address.
  */
 @AutoConfiguration(after = RateLimitAutoConfiguration.class)
 @ConditionalOnBooleanProperty(name = "ratelimit.enabled", matchIfMissing = true)
@@ -59,6 +60,12 @@ public final class RateLimitWebAutoConfiguration {
 	static final int AFTER_SECURITY = 10;
 
 	private static final String EXCEPTION_RESOLVER = "handlerExceptionResolver";
+
+	@Bean
+	ServerForwardHeadersCheck rateLimitServerForwardHeadersCheck(Environment environment,
+			ListableBeanFactory beanFactory) {
+		return ServerForwardHeadersCheck.check(environment, beanFactory, getClass().getClassLoader());
+	}
 
 	@Bean
 	@ConditionalOnMissingBean

@@ -8,6 +8,7 @@ import java.util.Enumeration;
 import java.util.List;
 import java.util.Locale;
 
+import jakarta.servlet.ServletRequestWrapper;
 import jakarta.servlet.http.HttpServletRequest;
 import org.jspecify.annotations.Nullable;
 
@@ -17,7 +18,9 @@ import dev.ratelimit.spring.RateLimitContext;
  * Resolves the client address of a request, the {@code ip} key strategy. The {@code Forwarded} and
  * {@code X-Forwarded-For} headers are honoured only when the direct peer is a trusted proxy: the client is then the
  * right-most address in the chain that is not itself a trusted proxy. Headers sent by anyone else are ignored, since
- * a client can write anything into them.
+ * a client can write anything into them. The peer and the headers are read from the request as the web server
+ * received it, beneath any request wrapper that answers another remote address (as Spring's
+ * {@code ForwardedHeaderFilter} does).
  *
  * <p>
  * An IPv6 client usually holds a whole network (a /64 at least) and can change its address at will, so the
@@ -131,11 +134,12 @@ public final class ClientAddressResolver implements KeyResolver {
 	 * @return the client address
 	 */
 	public String clientAddress(HttpServletRequest request) {
-		String peer = request.getRemoteAddr();
+		HttpServletRequest received = received(request);
+		String peer = received.getRemoteAddr();
 		if (!isTrusted(peer)) {
 			return canonical(peer);
 		}
-		List<String> chain = forwardedChain(request);
+		List<String> chain = forwardedChain(received);
 		for (int i = chain.size() - 1; i >= 0; i--) {
 			String hop = chain.get(i);
 			if (!isTrusted(hop)) {
@@ -143,6 +147,21 @@ public final class ClientAddressResolver implements KeyResolver {
 			}
 		}
 		return canonical(chain.isEmpty() ? peer : chain.get(0));
+	}
+
+	/**
+	 * Returns the request as the web server received it, beneath every request wrapper. Spring's
+	 * {@code ForwardedHeaderFilter} ({@code server.forward-headers-strategy=framework}) wraps a request in one that
+	 * answers the left-most {@code X-Forwarded-For} address, which any client can write, as its remote address, and
+	 * hides the forwarding headers: only the trusted proxies decide which forwarded address is believed.
+	 */
+	private static HttpServletRequest received(HttpServletRequest request) {
+		HttpServletRequest received = request;
+		while (received instanceof ServletRequestWrapper wrapper
+				&& wrapper.getRequest() instanceof HttpServletRequest wrapped) {
+			received = wrapped;
+		}
+		return received;
 	}
 
 	private boolean isTrusted(String address) {

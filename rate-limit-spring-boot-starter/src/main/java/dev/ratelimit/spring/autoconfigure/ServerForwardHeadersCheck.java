@@ -1,0 +1,137 @@
+package dev.ratelimit.spring.autoconfigure;
+
+import java.util.Locale;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.boot.cloud.CloudPlatform;
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.core.env.Environment;
+import org.springframework.util.ClassUtils;
+import org.springframework.util.StringUtils;
+
+import dev.ratelimit.spring.RateLimitConfigurationException;
+
+/**
+ * Refuses to start an application whose web server replaces the client address with one taken from a forwarding
+ * header before the rate limiter sees the request, unless the operator chose whom the server believes: a client could
+ * otherwise choose its own {@code ip} key (the fallback of most key strategies), whatever
+ * {@code ratelimit.client.trusted-proxies} says.
+ *
+ * <p>
+ * Tomcat's {@code RemoteIpValve}, which Spring Boot adds for {@code server.forward-headers-strategy=native} (also
+ * when the property is not set and a cloud platform such as Kubernetes is detected) or when
+ * {@code server.tomcat.remoteip.remote-ip-header} or {@code protocol-header} is set, believes every private and
+ * loopback address unless {@code server.tomcat.remoteip.internal-proxies} says otherwise, and keeps no copy of the
+ * address it replaces. Another server's {@code native} support believes what it believes, and Spring Boot has no
+ * property to narrow it. Spring's {@code ForwardedHeaderFilter} ({@code framework}) needs no check: the client
+ * address resolver reads the request beneath it.
+ */
+final class ServerForwardHeadersCheck {
+
+	static final String STRATEGY = "server.forward-headers-strategy";
+
+	static final String INTERNAL_PROXIES = "server.tomcat.remoteip.internal-proxies";
+
+	private static final String REMOTE_IP_HEADER = "server.tomcat.remoteip.remote-ip-header";
+
+	private static final String PROTOCOL_HEADER = "server.tomcat.remoteip.protocol-header";
+
+	private static final String SERVLET_WEB_SERVER_FACTORY = "org.springframework.boot.web.server.servlet."
+			+ "ServletWebServerFactory";
+
+	private static final String TOMCAT_WEB_SERVER_FACTORY = "org.springframework.boot.tomcat."
+			+ "ConfigurableTomcatWebServerFactory";
+
+	private static final String REMOTE_IP_VALVE = "org.apache.catalina.valves.RemoteIpValve";
+
+	private static final String INSTEAD = "set " + STRATEGY + "=none (or framework, beneath which the rate limiter"
+			+ " reads the address the server received) and list your proxies in ratelimit.client.trusted-proxies";
+
+	private ServerForwardHeadersCheck() {
+	}
+
+	/**
+	 * Checks the web server's handling of forwarding headers.
+	 * @param environment the environment, with the {@code server.*} properties
+	 * @param beanFactory the bean factory, whose web server factory says which server runs
+	 * @param classLoader the class loader of the application
+	 * @return the check, done
+	 * @throws RateLimitConfigurationException if the server would let a client choose its address
+	 */
+	static ServerForwardHeadersCheck check(Environment environment, ListableBeanFactory beanFactory,
+			@Nullable ClassLoader classLoader) {
+		Binder binder = Binder.get(environment);
+		String strategy = binder.bind(STRATEGY, Bindable.of(String.class))
+			.map((value) -> value.trim().toLowerCase(Locale.ROOT))
+			.orElse(null);
+		CloudPlatform platform = (strategy == null) ? CloudPlatform.getActive(environment) : null;
+		boolean nativeStrategy = (strategy != null) ? strategy.equals("native")
+				: platform != null && platform.isUsingForwardHeaders();
+		String server = server(beanFactory, classLoader);
+		if (server == null) {
+			return new ServerForwardHeadersCheck();
+		}
+		String why = (strategy != null) ? "is 'native'"
+				: "is not set, and Spring Boot uses 'native' on the detected cloud platform " + platform;
+		if (!server.equals("Tomcat")) {
+			if (nativeStrategy) {
+				throw new RateLimitConfigurationException(STRATEGY, why + ": the web server (" + server
+						+ ") then replaces the client address with one from a forwarding header, believing whom its own"
+						+ " support believes (Jetty: every peer), before the rate limiter sees the request, so a client"
+						+ " could choose its own 'ip' key; Spring Boot has no property to narrow that, and "
+						+ INTERNAL_PROXIES + " applies to Tomcat only. " + capitalized(INSTEAD));
+			}
+			return new ServerForwardHeadersCheck();
+		}
+		if (binder.bind(INTERNAL_PROXIES, Bindable.of(String.class)).isBound()) {
+			return new ServerForwardHeadersCheck();
+		}
+		String valve = "Tomcat's RemoteIpValve then replaces the client address with one from X-Forwarded-For for any"
+				+ " request from an address that " + INTERNAL_PROXIES + " lists, by default every private and"
+				+ " loopback address, before the rate limiter sees the request and without keeping the address it"
+				+ " replaces, so a client on such an address could choose its own 'ip' key. " + capitalized(INSTEAD)
+				+ "; or set " + INTERNAL_PROXIES + " to exactly the proxies you trust (empty trusts none)";
+		if (nativeStrategy) {
+			throw new RateLimitConfigurationException(STRATEGY, why + ": " + valve);
+		}
+		for (String header : new String[] { REMOTE_IP_HEADER, PROTOCOL_HEADER }) {
+			if (StringUtils.hasText(binder.bind(header, Bindable.of(String.class)).orElse(null))) {
+				throw new RateLimitConfigurationException(header, "is set, which turns Tomcat's RemoteIpValve on"
+						+ " whatever " + STRATEGY + " says: " + valve);
+			}
+		}
+		return new ServerForwardHeadersCheck();
+	}
+
+	/**
+	 * Returns the web server that will run: that of the application's web server factory; without one (a test's mock
+	 * environment), Tomcat if it is on the class path, the server Spring Boot would start.
+	 * @return {@code Tomcat}, the class of another server's factory, or {@code null} if no server is known
+	 */
+	private static @Nullable String server(ListableBeanFactory beanFactory, @Nullable ClassLoader classLoader) {
+		if (ClassUtils.isPresent(SERVLET_WEB_SERVER_FACTORY, classLoader)) {
+			Class<?> factoryType = ClassUtils.resolveClassName(SERVLET_WEB_SERVER_FACTORY, classLoader);
+			String[] names = beanFactory.getBeanNamesForType(factoryType, false, false);
+			if (names.length > 0) {
+				boolean tomcat = ClassUtils.isPresent(TOMCAT_WEB_SERVER_FACTORY, classLoader);
+				for (String name : names) {
+					if (!tomcat || !beanFactory.isTypeMatch(name,
+							ClassUtils.resolveClassName(TOMCAT_WEB_SERVER_FACTORY, classLoader))) {
+						Class<?> type = beanFactory.getType(name, false);
+						return (type != null) ? ClassUtils.getUserClass(type).getSimpleName() : name;
+					}
+				}
+				return "Tomcat";
+			}
+		}
+		return ClassUtils.isPresent(REMOTE_IP_VALVE, classLoader) ? "Tomcat" : null;
+	}
+
+	private static String capitalized(String text) {
+		return Character.toUpperCase(text.charAt(0)) + text.substring(1);
+	}
+
+}
