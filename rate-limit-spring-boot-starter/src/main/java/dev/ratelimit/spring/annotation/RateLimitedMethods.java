@@ -346,7 +346,8 @@ public final class RateLimitedMethods implements SmartInitializingSingleton {
 		Object bean = createdBean(factory, name);
 		if (bean == null) {
 			for (Method method : annotated) {
-				if (notOverridable(method) && !declaredByInterface(method, ClassUtils.getAllInterfacesForClass(userClass))) {
+				if (notOverridable(method)
+						&& !declaredByInterface(method, ClassUtils.getAllInterfacesForClass(userClass))) {
 					problems.add(new Problem(element(method, userClass), notOverridableReason(method, userClass)));
 				}
 			}
@@ -419,7 +420,8 @@ public final class RateLimitedMethods implements SmartInitializingSingleton {
 
 	private static boolean hasMethodAnnotation(Method method, Class<?> targetClass) {
 		Method specific = AopUtils.getMostSpecificMethod(method, targetClass);
-		return MergedAnnotations.from(specific, SearchStrategy.TYPE_HIERARCHY, RepeatableContainers.standardRepeatables())
+		return MergedAnnotations
+			.from(specific, SearchStrategy.TYPE_HIERARCHY, RepeatableContainers.standardRepeatables())
 			.isPresent(RateLimited.class);
 	}
 

@@ -125,10 +125,10 @@ final class PolicyRegistryFactory {
 			if (!listed) {
 				problems.add(new Problem("ratelimit.policies." + name + ".tiers", "lists neither the default tier '"
 						+ defaultTier + "' (ratelimit.default-tier) nor has 'limits', so callers of that tier, and of"
-						+ " every tier the policy does not list (whose callers get the default tier's limits), would not"
-						+ " be limited by it; add tiers." + defaultTier + " (an empty list leaves them unlimited on"
-						+ " purpose), add 'limits' for every tier not listed, or set ratelimit.default-tier to a tier"
-						+ " that the policy lists"));
+						+ " every tier the policy does not list (whose callers get the default tier's limits),"
+						+ " would not be limited by it; add tiers." + defaultTier + " (an empty list leaves them"
+						+ " unlimited on purpose), add 'limits' for every tier not listed, or set"
+						+ " ratelimit.default-tier to a tier that the policy lists"));
 			}
 		});
 	}

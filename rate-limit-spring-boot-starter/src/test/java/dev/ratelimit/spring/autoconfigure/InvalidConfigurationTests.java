@@ -255,7 +255,8 @@ class InvalidConfigurationTests {
 
 	@Test
 	void failsStartUpForAnAnnotatedMethodThatAnInterfaceProxyDoesNotIntercept() {
-		this.runner.withPropertyValues("ratelimit.policies.api.limits[0].rate=5/1s", "spring.aop.proxy-target-class=false")
+		this.runner
+			.withPropertyValues("ratelimit.policies.api.limits[0].rate=5/1s", "spring.aop.proxy-target-class=false")
 			.withBean(GreetingService.class)
 			.run((context) -> ConfigurationFailures.assertFailure(context,
 					"@RateLimited on " + GreetingService.class.getName() + ".wave()",
@@ -265,7 +266,8 @@ class InvalidConfigurationTests {
 	@Test
 	void startsWhenAnInterfaceProxyInterceptsTheAnnotatedFinalMethod() {
 		// a final method that implements an interface method is intercepted through the interface
-		this.runner.withPropertyValues("ratelimit.policies.api.limits[0].rate=5/1s", "spring.aop.proxy-target-class=false")
+		this.runner
+			.withPropertyValues("ratelimit.policies.api.limits[0].rate=5/1s", "spring.aop.proxy-target-class=false")
 			.withBean(FinalGreetingService.class)
 			.run((context) -> assertThat(context).hasNotFailed());
 	}

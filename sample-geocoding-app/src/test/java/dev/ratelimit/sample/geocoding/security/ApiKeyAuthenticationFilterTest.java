@@ -86,7 +86,8 @@ class ApiKeyAuthenticationFilterTest {
 		this.properties.getApiKeys().put("gold-key", gold);
 		assertThatIllegalStateException().isThrownBy(() -> this.properties.checkTiers(policies()))
 			.withMessage("geocoding.api-keys: client goldie has tier 'gold', which no rate-limit policy defines "
-					+ "(known tiers: anonymous, free, paid); its callers would get the limits of the default tier 'anonymous'")
+					+ "(known tiers: anonymous, free, paid); its callers would get the limits of the default tier "
+					+ "'anonymous'")
 			.withMessageNotContaining("gold-key");
 	}
 
