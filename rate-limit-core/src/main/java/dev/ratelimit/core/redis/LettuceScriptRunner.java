@@ -35,6 +35,7 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.data.redis.RedisConnectionFailureException;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnection;
@@ -266,6 +267,10 @@ final class LettuceScriptRunner implements ScriptRunner {
 		RedisClusterAsyncCommands<byte[], byte[]> commands = null;
 		try {
 			Native connection = connection(deadline);
+			if (!connection.stateful.isOpen()) {
+				// Lettuce would hold the call until it reconnects: a caller of a Redis that is gone learns it now
+				throw new RedisConnectionFailureException("The connection to Redis is down");
+			}
 			commands = connection.commands;
 			byte[][] keyArray = keys.toArray(new byte[0][]);
 			byte[][] argArray = args.toArray(new byte[0][]);

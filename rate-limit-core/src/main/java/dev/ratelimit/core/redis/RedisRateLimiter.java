@@ -714,7 +714,8 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	 * permit in Redis), and any call while {@value #MAX_UNANSWERED} such calls are unanswered.
 	 */
 	private void sendWithoutWaiting(List<KeyedLimit> limits, long cost) {
-		if (cost == 0) {
+		if (cost == 0 || !this.runner.isConnected()) {
+			// a client would hold it until it reconnects, then apply it long after the call
 			return;
 		}
 		for (int i = 0; i < limits.size(); i++) {

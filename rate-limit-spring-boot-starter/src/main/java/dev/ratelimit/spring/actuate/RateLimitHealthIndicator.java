@@ -79,7 +79,7 @@ public class RateLimitHealthIndicator implements HealthIndicator {
 			return builder.down()
 				.withDetail("error", ex.getClass().getName())
 				.withDetail("message", DOWN_MESSAGE)
-				.withDetail("whileDown", whileDown(this.failureMode))
+				.withDetail("whileDown", RedisPing.isLate(this.limiter) ? whileLate(this.failureMode) : whileDown(this.failureMode))
 				.build();
 		}
 	}
@@ -97,6 +97,15 @@ public class RateLimitHealthIndicator implements HealthIndicator {
 		}
 	}
 
+	/**
+	 * What calls get while Redis answers, but later than the timeout: never a free pass, whatever the mode.
+	 */
+	private static String whileLate(FailureMode failureMode) {
+		return (failureMode == FailureMode.DENY) ? "Redis answers late: calls are rejected (503) until it answers in time"
+				: "Redis answers late: calls are limited by in-memory limits local to each instance until it answers in "
+						+ "time";
+	}
+
 	private static String whileDown(FailureMode failureMode) {
 		return switch (failureMode) {
 			case ALLOW -> "calls are allowed without rate limiting until Redis answers again";
@@ -112,6 +121,14 @@ public class RateLimitHealthIndicator implements HealthIndicator {
 
 		static @Nullable Runnable of(RateLimiter limiter) {
 			return (limiter instanceof RedisRateLimiter redis) ? redis::ping : null;
+		}
+
+		/**
+		 * Returns whether a failed check left Redis late rather than down (it timed out on a connection that is up),
+		 * which the limiter does not decide by the failure mode.
+		 */
+		static boolean isLate(RateLimiter limiter) {
+			return limiter instanceof RedisRateLimiter redis && redis.isAvailable();
 		}
 
 	}

@@ -24,6 +24,7 @@ import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.redis.RedisRateLimiter;
 import dev.ratelimit.core.redis.testing.RedisEndpoint;
 import dev.ratelimit.core.redis.testing.RedisServer;
+import dev.ratelimit.core.redis.testing.RespClient;
 import dev.ratelimit.core.redis.testing.TestRedis;
 import dev.ratelimit.spring.RateLimitContext;
 import dev.ratelimit.spring.RateLimitService;
@@ -113,6 +114,28 @@ class RedisBackendActuatorTests {
 					Health down = awaitStatus(indicator, Status.DOWN);
 					assertThat(down.getDetails()).containsEntry("failureMode", "allow");
 					assertThat(down.getDetails().get("whileDown").toString()).contains("allowed");
+				});
+		}
+	}
+
+	@Test
+	void healthSaysThatCallsAreLimitedLocallyWhileRedisAnswersLateEvenInTheAllowMode() {
+		try (RedisServer server = RedisServer.start(); RespClient admin = server.endpoint().client()) {
+			this.runner.withPropertyValues(redis(server.endpoint()))
+				.withPropertyValues("ratelimit.redis.timeout=200ms")
+				.run((context) -> {
+					RateLimitHealthIndicator indicator = context.getBean(RateLimitHealthIndicator.class);
+					awaitStatus(indicator, Status.UP);
+					// Redis holds the check's write past the timeout: late, not gone
+					admin.command("CLIENT", "PAUSE", "2000", "WRITE");
+					Health late = indicator.health();
+					assertThat(late.getStatus()).isEqualTo(Status.DOWN);
+					assertThat(late.getDetails()).containsEntry("failureMode", "allow");
+					assertThat(late.getDetails().get("whileDown").toString()).contains("answers late")
+						.contains("in-memory limits")
+						.doesNotContain("allowed");
+					admin.command("CLIENT", "UNPAUSE");
+					awaitStatus(indicator, Status.UP);
 				});
 		}
 	}
