@@ -4,7 +4,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -32,10 +32,13 @@ import org.jspecify.annotations.Nullable;
  * A {@link RateLimiter} that keeps every key's state in this JVM.
  *
  * <p>
- * State lives in a bounded Caffeine cache: at most {@code maxKeys} keyed limits are held, the least valuable evicted
- * first (Caffeine's size policy favours keys in recent, frequent use), and each is dropped once it has been idle for
- * its limit's {@link dev.ratelimit.core.Limit#retentionMicros() retention} (and at most half as long again), after
- * which its state would be indistinguishable from a fresh one.
+ * State lives in a Caffeine map. Each keyed limit is dropped once it has been idle for its limit's
+ * {@link dev.ratelimit.core.Limit#retentionMicros() retention} (and at most half as long again), after which its state
+ * would be indistinguishable from a fresh one. At most {@code maxKeys} keyed limits are held: beyond that, the keys
+ * back to their fresh state are evicted first, then the keys nearest to it, so that a flood of new keys never hands a
+ * client back the permits it spent while any key held carries no information (see {@link #evictedSpentKeys()}). A
+ * call adds a key only if it takes permits, so a rejected call adds none, and a client key longer than 64 characters
+ * is held as its SHA-256, so that every key costs a bounded number of bytes.
  *
  * <p>
  * Each keyed limit has its own version stamp, which is also its lock: no global lock. A call with one limit whose
@@ -45,54 +48,57 @@ import org.jspecify.annotations.Nullable;
  * together.
  *
  * <p>
- * The hot path reads the cache without Caffeine's bookkeeping. Caffeine still sees every key's creation and, for a key
- * in use, a sample of its calls: at least one each half retention (which is why a key may be kept up to half a
- * retention longer) and about one call in {@value #RECORD_ONE_IN}, so that its size policy still knows which keys are
- * hot.
+ * The hot path reads the map without Caffeine's bookkeeping, and so does {@link #inspect}: Caffeine sees a key's
+ * creation and, for a key in use, one call each half retention, which extends its expiry (which is why a key may be
+ * kept up to half a retention longer). Nothing else reads or extends it.
  *
  * <p>
- * The key last shown to Caffeine is also held beside it, with its slot and the cache time until which Caffeine would
- * return that slot: a call made with that very {@link KeyedLimit} instance finds its slot there, without the look-up
- * (about 6 ns of a 40 to 50 ns decision). It is written only when a call is shown to Caffeine, so threads calling many
- * keys do not contend on it, and cleared when Caffeine evicts that slot and by {@link #reset}.
+ * The key last added or shown to Caffeine is also held beside it, with its slot and the cache time until which
+ * Caffeine would return that slot: a call made with that very {@link KeyedLimit} instance finds its slot there, without
+ * the look-up (about 6 ns of a 40 to 50 ns decision). It is written only when a key is added or shown to Caffeine, so
+ * threads calling many keys do not contend on it, and cleared when that slot expires or is evicted and by
+ * {@link #reset}.
  */
 public final class InMemoryRateLimiter implements RateLimiter {
 
 	/** The default bound on tracked keys. */
 	public static final long DEFAULT_MAX_KEYS = 1_000_000;
 
-	/** About one call in this many is shown to Caffeine's size policy. */
-	static final int RECORD_ONE_IN = 1024;
+	/** Each keyed limit's slot, under the key {@link HashedKey#storeKey} gives it: itself, or its digest. */
+	private final Cache<Object, Slot> slots;
 
-	private final Cache<KeyedLimit, Slot> slots;
+	private final ConcurrentMap<Object, Slot> map;
 
-	private final Policy<KeyedLimit, Slot> policy;
+	private final Policy<Object, Slot> policy;
 
-	private final Policy.VarExpiration<KeyedLimit, Slot> expiration;
+	private final Policy.VarExpiration<Object, Slot> expiration;
 
 	private final TimeSource timeSource;
 
 	/**
 	 * Caffeine's clock, in microseconds: the latest time this limiter has shown it, advanced before every call that
-	 * lets Caffeine record, expire or evict, so that the hot path reads the time source only once.
+	 * lets Caffeine record or expire, so that the hot path reads the time source only once.
 	 */
 	private final AtomicLong cacheTime;
 
-	/** The key last shown to Caffeine, as {@link #recordSometimes} left it; see the class description. */
+	private final KeyEvictor evictor;
+
+	/** The key last added or shown to Caffeine; see the class description. */
 	private volatile @Nullable Recent recent;
 
 	private InMemoryRateLimiter(Builder builder) {
 		this.timeSource = builder.timeSource;
 		this.cacheTime = new AtomicLong(this.timeSource.nowMicros());
 		this.slots = Caffeine.newBuilder()
-			.maximumSize(builder.maxKeys)
 			.expireAfter(new RetentionExpiry())
 			.ticker(() -> this.cacheTime.get() * 1000)
 			.executor(Runnable::run)
 			.evictionListener(this::forgetRecent)
 			.build();
+		this.map = this.slots.asMap();
 		this.policy = this.slots.policy();
 		this.expiration = this.policy.expireVariably().orElseThrow();
+		this.evictor = new KeyEvictor(this.slots, this.timeSource, this::cleanUp, this::forgetRecent, builder.maxKeys);
 	}
 
 	/**
@@ -113,27 +119,120 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		if (count == 1) {
 			return acquireOne(limits.get(0), cost);
 		}
+		for (;;) {
+			Decision decision = acquireAll(limits, cost);
+			if (decision != null) {
+				return decision;
+			}
+		}
+	}
+
+	/**
+	 * Decides a call with several limits. A key not held is decided on a fresh slot that the call adds only if
+	 * {@link #keeps} says so, under the locks of all the call's slots. Returns {@code null} when the call must start
+	 * again: a slot it found was evicted meanwhile, or another call added a key that this allowed call was about to
+	 * add.
+	 */
+	private @Nullable Decision acquireAll(List<KeyedLimit> limits, long cost) {
+		int count = limits.size();
 		Slot[] held = new Slot[count];
+		// Whether the slot is this call's own fresh one, not yet in the map.
+		boolean[] own = null;
 		for (int i = 0; i < count; i++) {
-			held[i] = slot(limits.get(i));
+			KeyedLimit target = limits.get(i);
+			Slot slot = find(target);
+			if (slot == null) {
+				if (own == null) {
+					own = new boolean[count];
+				}
+				slot = ownEarlier(limits, held, own, i);
+				if (slot == null) {
+					long now = this.timeSource.nowMicros();
+					slot = Slot.fresh(target.limit(), now, now + recordInterval(target.limit()));
+				}
+				own[i] = true;
+			}
+			held[i] = slot;
 		}
 		Slot[] distinct = distinct(held);
-		lockAll(distinct);
+		if (!lockAll(distinct)) {
+			for (int i = 0; i < count; i++) {
+				if (held[i].isDiscarded()) {
+					forgetRetired(limits.get(i), held[i]);
+				}
+			}
+			return null;
+		}
 		long now;
-		Decision decision;
+		long shownAt = 0;
+		boolean[] added = null;
+		Decision decision = null;
 		try {
 			now = this.timeSource.nowMicros();
-			decision = decideLocked(limits, held, cost, now);
+			List<LimitStatus> statuses = new ArrayList<>(count);
+			boolean allowed = true;
+			for (int i = 0; i < count; i++) {
+				Outcome outcome = held[i].evaluate(limits.get(i).limit(), now, cost);
+				allowed &= outcome.allowed();
+				statuses.add(LimitStatus.of(limits.get(i), outcome));
+			}
+			boolean lost = false;
+			if (own != null) {
+				advanceCacheTime(now);
+				shownAt = this.cacheTime.get();
+				added = new boolean[count];
+				for (int i = 0; i < count && !lost; i++) {
+					if (own[i] && firstOccurrence(held, i) && keeps(limits.get(i).limit(), allowed, cost)) {
+						// Added while locked: a call that finds it waits until this one has taken its permits.
+						added[i] = this.map.putIfAbsent(HashedKey.storeKey(limits.get(i)), held[i]) == null;
+						lost = !added[i] && allowed;
+					}
+				}
+			}
+			if (!lost) {
+				decision = decideLocked(limits, held, statuses, allowed, cost, now);
+			}
 		}
 		finally {
 			for (Slot slot : distinct) {
 				slot.unlock();
 			}
 		}
+		boolean anyAdded = false;
 		for (int i = 0; i < count; i++) {
-			recordSometimes(held[i], limits.get(i), now);
+			if (added != null && added[i]) {
+				remember(limits.get(i), held[i], shownAt);
+				anyAdded = true;
+			}
+			else if (decision != null && (own == null || !own[i])) {
+				recordSometimes(held[i], limits.get(i), now);
+			}
+		}
+		if (anyAdded) {
+			// With every slot unlocked: a sweep takes their locks.
+			this.evictor.added();
 		}
 		return decision;
+	}
+
+	/** Returns the fresh slot this call made for an earlier limit equal to limit {@code index}, if any. */
+	private static @Nullable Slot ownEarlier(List<KeyedLimit> limits, Slot[] held, boolean[] own, int index) {
+		for (int i = 0; i < index; i++) {
+			if (own[i] && limits.get(i).equals(limits.get(index))) {
+				return held[i];
+			}
+		}
+		return null;
+	}
+
+	/**
+	 * Whether a call on a fresh slot leaves a state worth adding: it took permits, or the slot is a token bucket that
+	 * starts below capacity, whose refill starts when a call first decides on it, allowed or not, as the Redis
+	 * script's "first sight" records it.
+	 */
+	private static boolean keeps(Limit limit, boolean allowed, long cost) {
+		return (allowed && cost > 0)
+				|| (limit.algorithm() == Algorithm.TOKEN_BUCKET && limit.initial() < limit.capacity());
 	}
 
 	private static Slot[] distinct(Slot[] held) {
@@ -150,18 +249,23 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	/**
 	 * Takes the locks of all the slots of a call, or none: a slot held by another call makes this one let go of what
 	 * it holds and try again, so that two calls never wait for each other (no lock order needed, no deadlock).
+	 * @return whether all are held; false, with none held, if one was evicted (or reset while another call held it)
 	 */
-	private static void lockAll(Slot[] slots) {
+	private static boolean lockAll(Slot[] slots) {
 		for (int spins = 0;; spins++) {
 			int locked = 0;
 			while (locked < slots.length && slots[locked].tryLock()) {
 				locked++;
 			}
 			if (locked == slots.length) {
-				return;
+				return true;
 			}
+			boolean retired = slots[locked].isDiscarded();
 			while (locked > 0) {
 				slots[--locked].unlock();
+			}
+			if (retired) {
+				return false;
 			}
 			Slot.backOff(spins);
 		}
@@ -196,13 +300,30 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		if (algorithm != Algorithm.TOKEN_BUCKET) {
 			checkTryable(limit);
 		}
-		Slot slot = slot(limit);
-		if (slot instanceof Slot.BucketSlot bucket && algorithm == Algorithm.TOKEN_BUCKET) {
-			return tryTakeTokens(bucket, limit, cost);
+		for (;;) {
+			Slot slot = find(limit);
+			if (slot == null) {
+				Decision decision = acquireNew(limit, cost);
+				if (decision != null) {
+					return decision.isAllowed();
+				}
+				continue;
+			}
+			if (slot instanceof Slot.BucketSlot bucket && algorithm == Algorithm.TOKEN_BUCKET) {
+				Boolean taken = tryTakeTokens(bucket, limit, cost);
+				if (taken != null) {
+					return taken;
+				}
+			}
+			else {
+				Outcome outcome = slot.optimistic() ? decideOptimistically(slot, limit, cost)
+						: outcomeOf(decideLockedOne(slot, limit, cost));
+				if (outcome != null) {
+					return outcome.allowed();
+				}
+			}
+			forgetRetired(limit, slot);
 		}
-		Outcome outcome = slot.optimistic() ? decideOptimistically(slot, limit, cost)
-				: decideLockedOne(slot, limit, cost).outcome;
-		return outcome.allowed();
 	}
 
 	private static void checkTryable(KeyedLimit limit) {
@@ -222,8 +343,9 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	 * (remaining, retry-after and reset-after are not computed), and the state written straight into the slot. The
 	 * level is computed from values read under an even stamp; an allowed call commits by moving that very stamp, so
 	 * it replaces exactly the state it computed from.
+	 * @return the verdict, or {@code null} if the slot was evicted (look the key up again)
 	 */
-	private boolean tryTakeTokens(Slot.BucketSlot slot, KeyedLimit target, long cost) {
+	private @Nullable Boolean tryTakeTokens(Slot.BucketSlot slot, KeyedLimit target, long cost) {
 		Limit limit = target.limit();
 		boolean fits = cost <= limit.capacity();
 		long need = cost * limit.unitsPerPermit();
@@ -237,15 +359,18 @@ public final class InMemoryRateLimiter implements RateLimiter {
 				if (!fits || need > level) {
 					if (slot.validate(stamp)) {
 						recordSometimes(slot, target, now);
-						return false;
+						return Boolean.FALSE;
 					}
 				}
 				else if (slot.tryLock(stamp)) {
 					slot.set(level - need, at);
 					slot.unlock();
 					recordSometimes(slot, target, now);
-					return true;
+					return Boolean.TRUE;
 				}
+			}
+			else if (slot.isDiscarded()) {
+				return null;
 			}
 			Slot.contended(losses);
 		}
@@ -258,20 +383,61 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	}
 
 	private Decision acquireOne(KeyedLimit target, long cost) {
-		Slot slot = slot(target);
-		Decision decision;
-		if (slot.optimistic()) {
-			Outcome outcome = decideOptimistically(slot, target, cost);
-			decision = Decision.of(LimitStatus.of(target, outcome));
+		for (;;) {
+			Slot slot = find(target);
+			if (slot == null) {
+				Decision decision = acquireNew(target, cost);
+				if (decision != null) {
+					return decision;
+				}
+				continue;
+			}
+			if (slot.optimistic()) {
+				Outcome outcome = decideOptimistically(slot, target, cost);
+				if (outcome != null) {
+					return Decision.of(LimitStatus.of(target, outcome));
+				}
+			}
+			else {
+				Locked locked = decideLockedOne(slot, target, cost);
+				if (locked != null) {
+					return decision(target, cost, locked.outcome, locked.leaseId);
+				}
+			}
+			forgetRetired(target, slot);
 		}
-		else {
-			Locked locked = decideLockedOne(slot, target, cost);
-			LimitStatus status = LimitStatus.of(target, locked.outcome);
-			decision = (locked.leaseId != null)
-					? Decision.of(List.of(status), List.of(new Lease(target, locked.leaseId, cost)))
-					: Decision.of(status);
+	}
+
+	private static Decision decision(KeyedLimit target, long cost, Outcome outcome, @Nullable String leaseId) {
+		LimitStatus status = LimitStatus.of(target, outcome);
+		return (leaseId != null) ? Decision.of(List.of(status), List.of(new Lease(target, leaseId, cost)))
+				: Decision.of(status);
+	}
+
+	/**
+	 * Decides a call on a key not held, on a fresh slot that the call adds only if {@link #keeps} says so: a rejected
+	 * call leaves no key behind. Returns {@code null} when another call added the key first: this allowed call must
+	 * then decide on that key's slot.
+	 */
+	private @Nullable Decision acquireNew(KeyedLimit target, long cost) {
+		Limit limit = target.limit();
+		long now = this.timeSource.nowMicros();
+		Slot slot = Slot.fresh(limit, now, now + recordInterval(limit));
+		Outcome outcome = slot.evaluate(limit, now, cost);
+		// The slot is this call's alone until it is added: no lock needed.
+		String leaseId = outcome.allowed() ? slot.apply(limit, now, cost) : null;
+		if (keeps(limit, outcome.allowed(), cost)) {
+			advanceCacheTime(now);
+			long shownAt = this.cacheTime.get();
+			if (this.map.putIfAbsent(HashedKey.storeKey(target), slot) == null) {
+				remember(target, slot, shownAt);
+				this.evictor.added();
+			}
+			else if (outcome.allowed()) {
+				return null;
+			}
 		}
-		return decision;
+		return decision(target, cost, outcome, leaseId);
 	}
 
 	/**
@@ -279,8 +445,9 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	 * not change meanwhile, or commits an allowed call by moving the stamp from that even value to odd, applying the
 	 * cost, and moving it to the next even value. The time is read after the stamp, so that with a monotonic clock a
 	 * decision never sees a state from its future.
+	 * @return the outcome, or {@code null} if the slot was evicted (look the key up again)
 	 */
-	private Outcome decideOptimistically(Slot slot, KeyedLimit target, long cost) {
+	private @Nullable Outcome decideOptimistically(Slot slot, KeyedLimit target, long cost) {
 		Limit limit = target.limit();
 		for (int losses = 0;; losses++) {
 			int stamp = slot.stamp();
@@ -300,14 +467,23 @@ public final class InMemoryRateLimiter implements RateLimiter {
 					return outcome;
 				}
 			}
+			else if (slot.isDiscarded()) {
+				return null;
+			}
 			Slot.contended(losses);
 		}
 	}
 
-	private Locked decideLockedOne(Slot slot, KeyedLimit target, long cost) {
+	/**
+	 * Decides a call under the slot's lock.
+	 * @return the outcome and lease, or {@code null} if the slot was evicted (look the key up again)
+	 */
+	private @Nullable Locked decideLockedOne(Slot slot, KeyedLimit target, long cost) {
+		if (!slot.lockUnlessDiscarded()) {
+			return null;
+		}
 		long now;
 		Locked locked;
-		slot.lock();
 		try {
 			now = this.timeSource.nowMicros();
 			Outcome outcome = slot.evaluate(target.limit(), now, cost);
@@ -321,14 +497,12 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		return locked;
 	}
 
-	private Decision decideLocked(List<KeyedLimit> limits, Slot[] held, long cost, long now) {
-		List<LimitStatus> statuses = new ArrayList<>(held.length);
-		boolean allowed = true;
-		for (int i = 0; i < held.length; i++) {
-			Outcome outcome = held[i].evaluate(limits.get(i).limit(), now, cost);
-			allowed &= outcome.allowed();
-			statuses.add(LimitStatus.of(limits.get(i), outcome));
-		}
+	private static @Nullable Outcome outcomeOf(@Nullable Locked locked) {
+		return (locked != null) ? locked.outcome : null;
+	}
+
+	private Decision decideLocked(List<KeyedLimit> limits, Slot[] held, List<LimitStatus> statuses, boolean allowed,
+			long cost, long now) {
 		List<Lease> leases = new ArrayList<>(0);
 		if (allowed) {
 			for (int i = 0; i < held.length; i++) {
@@ -352,25 +526,22 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		return true;
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * A read changes nothing a call would see: not the time a key expires, nor which keys are evicted.
+	 */
 	@Override
 	public List<LimitStatus> inspect(List<KeyedLimit> limits) {
 		List<LimitStatus> statuses = new ArrayList<>(limits.size());
 		for (KeyedLimit target : limits) {
-			advanceCacheTime(this.timeSource.nowMicros());
-			Slot slot = this.slots.getIfPresent(target);
-			Outcome outcome;
-			if (slot == null) {
-				long now = this.timeSource.nowMicros();
-				outcome = Slot.fresh(target.limit(), now, now).evaluate(target.limit(), now, 0);
-			}
-			else {
-				slot.lock();
-				try {
-					outcome = slot.evaluate(target.limit(), this.timeSource.nowMicros(), 0);
-				}
-				finally {
-					slot.unlock();
-				}
+			Limit limit = target.limit();
+			long now = this.timeSource.nowMicros();
+			advanceCacheTime(now);
+			Slot slot = this.policy.getIfPresentQuietly(HashedKey.storeKey(target));
+			Outcome outcome = (slot != null) ? slot.peek(limit, now) : null;
+			if (outcome == null) {
+				outcome = Slot.fresh(limit, now, now).evaluate(limit, now, 0);
 			}
 			statuses.add(LimitStatus.of(target, outcome));
 		}
@@ -380,9 +551,9 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	@Override
 	public void release(Decision decision) {
 		for (Lease lease : decision.leases()) {
-			Slot slot = this.policy.getIfPresentQuietly(lease.target());
-			if (slot != null) {
-				slot.lock();
+			Slot slot = this.policy.getIfPresentQuietly(HashedKey.storeKey(lease.target()));
+			// An evicted slot took its leases with it: the client got them back when it was evicted.
+			if (slot != null && slot.lockUnlessDiscarded()) {
 				try {
 					slot.release(lease.target().limit(), lease.id(), this.timeSource.nowMicros());
 				}
@@ -395,12 +566,13 @@ public final class InMemoryRateLimiter implements RateLimiter {
 
 	@Override
 	public void reset(KeyedLimit limit) {
-		Slot removed = this.slots.asMap().remove(limit);
+		Object key = HashedKey.storeKey(limit);
+		Slot removed = this.map.remove(key);
 		if (removed != null) {
 			// A call that found this slot before the removal may be about to show it to Caffeine, which would put
 			// it back: once discarded it is not, and should one have been put back just before, it goes again.
 			removed.discard();
-			this.slots.asMap().remove(limit, removed);
+			this.map.remove(key, removed);
 		}
 		Recent shown = this.recent;
 		if (shown != null && shown.key.equals(limit)) {
@@ -409,9 +581,9 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	}
 
 	/**
-	 * Returns the number of keyed limits held, as Caffeine estimates it, after forgetting the keys idle for longer than
-	 * their retention: Caffeine's clock moves only with calls, so without this the count would stay where the last
-	 * call left it once calls stop (a gauge read by every metrics scrape, for one).
+	 * Returns the number of keyed limits held, after forgetting the keys idle for longer than their retention:
+	 * Caffeine's clock moves only with calls, so without this the count would stay where the last call left it once
+	 * calls stop (a gauge read by every metrics scrape, for one).
 	 * @return the keys held
 	 */
 	public long keyCount() {
@@ -420,7 +592,31 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	}
 
 	/**
-	 * Performs pending evictions and expirations now, as Caffeine's {@code cleanUp}.
+	 * Returns how many keys were evicted to stay within {@code maxKeys} while their state was back to fresh: nothing
+	 * was lost. Keys dropped after their retention and keys reset are not counted.
+	 * @return the keys evicted back to fresh
+	 */
+	public long evictedFreshKeys() {
+		return this.evictor.evictedFresh();
+	}
+
+	/**
+	 * Returns how many keys were evicted to stay within {@code maxKeys} while their state still differed from a fresh
+	 * one: each was the nearest to fresh when no key held was back to fresh, and its client got back the permits it
+	 * had spent (at most a share of its limit that as many other keys had spent too; see the class description).
+	 * @return the keys evicted before they were back to fresh
+	 */
+	public long evictedSpentKeys() {
+		return this.evictor.evictedSpent();
+	}
+
+	/** Returns the permits that evicting keys not back to fresh handed back, summed over all limits. */
+	long permitsHandedBack() {
+		return this.evictor.permitsHandedBack();
+	}
+
+	/**
+	 * Performs pending expirations now, as Caffeine's {@code cleanUp}.
 	 */
 	public void cleanUp() {
 		advanceCacheTime(this.timeSource.nowMicros());
@@ -428,61 +624,83 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	}
 
 	/**
-	 * Finds the slot of a keyed limit without Caffeine's bookkeeping, or creates it through Caffeine.
+	 * Finds the slot of a keyed limit without Caffeine's bookkeeping, or returns {@code null} if none is held.
 	 */
-	private Slot slot(KeyedLimit target) {
+	private @Nullable Slot find(KeyedLimit target) {
 		Recent shown = this.recent;
 		if (shown != null && shown.key == target && this.cacheTime.get() < shown.validUntil) {
 			return shown.slot;
 		}
-		Slot slot = this.policy.getIfPresentQuietly(target);
-		if (slot != null) {
-			return slot;
-		}
-		long now = this.timeSource.nowMicros();
-		advanceCacheTime(now);
-		return this.slots.get(target, (key) -> Slot.fresh(key.limit(), now, now + recordInterval(key)));
+		return this.policy.getIfPresentQuietly(HashedKey.storeKey(target));
 	}
 
 	/**
-	 * Shows a call made at {@code now} to Caffeine when the key's last shown call is half a retention old (so that it
-	 * expires no earlier than a retention after its last real call) or, at random, one call in
-	 * {@value #RECORD_ONE_IN}. Should Caffeine have expired the key meanwhile, this slot, which the call just used,
-	 * takes its place again, so that the call's permits are not forgotten; unless {@link #reset} discarded it, whose
-	 * fresh state must win over a call that was in flight (RecentKeyTest).
+	 * Forgets a slot that a call found evicted, or reset while another call held it, before it looks the key up
+	 * again: should the slot still be in the map or be the recent key's, the look-up would find it again.
+	 */
+	private void forgetRetired(KeyedLimit target, Slot slot) {
+		this.map.remove(HashedKey.storeKey(target), slot);
+		forgetRecent(slot);
+	}
+
+	/**
+	 * Shows a call made at {@code now} to Caffeine when the key's last shown call is half a retention old, so that it
+	 * expires no earlier than a retention after its last real call.
 	 */
 	private void recordSometimes(Slot slot, KeyedLimit target, long now) {
-		if (now < slot.recordBy && (ThreadLocalRandom.current().nextInt() & (RECORD_ONE_IN - 1)) != 0) {
-			return;
+		if (now >= slot.recordBy) {
+			record(slot, target, now);
 		}
+	}
+
+	/**
+	 * Shows a call to Caffeine. Should Caffeine have expired the key meanwhile, this slot, which the call just used,
+	 * takes its place again, so that the call's permits are not forgotten; unless {@link #reset} or an eviction
+	 * discarded it, whose fresh state must win over a call that was in flight (RecentKeyTest).
+	 */
+	private void record(Slot slot, KeyedLimit target, long now) {
 		if (slot.isDiscarded()) {
 			return;
 		}
 		advanceCacheTime(now);
 		long shownAt = this.cacheTime.get();
-		Slot held = this.slots.get(target, (key) -> slot);
+		Object key = HashedKey.storeKey(target);
+		Slot held = this.slots.get(key, (absent) -> slot);
 		// Caffeine (3.2) does not extend a variable expiry on a read hit: without this, a key in use would be
 		// forgotten one retention after its creation, and come back fresh (RetentionTest).
-		long keepNanos = RetentionExpiry.keepNanos(target);
-		this.expiration.setExpiresAfter(target, keepNanos, TimeUnit.NANOSECONDS);
-		if (!slot.recordNext(now + recordInterval(target))) {
-			// reset discarded the slot meanwhile: take it out again if this call put it back
-			this.slots.asMap().remove(target, slot);
+		this.expiration.setExpiresAfter(key, RetentionExpiry.keepNanos(target.limit()), TimeUnit.NANOSECONDS);
+		if (!slot.recordNext(now + recordInterval(target.limit()))) {
+			// discarded meanwhile: take it out again if this call put it back
+			this.map.remove(key, slot);
 			return;
 		}
 		if (held == slot) {
-			// Caffeine's expiry was just set from a cache time at least shownAt: it returns this slot until then.
-			long keep = keepNanos / 1000;
-			this.recent = new Recent(target, slot, (shownAt > Long.MAX_VALUE - keep) ? Long.MAX_VALUE : shownAt + keep);
-			if (slot.isDiscarded()) {
-				// reset ran between the check above and this write: it may have cleared the recent key before it
-				forgetRecent(target, slot, RemovalCause.EXPLICIT);
-			}
+			remember(target, slot, shownAt);
 		}
 	}
 
-	/** Caffeine's eviction listener, called as it evicts: the slot held as the recent key's is not handed out again. */
-	private void forgetRecent(@Nullable KeyedLimit key, @Nullable Slot slot, RemovalCause cause) {
+	/**
+	 * Holds a slot that Caffeine has just added or shown at cache time {@code shownAt} as the recent key's: Caffeine's
+	 * expiry was set from a cache time at least {@code shownAt}, so it returns this slot until a retention later.
+	 */
+	private void remember(KeyedLimit target, Slot slot, long shownAt) {
+		long keep = RetentionExpiry.keepNanos(target.limit()) / 1000;
+		this.recent = new Recent(target, slot, (shownAt > Long.MAX_VALUE - keep) ? Long.MAX_VALUE : shownAt + keep);
+		if (slot.isDiscarded()) {
+			// reset or an eviction ran meanwhile: it may have cleared the recent key before this write
+			forgetRecent(slot);
+		}
+	}
+
+	/** Caffeine's eviction listener, called as it expires a key. */
+	private void forgetRecent(@Nullable Object key, @Nullable Slot slot, RemovalCause cause) {
+		if (slot != null) {
+			forgetRecent(slot);
+		}
+	}
+
+	/** Makes sure the slot held as the recent key's, if it is this one, is not handed out again. */
+	private void forgetRecent(Slot slot) {
 		Recent shown = this.recent;
 		if (shown != null && shown.slot == slot) {
 			this.recent = null;
@@ -497,12 +715,13 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	}
 
 	/** Half a retention: the longest a key in use goes without showing Caffeine a call. */
-	static long recordInterval(KeyedLimit target) {
-		return Math.max(1, target.limit().retentionMicros() / 2);
+	static long recordInterval(Limit limit) {
+		return Math.max(1, limit.retentionMicros() / 2);
 	}
 
 	/**
-	 * The key last shown to Caffeine, its slot, and the cache time (µs) until which Caffeine would return that slot.
+	 * The key last added or shown to Caffeine, its slot, and the cache time (µs) until which Caffeine would return
+	 * that slot.
 	 */
 	private record Recent(KeyedLimit key, Slot slot, long validUntil) {
 	}
@@ -515,27 +734,27 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	 * Keeps each keyed limit for its limit's retention after the last call Caffeine saw, plus the longest a key in use
 	 * goes without showing Caffeine a call.
 	 */
-	private static final class RetentionExpiry implements Expiry<KeyedLimit, Slot> {
+	private static final class RetentionExpiry implements Expiry<Object, Slot> {
 
-		static long keepNanos(KeyedLimit key) {
-			long micros = key.limit().retentionMicros();
-			micros = (micros > Long.MAX_VALUE / 2) ? Long.MAX_VALUE : micros + recordInterval(key);
+		static long keepNanos(Limit limit) {
+			long micros = limit.retentionMicros();
+			micros = (micros > Long.MAX_VALUE / 2) ? Long.MAX_VALUE : micros + recordInterval(limit);
 			return (micros > Long.MAX_VALUE / 1000) ? Long.MAX_VALUE : micros * 1000;
 		}
 
 		@Override
-		public long expireAfterCreate(KeyedLimit key, Slot value, long currentTime) {
-			return keepNanos(key);
+		public long expireAfterCreate(Object key, Slot value, long currentTime) {
+			return keepNanos(HashedKey.limitOf(key));
 		}
 
 		@Override
-		public long expireAfterUpdate(KeyedLimit key, Slot value, long currentTime, long currentDuration) {
-			return keepNanos(key);
+		public long expireAfterUpdate(Object key, Slot value, long currentTime, long currentDuration) {
+			return keepNanos(HashedKey.limitOf(key));
 		}
 
 		@Override
-		public long expireAfterRead(KeyedLimit key, Slot value, long currentTime, long currentDuration) {
-			return keepNanos(key);
+		public long expireAfterRead(Object key, Slot value, long currentTime, long currentDuration) {
+			return keepNanos(HashedKey.limitOf(key));
 		}
 
 	}
@@ -553,7 +772,8 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		}
 
 		/**
-		 * Sets the bound on keyed limits held.
+		 * Sets the bound on keyed limits held. Beyond it, the keys back to their fresh state go first, then the keys
+		 * nearest to it, down to {@code maxKeys - maxKeys / 16}; see the class description.
 		 * @param maxKeys the bound, at least 1
 		 * @return this builder
 		 */

@@ -16,6 +16,12 @@ import org.jspecify.annotations.Nullable;
  * The state of one keyed limit and the stamp that guards it: even while the state is stable, odd while a writer
  * holds it. The state of buckets and windows is a few numbers held in the slot itself (no second object per key); the
  * algorithm's math runs on a state object made for the call, which the JIT keeps in registers.
+ *
+ * <p>
+ * A slot leaves the cache in one of two ways. A {@code reset} {@link #discard() discards} it: a call that found it
+ * before may still decide on it, and its permits are then forgotten with the state. An eviction {@link #retire()
+ * retires} it: the evictor takes its lock, discards it and never lets go, so no call can decide on it any more; a call
+ * that finds the stamp odd and the slot discarded looks the key up again.
  */
 abstract class Slot {
 
@@ -23,7 +29,7 @@ abstract class Slot {
 
 	private static final VarHandle RECORD_BY;
 
-	/** {@link #recordBy} of a slot that {@code reset} discarded: no call puts it back in the cache. */
+	/** {@link #recordBy} of a slot that a reset or an eviction discarded: no call puts it back in the cache. */
 	private static final long DISCARDED = Long.MAX_VALUE;
 
 	static {
@@ -40,8 +46,8 @@ abstract class Slot {
 	private int stamp;
 
 	/**
-	 * When this key should next show Caffeine a call, in microseconds; read racily on every call, and moved on (or
-	 * set to {@link #DISCARDED}) atomically.
+	 * When this key should next show Caffeine a call (which keeps it from expiring), in microseconds; read racily on
+	 * every call, and moved on (or set to {@link #DISCARDED}) atomically.
 	 */
 	long recordBy;
 
@@ -88,6 +94,14 @@ abstract class Slot {
 		RECORD_BY.setVolatile(this, DISCARDED);
 	}
 
+	/**
+	 * Discards the slot for an eviction; under the lock, which the caller keeps for ever: no call decides on this
+	 * slot after the permits the evictor counted.
+	 */
+	final void retire() {
+		discard();
+	}
+
 	final boolean isDiscarded() {
 		return (long) RECORD_BY.getVolatile(this) == DISCARDED;
 	}
@@ -129,9 +143,39 @@ abstract class Slot {
 		return (stamp & 1) == 0 && STAMP.compareAndSet(this, stamp, stamp + 1);
 	}
 
-	final void lock() {
+	/**
+	 * Takes the lock, unless the slot is discarded while another holds it (retired for good, or discarded by a reset
+	 * while a call holds it): the caller then looks the key up again.
+	 * @return whether the lock is held
+	 */
+	final boolean lockUnlessDiscarded() {
 		for (int spins = 0; !tryLock(); spins++) {
+			if (isDiscarded()) {
+				return false;
+			}
 			backOff(spins);
+		}
+		return true;
+	}
+
+	/**
+	 * Evaluates a call of cost 0 without writing the stamp, so that a reader never makes a writer try again (the
+	 * state of a log or of leases is read under the lock, which is free again at once).
+	 * @return the outcome, or {@code null} if the slot is discarded while another holds it
+	 */
+	@Nullable Outcome peek(Limit limit, long now) {
+		for (int losses = 0;; losses++) {
+			int stamp = stamp();
+			if ((stamp & 1) == 0) {
+				Outcome outcome = evaluate(limit, now, 0);
+				if (validate(stamp)) {
+					return outcome;
+				}
+			}
+			else if (isDiscarded()) {
+				return null;
+			}
+			contended(losses);
 		}
 	}
 
@@ -287,6 +331,19 @@ abstract class Slot {
 		@Override
 		void release(Limit limit, String leaseId, long now) {
 			algorithm(limit).release(limit, this.state, leaseId, now);
+		}
+
+		@Override
+		@Nullable Outcome peek(Limit limit, long now) {
+			if (!lockUnlessDiscarded()) {
+				return null;
+			}
+			try {
+				return evaluate(limit, now, 0);
+			}
+			finally {
+				unlock();
+			}
 		}
 
 	}

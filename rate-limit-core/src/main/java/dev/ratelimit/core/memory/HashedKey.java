@@ -1,0 +1,62 @@
+package dev.ratelimit.core.memory;
+
+import java.nio.ByteBuffer;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+
+import dev.ratelimit.core.KeyedLimit;
+import dev.ratelimit.core.Limit;
+
+/**
+ * The key under which the in-memory limiter stores a keyed limit whose client key is longer than
+ * {@value #MAX_PLAIN_CHARS} characters: the SHA-256 of that key instead of the key, so that a client sending a long
+ * header (or a SpEL or bean key built from one) costs a few dozen bytes however long its key is. Two keys share state
+ * only if their digests collide, which SHA-256 makes practically impossible. The digest is taken over the key's UTF-16
+ * code units, two bytes each, so that two different strings never give the same input (an encoding such as UTF-8
+ * would map every unpaired surrogate to the same replacement).
+ *
+ * @param policy the policy name
+ * @param limit the limit
+ * @param digest0 bytes 0 to 7 of the digest
+ * @param digest1 bytes 8 to 15
+ * @param digest2 bytes 16 to 23
+ * @param digest3 bytes 24 to 31
+ */
+record HashedKey(String policy, Limit limit, long digest0, long digest1, long digest2, long digest3) {
+
+	/** Client keys up to this long are stored as they are, which keeps the look-up of ordinary keys as it was. */
+	static final int MAX_PLAIN_CHARS = 64;
+
+	/**
+	 * Returns the key a keyed limit is stored under: the keyed limit itself, or a {@link HashedKey} of it when its
+	 * client key is longer than {@value #MAX_PLAIN_CHARS} characters.
+	 */
+	static Object storeKey(KeyedLimit target) {
+		return (target.key().length() <= MAX_PLAIN_CHARS) ? target : of(target);
+	}
+
+	/** Returns the limit of a key as {@link #storeKey} made it. */
+	static Limit limitOf(Object storeKey) {
+		return (storeKey instanceof KeyedLimit target) ? target.limit() : ((HashedKey) storeKey).limit();
+	}
+
+	static HashedKey of(KeyedLimit target) {
+		String key = target.key();
+		ByteBuffer units = ByteBuffer.allocate(2 * key.length());
+		units.asCharBuffer().put(key);
+		ByteBuffer digest = ByteBuffer.wrap(sha256().digest(units.array()));
+		return new HashedKey(target.policy(), target.limit(), digest.getLong(), digest.getLong(), digest.getLong(),
+				digest.getLong());
+	}
+
+	private static MessageDigest sha256() {
+		try {
+			return MessageDigest.getInstance("SHA-256");
+		}
+		catch (NoSuchAlgorithmException ex) {
+			// Every Java platform must provide SHA-256 (MessageDigest's javadoc).
+			throw new IllegalStateException(ex);
+		}
+	}
+
+}
