@@ -2,6 +2,7 @@ package dev.ratelimit.spring.metrics;
 
 import java.util.Objects;
 
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
@@ -9,13 +10,18 @@ import io.micrometer.core.instrument.binder.MeterBinder;
 import dev.ratelimit.core.memory.InMemoryRateLimiter;
 
 /**
- * Binds the {@value #KEYS} gauge, tagged {@code backend=memory}: the keyed limits the in-memory backend holds (as
- * Caffeine estimates them), which {@code ratelimit.memory.max-keys} bounds.
+ * Binds the meters of the in-memory backend's keys, tagged {@code backend=memory}: the {@value #KEYS} gauge, the keyed
+ * limits it holds, which {@code ratelimit.memory.max-keys} bounds, and the {@value #EVICTED} counter, the keys it
+ * evicted to stay within that bound, tagged {@code state=fresh} for keys back to their fresh state (nothing lost) and
+ * {@code state=spent} for keys that still held spent permits, which their clients got back.
  */
 public class RateLimitKeysMeterBinder implements MeterBinder {
 
 	/** The name of the gauge. */
 	public static final String KEYS = "ratelimit.keys";
+
+	/** The name of the eviction counter. */
+	public static final String EVICTED = "ratelimit.keys.evicted";
 
 	private final InMemoryRateLimiter limiter;
 
@@ -32,6 +38,14 @@ public class RateLimitKeysMeterBinder implements MeterBinder {
 		Gauge.builder(KEYS, this.limiter, InMemoryRateLimiter::keyCount)
 			.description("Keyed limits the in-memory rate-limit backend holds")
 			.tag("backend", "memory")
+			.register(registry);
+		FunctionCounter.builder(EVICTED, this.limiter, InMemoryRateLimiter::evictedFreshKeys)
+			.description("Keys the in-memory rate-limit backend evicted to stay within max-keys")
+			.tags("backend", "memory", "state", "fresh")
+			.register(registry);
+		FunctionCounter.builder(EVICTED, this.limiter, InMemoryRateLimiter::evictedSpentKeys)
+			.description("Keys the in-memory rate-limit backend evicted to stay within max-keys")
+			.tags("backend", "memory", "state", "spent")
 			.register(registry);
 	}
 

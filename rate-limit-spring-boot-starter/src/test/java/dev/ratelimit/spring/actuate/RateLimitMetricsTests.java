@@ -239,6 +239,27 @@ class RateLimitMetricsTests {
 			.isZero();
 	}
 
+	@Test
+	void countsTheKeysTheInMemoryBackendEvictedByTheirState() {
+		InMemoryRateLimiter small = InMemoryRateLimiter.builder().maxKeys(2).timeSource(this.clock).build();
+		new RateLimitKeysMeterBinder(small).bindTo(this.registry);
+		small.acquire(new KeyedLimit("api", "a", Limit.tokenBucket("10/1s")));
+		small.acquire(new KeyedLimit("api", "b", Limit.tokenBucket("10/1d")), 5);
+		// a, full again a second later, goes first; then b, which spent half its permits, before c, which spent all
+		this.clock.advance(Duration.ofSeconds(1));
+		small.acquire(new KeyedLimit("api", "c", Limit.tokenBucket("10/1d")), 10);
+		small.acquire(new KeyedLimit("api", "d", Limit.tokenBucket("10/1d")), 10);
+		assertThat(evicted("fresh")).isEqualTo(1);
+		assertThat(evicted("spent")).isEqualTo(1);
+	}
+
+	private double evicted(String state) {
+		return this.registry.get(RateLimitKeysMeterBinder.EVICTED)
+			.tags("backend", "memory", "state", state)
+			.functionCounter()
+			.count();
+	}
+
 	private double requests(String policy, String tier, String outcome) {
 		return this.registry.get(RateLimitMetrics.REQUESTS)
 			.tags("policy", policy, "tier", tier, "outcome", outcome)
