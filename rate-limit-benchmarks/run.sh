@@ -103,6 +103,10 @@ run_memory() {
 		java -Xms4g -Xmx4g -XX:+UseParallelGC -cp "$jar" dev.ratelimit.benchmarks.RetainedHeap \
 			"$library" 1000000 "$results/heap-$library.json"
 	done
+	# Ours again with a key of 8 KB made for each call, as a hostile client's header would be: 50,000 of them, about
+	# 400 MB of keys had the store kept them.
+	java -Xms4g -Xmx4g -XX:+UseParallelGC -cp "$jar" dev.ratelimit.benchmarks.RetainedHeap \
+		ours 50000 "$results/heap-ours-8192-char-keys.json" 8192
 }
 
 # Processes this script starts (redis-server, sample app instances): all stopped on exit, whatever happens.

@@ -22,8 +22,14 @@ import dev.ratelimit.core.memory.InMemoryRateLimiter;
  * {@code Bandwidth}), and with one {@code Bandwidth} shared by all buckets.
  *
  * <p>
+ * With a key length ({@code KEY_CHARS}, ours only), each call gets a key of that many characters made for it, as a
+ * request's header value is, and not kept by the benchmark: the store is then charged for whatever it keeps of a long
+ * key (a hostile client's 8 KB header, say), which the short names above do not show.
+ *
+ * <p>
  * Run it in a JVM of its own per library: {@code java -cp benchmarks.jar dev.ratelimit.benchmarks.RetainedHeap ours
- * 1000000 result.json}. It writes one JSON object to the file and a line to standard output.
+ * 1000000 result.json}, or {@code ... RetainedHeap ours 50000 result.json 8192} for 8 KB keys. It writes one JSON
+ * object to the file and a line to standard output.
  */
 public final class RetainedHeap {
 
@@ -34,15 +40,21 @@ public final class RetainedHeap {
 
 	public static void main(String[] args) throws Exception {
 		if (args.length < 2) {
-			System.err.println("usage: RetainedHeap ours|bucket4j|bucket4jSharedBandwidth KEYS [RESULT.json]");
+			System.err.println(
+					"usage: RetainedHeap ours|bucket4j|bucket4jSharedBandwidth KEYS [RESULT.json [KEY_CHARS]]");
 			System.exit(2);
 		}
 		String library = args[0];
 		int keys = Integer.parseInt(args[1]);
+		int keyChars = (args.length > 3) ? Integer.parseInt(args[3]) : 0;
+		if (keyChars > 0 && !"ours".equals(library)) {
+			throw new IllegalArgumentException("KEY_CHARS applies to ours only (was given for '" + library + "')");
+		}
 		String[] names = new String[keys];
 		for (int i = 0; i < keys; i++) {
 			names[i] = "client-" + i;
 		}
+		String padding = "x".repeat(Math.max(0, keyChars));
 		Limit limit = Limit.tokenBucket("60/1m");
 		Bandwidth bandwidth = Bandwidth.builder().capacity(60).refillGreedy(60, java.time.Duration.ofMinutes(1)).build();
 		long before = usedAfterGc();
@@ -50,7 +62,8 @@ public final class RetainedHeap {
 			case "ours" -> {
 				InMemoryRateLimiter limiter = InMemoryRateLimiter.builder().maxKeys(keys).build();
 				for (String name : names) {
-					limiter.acquire(new KeyedLimit(POLICY, name, limit));
+					String key = (keyChars > 0) ? (name + ":" + padding).substring(0, keyChars) : name;
+					limiter.acquire(new KeyedLimit(POLICY, key, limit));
 				}
 				limiter.cleanUp();
 				yield limiter;
@@ -80,12 +93,13 @@ public final class RetainedHeap {
 		double perKey = (double) (after - before) / keys;
 		String size = (store instanceof InMemoryRateLimiter limiter) ? Long.toString(limiter.keyCount())
 				: Integer.toString(((ConcurrentHashMap<?, ?>) store).size());
-		System.out.printf(Locale.ROOT, "bytes-per-key %s %.1f (keys held %s of %d)%n", library, perKey, size, keys);
+		String name = (keyChars > 0) ? library + "." + keyChars + "CharKeys" : library;
+		System.out.printf(Locale.ROOT, "bytes-per-key %s %.1f (keys held %s of %d)%n", name, perKey, size, keys);
 		if (args.length > 2) {
 			String json = String.format(Locale.ROOT,
 					"{\"measurements\": [{\"name\": \"RetainedHeap.%s\", \"score\": %.1f, \"error\": null, "
 							+ "\"unit\": \"bytes/key\", \"keys\": %d, \"held\": %s}]}%n",
-					library, perKey, keys, size);
+					name, perKey, keys, size);
 			java.nio.file.Files.writeString(java.nio.file.Path.of(args[2]), json);
 		}
 		// Keep everything reachable until after the second measurement.
