@@ -564,6 +564,29 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		}
 	}
 
+	/**
+	 * Renews the leases of a decision whose call is still in flight. Each renewal also counts as a call of its key,
+	 * so that a key whose only activity is a long call holding its permit is kept as long as that call renews it.
+	 */
+	@Override
+	public void renew(Decision decision) {
+		for (Lease lease : decision.leases()) {
+			Slot slot = this.policy.getIfPresentQuietly(HashedKey.storeKey(lease.target()));
+			// An evicted slot took its leases with it: there is nothing left to renew.
+			if (slot != null && slot.lockUnlessDiscarded()) {
+				long now;
+				try {
+					now = this.timeSource.nowMicros();
+					slot.renew(lease.target().limit(), lease.id(), now);
+				}
+				finally {
+					slot.unlock();
+				}
+				recordSometimes(slot, lease.target(), now);
+			}
+		}
+	}
+
 	@Override
 	public void reset(KeyedLimit limit) {
 		Object key = HashedKey.storeKey(limit);

@@ -122,6 +122,10 @@ abstract class Slot {
 	void release(Limit limit, String leaseId, long now) {
 	}
 
+	/** Makes a lease still held expire a lease time from {@code now}; under the lock. */
+	void renew(Limit limit, String leaseId, long now) {
+	}
+
 	final int stamp() {
 		return (int) STAMP.getAcquire(this);
 	}
@@ -331,6 +335,11 @@ abstract class Slot {
 		@Override
 		void release(Limit limit, String leaseId, long now) {
 			algorithm(limit).release(limit, this.state, leaseId, now);
+		}
+
+		@Override
+		void renew(Limit limit, String leaseId, long now) {
+			algorithm(limit).renew(limit, this.state, leaseId, now);
 		}
 
 		@Override
