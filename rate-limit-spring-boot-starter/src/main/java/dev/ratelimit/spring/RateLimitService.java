@@ -7,6 +7,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 
 import dev.ratelimit.core.Decision;
@@ -30,8 +32,12 @@ import org.jspecify.annotations.Nullable;
  * the call, so that they can never change the enforced decision: a call rejected by an enforced limit takes nothing
  * from any limit, and a shadow limit that would reject never blocks the call. Nor does a shadow policy whose key
  * cannot be evaluated for the call: it is not decided for that call.
+ *
+ * <p>
+ * A decision that holds concurrency permits has them renewed until {@link #release(RateLimitResult)}, so that a call
+ * keeps its permits however long it runs; every result with permits must therefore be released.
  */
-public final class RateLimitService {
+public final class RateLimitService implements AutoCloseable {
 
 	private static final Log logger = LogFactory.getLog(RateLimitService.class);
 
@@ -44,6 +50,8 @@ public final class RateLimitService {
 	private final RateLimitListeners listeners;
 
 	private final String backend;
+
+	private final LeaseRenewals renewals;
 
 	/**
 	 * Creates the service.
@@ -61,6 +69,20 @@ public final class RateLimitService {
 		this.tierResolver = Objects.requireNonNull(tierResolver, "tierResolver must not be null");
 		this.listeners = new RateLimitListeners(listeners);
 		this.backend = Objects.requireNonNull(backend, "backend must not be null");
+		this.renewals = new LeaseRenewals(limiter);
+	}
+
+	/**
+	 * Creates the service with the scheduler of its lease renewals, for tests.
+	 */
+	RateLimitService(RateLimiter limiter, PolicyRegistry policies, TierResolver tierResolver,
+			List<RateLimitListener> listeners, String backend, Supplier<ScheduledExecutorService> renewalScheduler) {
+		this.limiter = Objects.requireNonNull(limiter, "limiter must not be null");
+		this.policies = Objects.requireNonNull(policies, "policies must not be null");
+		this.tierResolver = Objects.requireNonNull(tierResolver, "tierResolver must not be null");
+		this.listeners = new RateLimitListeners(listeners);
+		this.backend = Objects.requireNonNull(backend, "backend must not be null");
+		this.renewals = new LeaseRenewals(limiter, renewalScheduler);
 	}
 
 	/**
@@ -146,8 +168,12 @@ public final class RateLimitService {
 		}
 		long start = System.nanoTime();
 		Decision decision = enforced.isEmpty() ? Decision.unlimited() : this.limiter.acquire(enforced, cost);
+		this.renewals.hold(decision);
 		Decision shadowDecision = (decision.isAllowed() && !shadow.isEmpty())
 				? this.limiter.acquire(shadow, shadowCost) : null;
+		if (shadowDecision != null) {
+			this.renewals.hold(shadowDecision);
+		}
 		// no limit applied to the call (its policies have none for the tier): the backend was not asked, which a zero
 		// duration says; a decision that took less than the clock's resolution counts one nanosecond
 		Duration duration = (enforced.isEmpty() && shadow.isEmpty()) ? Duration.ZERO
@@ -292,12 +318,30 @@ public final class RateLimitService {
 	 */
 	public void release(RateLimitResult result) {
 		if (!result.decision().leases().isEmpty()) {
+			this.renewals.release(result.decision());
 			this.limiter.release(result.decision());
 		}
 		Decision shadowDecision = result.shadowDecision();
 		if (shadowDecision != null && !shadowDecision.leases().isEmpty()) {
+			this.renewals.release(shadowDecision);
 			this.limiter.release(shadowDecision);
 		}
+	}
+
+	/**
+	 * Returns the number of decisions whose concurrency permits are held (renewed until released).
+	 * @return the decisions held
+	 */
+	public int heldDecisions() {
+		return this.renewals.size();
+	}
+
+	/**
+	 * Stops renewing the permits of calls still in flight.
+	 */
+	@Override
+	public void close() {
+		this.renewals.close();
 	}
 
 	/**
