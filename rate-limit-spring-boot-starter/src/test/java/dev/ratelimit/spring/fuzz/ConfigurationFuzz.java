@@ -25,6 +25,7 @@ import net.jqwik.api.statistics.Statistics;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.context.properties.bind.BindException;
+import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
 import org.springframework.boot.context.properties.bind.UnboundConfigurationPropertiesException;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.diagnostics.FailureAnalyzer;
@@ -347,8 +348,8 @@ class ConfigurationFuzz {
 
 	/**
 	 * Whether a property named by a failure is one that the configuration sets, an element of one, or a sibling of
-	 * one (a limit that sets 'capacity' but misses 'rate'). Names are compared as Boot compares them: case, dashes
-	 * and what relaxed binding drops do not count.
+	 * one (a limit that sets 'capacity' but misses 'rate'). Names are compared as Boot reads and compares them: case,
+	 * dashes and what relaxed binding drops do not count.
 	 */
 	static boolean relates(String property, GeneratedConfiguration configuration) {
 		String named = normalize(property);
@@ -357,8 +358,20 @@ class ConfigurationFuzz {
 		if (parent.isEmpty() || parent.equals("ratelimit")) {
 			return true;
 		}
-		return configuration.properties().stream().map((entry) -> normalize(entry.name())).anyMatch((set) ->
-				set.startsWith(named) || set.equals(parent) || set.startsWith(parent + "."));
+		return configuration.properties()
+			.stream()
+			.flatMap((entry) -> Stream.of(normalize(entry.name()), normalize(adapted(entry.name()))))
+			.anyMatch((set) -> set.startsWith(named) || set.equals(parent) || set.startsWith(parent + "."));
+	}
+
+	/** A name as Boot reads it from a property source ("policies[2]${x}" is "policies[2].x"). */
+	private static String adapted(String name) {
+		try {
+			return ConfigurationPropertyName.adapt(name, '.').toString();
+		}
+		catch (RuntimeException ex) {
+			return name;
+		}
 	}
 
 	private static String normalize(String name) {
