@@ -80,7 +80,7 @@ import static org.springframework.test.web.servlet.request.MockMvcRequestBuilder
  *
  * <p>
  * {@code ./mvnw verify} runs the short form: the number of tries set by {@code jqwik.tries.default} in the starter's
- * pom. The long form, 10,000 configurations (six minutes here, on 2 shared cores):
+ * pom. The long form, 10,000 configurations (two and a half minutes here when the 2 cores are idle, six when busy):
  *
  * <pre>
  * ./mvnw -B -pl rate-limit-spring-boot-starter -am test -Dtest=ConfigurationFuzz \

@@ -55,7 +55,7 @@ import static org.springframework.test.web.servlet.request.MockMvcRequestBuilder
  * <p>
  * {@code ./mvnw verify} runs the short form: {@code jqwik.tries.default} (see the starter's pom) requests per
  * property, four properties, each request carrying about three hostile values. The long form, 10,000 requests per
- * property (40,000 requests carrying some 140,000 hostile values; four minutes here):
+ * property (40,000 requests carrying some 140,000 hostile values; four minutes here on busy cores):
  *
  * <pre>
  * ./mvnw -B -pl rate-limit-spring-boot-starter -am test -Dtest=HostileHeaderFuzz \
