@@ -95,6 +95,19 @@ public final class RateLimitExpression {
 		catch (ParseException ex) {
 			throw new IllegalArgumentException("the expression '" + text + "' does not parse: " + ex.getMessage());
 		}
+		catch (StackOverflowError ex) {
+			// SpEL's parser recurses once per level of nesting: thousands of brackets exhaust the stack, which is
+			// whole again once the parse has unwound
+			throw new IllegalArgumentException("the expression '" + abbreviate(text)
+					+ "' is nested too deeply to parse");
+		}
+	}
+
+	/**
+	 * Returns a text short enough for a message: its first 60 characters, and how many more there are.
+	 */
+	private static String abbreviate(String text) {
+		return (text.length() <= 60) ? text : text.substring(0, 60) + "... (" + (text.length() - 60) + " more)";
 	}
 
 	/**

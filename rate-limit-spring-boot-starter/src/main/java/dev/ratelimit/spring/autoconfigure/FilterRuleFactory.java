@@ -6,6 +6,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import java.util.regex.PatternSyntaxException;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -84,7 +85,8 @@ final class FilterRuleFactory {
 			try {
 				patterns.add(PathPatternParser.defaultInstance.parse(pattern));
 			}
-			catch (PatternParseException ex) {
+			catch (PatternParseException | PatternSyntaxException ex) {
+				// the second: a capture whose regex does not compile, such as /a{id:[}
 				problems.add(new Problem(path + ".patterns[" + i + "]",
 						"'" + pattern + "' is not a valid path pattern: " + ex.getMessage()));
 			}

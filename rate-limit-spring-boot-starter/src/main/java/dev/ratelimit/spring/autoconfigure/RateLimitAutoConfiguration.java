@@ -8,7 +8,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
 import org.springframework.boot.autoconfigure.condition.NoneNestedConditions;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.ApplicationContext;
@@ -78,7 +77,7 @@ public final class RateLimitAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean(RateLimiter.class)
-	@ConditionalOnProperty(name = "ratelimit.backend", havingValue = "memory", matchIfMissing = true)
+	@ConditionalOnRateLimitBackend(RateLimitProperties.Backend.MEMORY)
 	InMemoryRateLimiter rateLimiter(RateLimitProperties properties, TimeSource timeSource) {
 		return InMemoryRateLimiter.builder()
 			.maxKeys(properties.getMemory().getMaxKeys())
@@ -88,7 +87,7 @@ public final class RateLimitAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean(RateLimiter.class)
-	@ConditionalOnProperty(name = "ratelimit.backend", havingValue = "redis")
+	@ConditionalOnRateLimitBackend(RateLimitProperties.Backend.REDIS)
 	RateLimiter rateLimiterWithoutRedis() {
 		throw new RateLimitConfigurationException("ratelimit.backend",
 				"is 'redis', but there is no RedisConnectionFactory bean to build the Redis rate limiter with;"

@@ -11,7 +11,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -33,7 +32,7 @@ import dev.ratelimit.spring.RateLimitListeners;
 		afterName = "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration")
 @ConditionalOnBooleanProperty(name = "ratelimit.enabled", matchIfMissing = true)
 @ConditionalOnClass({ RedisConnectionFactory.class, RedisRateLimiter.class })
-@ConditionalOnProperty(name = "ratelimit.backend", havingValue = "redis")
+@ConditionalOnRateLimitBackend(RateLimitProperties.Backend.REDIS)
 @EnableConfigurationProperties(RateLimitProperties.class)
 public final class RateLimitRedisAutoConfiguration {
 

@@ -81,9 +81,10 @@ public final class IpAddressRange {
 			}
 			return byAddress(bytes);
 		}
-		if (address.indexOf(':') >= 0 && address.matches("[0-9a-fA-F:.]+")) {
+		if (address.indexOf(':') >= 0 && address.matches("[0-9a-fA-F:][0-9a-fA-F:.]*")) {
 			try {
-				// a literal with a colon is never resolved as a host name
+				// starting with a hex digit or a colon, a text with a colon is parsed as an IPv6 literal and never
+				// resolved as a host name (InetAddress looks up one that starts otherwise, such as ".1:2")
 				return InetAddress.getByName(address);
 			}
 			catch (UnknownHostException ex) {

@@ -10,7 +10,6 @@ import java.util.Locale;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.regex.PatternSyntaxException;
 import java.util.stream.Stream;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -51,7 +50,6 @@ import org.springframework.test.web.servlet.setup.MockMvcBuilders;
 import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.context.WebApplicationContext;
-import org.springframework.web.util.pattern.PathPatternParser;
 
 import dev.ratelimit.core.TimeSource;
 import dev.ratelimit.spring.RateLimitConfigurationException;
@@ -122,11 +120,6 @@ class ConfigurationFuzz {
 	@Property
 	void everyConfigurationStartsOrFailsNamingAProperty(
 			@ForAll("configurations") GeneratedConfiguration configuration) throws Exception {
-		String defect = knownDefect(configuration);
-		if (defect != null) {
-			Statistics.label("outcome").collect("known defect: " + defect);
-			return;
-		}
 		String outcome = bound.call("Starting " + configuration, () -> startOrFail(configuration));
 		Statistics.label("outcome").collect(outcome);
 		Statistics.label("outcome")
@@ -139,54 +132,6 @@ class ConfigurationFuzz {
 	@Provide
 	Arbitrary<GeneratedConfiguration> configurations() {
 		return RateLimitConfigurations.configurations(List.of(AnnotatedService.class, ExpressionService.class));
-	}
-
-	/**
-	 * Names the defect, found by this fuzz and not fixed yet, that a configuration would run into, or returns null.
-	 * Such configurations are counted but not started, so that the build stays green while the fuzz goes on looking
-	 * for other defects. Remove a defect's clause with its fix.
-	 */
-	static String knownDefect(GeneratedConfiguration configuration) {
-		String backend = configuration.properties()
-			.stream()
-			.filter((entry) -> normalize(entry.name()).equals("ratelimit.backend"))
-			.reduce((first, second) -> second)
-			.map(RateLimitConfigurations.Entry::value)
-			.orElse("memory");
-		String canonical = backend.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]", "");
-		// Boot binds "memory" (quoted), " memory" or "memory;" to MEMORY and an empty value to null, but
-		// @ConditionalOnProperty(havingValue = "memory", matchIfMissing = true) compares the text: no RateLimiter
-		// bean, and a failure that names no property
-		if (backend.isBlank() || ((canonical.equals("memory") || canonical.equals("redis"))
-				&& !backend.equalsIgnoreCase("memory") && !backend.equalsIgnoreCase("redis"))) {
-			return "ratelimit.backend bound but not matched";
-		}
-		// SpEL's parser recurses once per nesting level: a StackOverflowError, reported as "threw exception with
-		// message: null", naming no property
-		if (configuration.properties().stream().anyMatch((entry) -> entry.value().contains("#{")
-				&& entry.value().chars().filter((c) -> c == '[' || c == '(').count() > 1000)) {
-			return "SpEL nested too deeply";
-		}
-		// Spring's PathPatternParser throws PatternSyntaxException, not PatternParseException, for a segment such as
-		// a{id:[} (text and a capture whose regex does not compile): FilterRuleFactory lets it through unnamed
-		if (configuration.properties().stream().anyMatch((entry) -> normalize(entry.name()).contains(".patterns")
-				&& Stream.of(entry.value().split(",")).anyMatch(ConfigurationFuzz::failsAsARegex))) {
-			return "path pattern regex";
-		}
-		return null;
-	}
-
-	private static boolean failsAsARegex(String pattern) {
-		try {
-			PathPatternParser.defaultInstance.parse(pattern);
-			return false;
-		}
-		catch (PatternSyntaxException ex) {
-			return true;
-		}
-		catch (RuntimeException ex) {
-			return false;
-		}
 	}
 
 	private static String startOrFail(GeneratedConfiguration configuration) {

@@ -129,6 +129,9 @@ class KeyResolutionTests {
 		assertThat(range.contains(IpAddressRange.parseAddress("::1"))).isFalse();
 		assertThat(IpAddressRange.parseAddress("localhost")).isNull();
 		assertThat(IpAddressRange.parseAddress("256.1.1.1")).isNull();
+		// a text with a colon that does not start like an IPv6 literal is refused, never looked up as a host name
+		assertThat(IpAddressRange.parseAddress(".1:2")).isNull();
+		assertThat(IpAddressRange.parseAddress("..:")).isNull();
 		assertThatIllegalArgumentException().isThrownBy(() -> IpAddressRange.parse("10.0.0.0/40"));
 	}
 
