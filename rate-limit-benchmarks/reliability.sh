@@ -77,7 +77,10 @@ cleanup() {
 	fi
 	if [[ -f $results/pids ]]; then
 		while read -r pid; do
-			command=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null || true)
+			if [[ ! -r /proc/$pid/cmdline ]]; then
+				continue
+			fi
+			command=$(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" || true)
 			if [[ $command == *redis-server* || $command == *wrk* || $command == *sample-geocoding-app* \
 				|| $command == *jcmd* || $command == *benchmarks.jar* ]]; then
 				kill -KILL "$pid" 2>/dev/null || true
@@ -87,6 +90,13 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'echo "interrupted" >&2; exit 130' INT TERM
+
+# The code measured: the commit, and whether the build below includes changes not committed yet.
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+if [[ -n $(git status --porcelain -- rate-limit-core/src rate-limit-spring-boot-starter/src sample-geocoding-app/src \
+	rate-limit-benchmarks 2>/dev/null) ]]; then
+	commit="$commit + uncommitted changes"
+fi
 
 echo "== build"
 # The repackaged jar of the sample app is not rebuilt when only a module it depends on changed: start from none.
@@ -125,11 +135,6 @@ for scenario in $scenarios; do
 done
 
 echo "== report"
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-if [[ -n $(git status --porcelain -- rate-limit-core/src rate-limit-spring-boot-starter/src sample-geocoding-app/src \
-	rate-limit-benchmarks 2>/dev/null) ]]; then
-	commit="$commit + uncommitted changes"
-fi
 java -cp "$jar" dev.ratelimit.benchmarks.reliability.ReliabilityReport "$results" "$root/docs/RELIABILITY.md" "$mode" \
 	"$commit" "$(( $(date +%s) - started ))" "${RELIABILITY_NOTE:-}"
 echo "== wrote docs/RELIABILITY.md in $(( $(date +%s) - started )) s"

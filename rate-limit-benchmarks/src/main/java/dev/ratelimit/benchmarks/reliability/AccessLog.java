@@ -12,6 +12,8 @@ import java.util.Map;
 import java.util.function.Predicate;
 import java.util.stream.Stream;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Tomcat's access log of a sample app instance, as {@link SampleApp} configures it: one line per request with the
  * client key, the status, when the request began (epoch ms) and how long it took (µs). The server's own record of
@@ -125,7 +127,7 @@ final class AccessLog {
 			return this.status >= 200 && this.status < 300;
 		}
 
-		static Entry parse(String line) {
+		static @Nullable Entry parse(String line) {
 			String[] fields = line.strip().split(" ");
 			if (fields.length != 4) {
 				return null;

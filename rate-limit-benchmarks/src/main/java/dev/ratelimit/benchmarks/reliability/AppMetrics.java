@@ -5,6 +5,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * One scrape of the sample app's {@code /actuator/prometheus}: the rate limiter's meters ({@code ratelimit.requests},
  * {@code ratelimit.backend.failures}, {@code ratelimit.decision}) and the JVM's and Tomcat's thread gauges. The
@@ -119,7 +121,7 @@ final class AppMetrics {
 		return sum(DECISIONS + "_count") - within;
 	}
 
-	private static double parseLe(String le) {
+	private static double parseLe(@Nullable String le) {
 		return (le == null || le.equals("+Inf")) ? Double.POSITIVE_INFINITY : Double.parseDouble(le);
 	}
 
@@ -128,7 +130,7 @@ final class AppMetrics {
 	 */
 	private record Sample(String name, Map<String, String> tags, double value) {
 
-		static Sample parse(String line) {
+		static @Nullable Sample parse(String line) {
 			if (line.isEmpty() || line.startsWith("#")) {
 				return null;
 			}

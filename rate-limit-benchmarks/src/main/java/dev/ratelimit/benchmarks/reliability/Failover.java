@@ -3,6 +3,7 @@ package dev.ratelimit.benchmarks.reliability;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalDouble;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 
@@ -74,15 +75,9 @@ final class Failover {
 		 * @param localInstances 1 when the instance decides with local limits while Redis fails, else 0
 		 */
 		void record(Figures figures, String row, int localInstances) {
-			Target recoveryTarget = Target.atMost(5000);
-			if (this.recoveredNanos.isPresent()) {
-				figures.add(row, "recovery-ms", Clock.millisBetween(this.killedNanos, this.recoveredNanos.getAsLong()),
-						recoveryTarget);
-			}
-			else {
-				figures.add(row, "recovery-ms", "> " + Clock.millisBetween(this.killedNanos, this.load.stoppedNanos()),
-						recoveryTarget, Target.Verdict.MISSED);
-			}
+			figures.addWait(row, "recovery-ms", this.recoveredNanos.isPresent()
+					? OptionalDouble.of(Clock.millisBetween(this.killedNanos, this.recoveredNanos.getAsLong()))
+					: OptionalDouble.empty(), LIMIT.plus(LIMIT), Target.atMost(5000));
 			figures.add(row, "promotion-ms", Clock.millisBetween(this.killedNanos, this.promotedNanos));
 			figures.add(row, "unplanned-5xx", this.load.unplanned5xx(), Target.zero());
 			figures.add(row, "socket-errors", this.load.socketErrors());

@@ -5,7 +5,9 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.util.Locale;
+import java.util.OptionalDouble;
 
 /**
  * The figures and notes of one scenario: each printed as soon as it is known ({@code reliability <name> <value>}) and
@@ -54,6 +56,19 @@ final class Figures {
 	 */
 	void add(String row, String column, String value, Target target, Target.Verdict verdict) {
 		add(new Figure(this.scenario, row, column, value, target.text(), verdict));
+	}
+
+	/**
+	 * Records the time something took that the campaign waited for at most {@code limit}: in ms, or
+	 * {@code > limit} (a miss) when it did not come.
+	 */
+	void addWait(String row, String column, OptionalDouble millis, Duration limit, Target target) {
+		if (millis.isPresent()) {
+			add(row, column, millis.getAsDouble(), target);
+		}
+		else {
+			add(row, column, "> " + limit.toMillis(), target, Target.Verdict.MISSED);
+		}
 	}
 
 	private void add(Figure figure) {

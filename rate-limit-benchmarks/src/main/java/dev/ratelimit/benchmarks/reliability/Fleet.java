@@ -23,10 +23,6 @@ final class Fleet implements AutoCloseable {
 		return this.apps;
 	}
 
-	int size() {
-		return this.apps.size();
-	}
-
 	/** One scrape of every instance. */
 	Snapshot metrics() {
 		return new Snapshot(this.apps.stream().map(SampleApp::metrics).toList());

@@ -212,12 +212,18 @@ public final class ReliabilityReport {
 			out.append("*No figures.*\n\n");
 			return;
 		}
+		List<Row> rows = results.rows();
+		if (rows.size() == 1) {
+			measures(out, rows.get(0));
+			return;
+		}
 		Set<String> columns = new LinkedHashSet<>();
 		Map<String, String> targets = new LinkedHashMap<>();
 		for (Figure figure : results.figures) {
 			columns.add(figure.column());
 			if (!figure.target().isEmpty()) {
-				targets.putIfAbsent(figure.column(), figure.target());
+				// a column whose cases have different targets shows each case's in its cell
+				targets.merge(figure.column(), figure.target(), (one, other) -> one.equals(other) ? one : "");
 			}
 		}
 		out.append("| case |");
@@ -227,7 +233,7 @@ public final class ReliabilityReport {
 		out.append("---|\n| *target* |");
 		columns.forEach((column) -> out.append(' ').append(targets.getOrDefault(column, "")).append(" |"));
 		out.append(" |\n");
-		for (Row row : results.rows()) {
+		for (Row row : rows) {
 			out.append("| ").append(row.name).append(" |");
 			for (String column : columns) {
 				Figure figure = row.cells.get(column);
@@ -244,6 +250,19 @@ public final class ReliabilityReport {
 				out.append(" |");
 			}
 			out.append(' ').append(row.verdict().label()).append(" |\n");
+		}
+		out.append('\n');
+	}
+
+	/**
+	 * The table of a scenario with one case: a line per measure, with its target and verdict.
+	 */
+	private static void measures(StringBuilder out, Row row) {
+		out.append("| ").append(row.name).append(" | value | target | verdict |\n|---|---:|---|---|\n");
+		for (Figure figure : row.cells.values()) {
+			out.append("| ").append(figure.column()).append(" | ").append(figure.value())
+				.append((figure.verdict() == Target.Verdict.MISSED) ? " ✗" : "").append(" | ").append(figure.target())
+				.append(" | ").append(figure.verdict().label()).append(" |\n");
 		}
 		out.append('\n');
 	}

@@ -48,16 +48,13 @@ final class SampleApp implements AutoCloseable {
 
 	private final Path accessLog;
 
-	private final Duration timeout;
-
 	private final String failureMode;
 
-	private SampleApp(String name, Process process, int port, Path accessLog, Duration timeout, String failureMode) {
+	private SampleApp(String name, Process process, int port, Path accessLog, String failureMode) {
 		this.name = name;
 		this.process = process;
 		this.port = port;
 		this.accessLog = accessLog;
-		this.timeout = timeout;
 		this.failureMode = failureMode;
 	}
 
@@ -75,11 +72,6 @@ final class SampleApp implements AutoCloseable {
 
 	int port() {
 		return this.port;
-	}
-
-	/** The {@code ratelimit.redis.timeout} it runs with. */
-	Duration timeout() {
-		return this.timeout;
 	}
 
 	String failureMode() {
@@ -256,7 +248,7 @@ final class SampleApp implements AutoCloseable {
 					this.jar.toString()));
 			all.forEach((key, value) -> command.add("--" + key + "=" + value));
 			Process process = processes.start("app-" + this.name, command);
-			SampleApp app = new SampleApp(this.name, process, port, accessLog, this.timeout, this.failureMode);
+			SampleApp app = new SampleApp(this.name, process, port, accessLog, this.failureMode);
 			awaitReady(app, processes.logDirectory().resolve("app-" + this.name + ".log"));
 			return app;
 		}

@@ -23,8 +23,8 @@ final class Saturation implements Scenario {
 	@Override
 	public void run(Settings settings, Processes processes, Figures figures) {
 		List<Integer> connections = settings.pick(List.of(128, 512), List.of(16, 128, 256, 512));
-		Duration length = settings.seconds(5, 10);
-		Duration warmUp = settings.seconds(10, 30);
+		Duration length = settings.seconds(4, 10);
+		Duration warmUp = settings.seconds(6, 30);
 		figures.note("Each point: wrk for " + length.toSeconds() + " s (2 threads, `/api/reverse`), every client "
 				+ "limited to 6/1m (a token bucket of capacity 6), `redis.timeout` 100ms, new clients for each point. "
 				+ (settings.quick()

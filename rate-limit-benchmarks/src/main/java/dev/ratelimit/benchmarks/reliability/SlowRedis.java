@@ -1,7 +1,10 @@
 package dev.ratelimit.benchmarks.reliability;
 
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.OptionalDouble;
 import java.util.OptionalLong;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.DoubleAccumulator;
@@ -30,7 +33,7 @@ final class SlowRedis implements Scenario {
 
 	@Override
 	public void run(Settings settings, Processes processes, Figures figures) {
-		Duration phase = settings.seconds(4, 8);
+		Duration phase = settings.seconds(3, 8);
 		RedisServer redis = processes.redis();
 		LatencyProxy proxy = processes.own(LatencyProxy.start(redis.endpoint()));
 		SampleApp app = SampleApp.builder(settings.appJar(), "slow-redis")
@@ -90,7 +93,7 @@ final class SlowRedis implements Scenario {
 
 		private final double bucket;
 
-		private final java.util.Map<String, Window> windows = new java.util.LinkedHashMap<>();
+		private final Map<String, Window> windows = new LinkedHashMap<>();
 
 		Phases(SampleApp app, RedisServer redis, Figures figures, Duration length, double bucket) {
 			this.app = app;
@@ -142,13 +145,9 @@ final class SlowRedis implements Scenario {
 			long baseline = RedisStats.scriptCalls(this.redis.port());
 			Duration limit = Duration.ofSeconds(30);
 			OptionalLong used = RedisStats.awaitScriptCalls(this.redis.port(), baseline, calls, limit);
-			Target target = Target.atMost(COOL_DOWN.toMillis() + 100);
-			if (used.isPresent()) {
-				this.figures.add(row, "recovery-ms", Clock.millisBetween(back, used.getAsLong()), target);
-			}
-			else {
-				this.figures.add(row, "recovery-ms", "> " + limit.toMillis(), target, Target.Verdict.MISSED);
-			}
+			this.figures.addWait(row, "recovery-ms",
+					used.isPresent() ? OptionalDouble.of(Clock.millisBetween(back, used.getAsLong()))
+							: OptionalDouble.empty(), limit, Target.atMost(COOL_DOWN.toMillis() + 100));
 		}
 
 		void record(Load.Result result) {

@@ -19,12 +19,4 @@ record Window(long fromNanos, long toNanos) {
 		return windows.stream().anyMatch((window) -> window.contains(nanoTime));
 	}
 
-	long fromMillis() {
-		return Clock.epochMillis(this.fromNanos);
-	}
-
-	long toMillis() {
-		return Clock.epochMillis(this.toNanos);
-	}
-
 }

@@ -59,6 +59,33 @@ class ReliabilityReportTest {
 	}
 
 	@Test
+	void listsTheMeasuresOfAScenarioWithOneCaseEachWithItsTarget() throws IOException {
+		quietly(() -> {
+			Figures flood = new Figures(this.results, "key-flood");
+			flood.add("flood", "keys-held", 100000, Target.atMost(100000));
+			flood.add("flood", "handed-back", 5964, Target.zero());
+			flood.add("flood", "normal-p99-us", 8.83);
+		});
+		String report = ReliabilityReport.render(ReliabilityReport.read(this.results), Map.of(), "full", "abc1234",
+				3600, "", Map.of(), ZonedDateTime.of(2026, 1, 2, 3, 4, 0, 0, ZoneOffset.UTC));
+		assertThat(report).contains("| flood | value | target | verdict |\n|---|---:|---|---|\n"
+				+ "| keys-held | 100000 | ≤ 100000 | met |\n| handed-back | 5964 ✗ | 0 | missed |\n"
+				+ "| normal-p99-us | 8.83 |  |  |\n");
+	}
+
+	@Test
+	void showsEachCasesTargetInItsCellWhenTheTargetsOfAColumnDiffer() throws IOException {
+		quietly(() -> {
+			Figures soak = new Figures(this.results, "soak");
+			soak.add("heap-mb", "growth", 4, Target.atMost(10));
+			soak.add("threads", "growth", 3, Target.atMost(2));
+		});
+		String report = ReliabilityReport.render(ReliabilityReport.read(this.results), Map.of(), "full", "abc1234",
+				3600, "", Map.of(), ZonedDateTime.of(2026, 1, 2, 3, 4, 0, 0, ZoneOffset.UTC));
+		assertThat(report).contains("| *target* |  | |\n| heap-mb | 4 (≤ 10) | met |\n| threads | 3 (≤ 2) ✗ | missed |");
+	}
+
+	@Test
 	void formatsWholeNumbersWithoutDecimalsAndOthersToThreeFigures() {
 		assertThat(Figures.format(12)).isEqualTo("12");
 		assertThat(Figures.format(1234.56)).isEqualTo("1235");
