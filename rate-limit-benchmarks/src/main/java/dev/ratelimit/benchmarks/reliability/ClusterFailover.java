@@ -31,6 +31,8 @@ final class ClusterFailover implements Scenario {
 				+ "30 clients (about a third of them on the killed master's slots). The first master is killed "
 				+ "(SIGKILL) after a steady phase.");
 		figures.note("`recovery-ms`: from the kill to the first decision script call the promoted replica receives. "
+				+ "Lettuce refreshes the topology adaptively at most once per 30 s (its default, which Spring Boot "
+				+ "does not expose): a refresh set off by the kill, before the promotion, delays the next one. "
 				+ "Bound per client: capacity + rate × t from Redis, plus the same from the local fallback.");
 		SampleApp app = SampleApp.builder(settings.appJar(), "cluster")
 			.failureMode("local")

@@ -38,7 +38,8 @@ final class RedisRestarts implements Scenario {
 				+ "timing each request. Local mode runs a fleet of two instances. `redis.timeout` 100ms.");
 		figures.note("`outage-p99-ms` and `outage-max-ms`: the probe's requests due from the kill to the first "
 				+ "script call after the restart. A recovery of 0 ms: the first call came before the harness saw the "
-				+ "restarted Redis answer PING (it polls every 20 ms). Bound per client over the run: (1 + restarts) × capacity + rate × t "
+				+ "restarted Redis answer PING (it polls every 20 ms). Bound per client over the run: "
+				+ "(1 + restarts) × capacity + rate × t "
 				+ "from Redis (a restarted Redis has forgotten every bucket), plus capacity + rate × t per instance in "
 				+ "local mode; in allow mode admissions beyond it are the mode's documented choice, not a miss.");
 		Target latency = Target.atMost(timeout.toMillis() + 50);

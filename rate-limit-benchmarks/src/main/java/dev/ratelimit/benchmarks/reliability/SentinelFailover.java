@@ -31,7 +31,8 @@ final class SentinelFailover implements Scenario {
 		RedisServer replica = processes.recorded(sentinel.replica());
 		figures.note("1 master, 1 replica, 3 sentinels (quorum 2, down-after-milliseconds 1000, failover-timeout "
 				+ "2000); the app finds the master through the sentinels, `on-backend-failure: deny` (so that every 2xx "
-				+ "is Redis's decision), `redis.timeout` 100ms. Load: wrk with " + Failover.CONNECTIONS + " connections on 10,000 clients, and the probe, "
+				+ "is Redis's decision), `redis.timeout` 100ms. Load: wrk with " + Failover.CONNECTIONS
+				+ " connections on 10,000 clients, and the probe, "
 				+ Failover.PROBE_PER_SECOND + " requests/s over 10 clients, one of them exhausted before the load "
 				+ "starts (a tenth of the probe's requests). The master is killed (SIGKILL) after a steady phase.");
 		figures.note("`recovery-ms`: from the kill to the first decision script call the promoted replica receives "

@@ -51,7 +51,8 @@ final class Soak implements Scenario {
 		figures.note("Readings at the start (after a warm-up) and at the end, each with the load stopped for 3 s and "
 				+ "Redis answering: heap used after `jcmd GC.run`; live threads other than Tomcat's request threads "
 				+ "(a pool that grows under load and shrinks after a minute idle, shown apart); the app's connections "
-				+ "to Redis and all its sockets (`/proc`); Redis's client connections; `leaked-permits`: the concurrency limit's permits still taken at the end "
+				+ "to Redis and all its sockets (`/proc`); Redis's client connections; `leaked-permits`: the "
+				+ "concurrency limit's permits still taken at the end "
 				+ "(its limit minus its remaining permits, from the `ratelimits` endpoint).");
 		Load.warmUp(processes, "soak", fleet, CONNECTIONS, settings.seconds(10, 30));
 		Readings start = readings(processes, app, redis, proxy);

@@ -161,13 +161,6 @@ final class Wrk {
 		}
 
 		/**
-		 * Returns how long the run has taken so far, or took.
-		 */
-		Duration elapsed(long endNanos) {
-			return Duration.ofNanos(endNanos - this.startedNanos);
-		}
-
-		/**
 		 * Waits for the run to end by itself (at most its length plus {@code grace}), else stops it, and returns what
 		 * it measured.
 		 */
