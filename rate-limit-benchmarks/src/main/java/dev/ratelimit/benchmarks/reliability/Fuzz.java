@@ -40,12 +40,13 @@ final class Fuzz implements Scenario {
 			deleteReports(settings.root().resolve(module).resolve("target/surefire-reports"));
 		}
 		long started = System.nanoTime();
-		String outcome = "passed";
+		String outcome = "completed";
 		try {
+			// a failure in core's tests does not keep the starter's from running: the reports tell what failed
 			processes.run(List.of(settings.root().resolve("mvnw").toString(), "-B", "-q", "-f",
 					settings.root().resolve("pom.xml").toString(), "-pl", "rate-limit-spring-boot-starter", "-am",
 					"test", "-Dtest=*Fuzz*", "-Dsurefire.failIfNoSpecifiedTests=false",
-					"-Djqwik.tries.default=" + tries), limitSeconds);
+					"-Djqwik.tries.default=" + tries, "-Dmaven.test.failure.ignore=true"), limitSeconds);
 		}
 		catch (IllegalStateException ex) {
 			outcome = ex.getMessage().contains("longer than") ? "timed out" : "failed";
@@ -69,8 +70,8 @@ final class Fuzz implements Scenario {
 		figures.add(row, "failed", failed, Target.zero());
 		figures.add(row, "skipped", skipped);
 		figures.add(row, "seconds", (System.nanoTime() - started) / 1e9);
-		figures.add(row, "maven", outcome, Target.NONE, outcome.equals("passed") ? Target.Verdict.MET
-				: Target.Verdict.MISSED);
+		figures.add(row, "build", outcome, Target.NONE,
+				outcome.equals("completed") ? Target.Verdict.MET : Target.Verdict.MISSED);
 	}
 
 	/** A count attribute of a surefire report's {@code <testsuite>} element; 0 if absent. */
