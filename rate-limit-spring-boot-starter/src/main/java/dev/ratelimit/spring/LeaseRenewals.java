@@ -3,6 +3,7 @@ package dev.ratelimit.spring;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -38,6 +39,8 @@ final class LeaseRenewals implements AutoCloseable {
 	/** The renewals of the decisions held, by decision (compared by identity: {@link Decision} has no equals). */
 	private final Map<Decision, ScheduledFuture<?>> held = new ConcurrentHashMap<>();
 
+	private volatile boolean closed;
+
 	LeaseRenewals(RateLimiter limiter) {
 		this(limiter, () -> Executors.newSingleThreadScheduledExecutor((task) -> {
 			Thread thread = new Thread(task, "ratelimit-lease-renewal");
@@ -55,7 +58,8 @@ final class LeaseRenewals implements AutoCloseable {
 	 * Starts renewing the leases of a decision, if it holds any, until {@link #release(Decision)}.
 	 */
 	void hold(Decision decision) {
-		if (decision.leases().isEmpty()) {
+		if (decision.leases().isEmpty() || this.closed) {
+			// closed: the application is stopping, and its permits lapse after their lease time
 			return;
 		}
 		long period = Long.MAX_VALUE;
@@ -63,8 +67,13 @@ final class LeaseRenewals implements AutoCloseable {
 			period = Math.min(period, lease.target().limit().leaseTimeMicros() / 3);
 		}
 		period = Math.max(MIN_PERIOD_MICROS, period);
-		this.held.put(decision, scheduler().scheduleAtFixedRate(() -> renew(decision), period, period,
-				TimeUnit.MICROSECONDS));
+		try {
+			this.held.put(decision, scheduler().scheduleAtFixedRate(() -> renew(decision), period, period,
+					TimeUnit.MICROSECONDS));
+		}
+		catch (RejectedExecutionException ex) {
+			// closed meanwhile: as above
+		}
 	}
 
 	/**
@@ -113,6 +122,7 @@ final class LeaseRenewals implements AutoCloseable {
 
 	@Override
 	public void close() {
+		this.closed = true;
 		ScheduledExecutorService current = this.scheduler;
 		if (current != null) {
 			current.shutdownNow();

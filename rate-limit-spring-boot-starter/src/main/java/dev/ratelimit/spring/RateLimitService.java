@@ -90,7 +90,8 @@ public final class RateLimitService implements AutoCloseable {
 	 * @param policyNames the policy names
 	 * @param cost the permits the call takes
 	 * @param context the call
-	 * @return the result
+	 * @return the result, which must be {@link #release(RateLimitResult) released} once the call ends if it holds
+	 * concurrency permits (they are renewed until then)
 	 * @throws IllegalArgumentException if a policy does not exist
 	 */
 	public RateLimitResult decide(List<String> policyNames, long cost, RateLimitContext context) {
@@ -104,7 +105,8 @@ public final class RateLimitService implements AutoCloseable {
 	 * @param applied the policies, with key overrides; a policy applied twice with the same key counts once
 	 * @param cost the permits the call takes
 	 * @param context the call
-	 * @return the result
+	 * @return the result, which must be {@link #release(RateLimitResult) released} once the call ends if it holds
+	 * concurrency permits (they are renewed until then)
 	 * @throws RateLimitEvaluationException if the key expression of an enforced policy cannot be evaluated for the
 	 * call, naming its policy; nothing is charged then. A shadow policy whose key cannot be evaluated is not decided
 	 * for the call (and the exception is logged at debug level), since a shadow policy never refuses a call
@@ -121,7 +123,8 @@ public final class RateLimitService implements AutoCloseable {
 	 * @param cost the permits the call takes from the enforced policies
 	 * @param shadowCost the permits the call takes from the shadow policies
 	 * @param context the call
-	 * @return the result
+	 * @return the result, which must be {@link #release(RateLimitResult) released} once the call ends if it holds
+	 * concurrency permits (they are renewed until then)
 	 * @throws RateLimitEvaluationException if the key expression of an enforced policy cannot be evaluated for the
 	 * call, naming its policy; nothing is charged then. A shadow policy whose key cannot be evaluated is not decided
 	 * for the call (and the exception is logged at debug level), since a shadow policy never refuses a call
@@ -168,12 +171,8 @@ public final class RateLimitService implements AutoCloseable {
 		}
 		long start = System.nanoTime();
 		Decision decision = enforced.isEmpty() ? Decision.unlimited() : this.limiter.acquire(enforced, cost);
-		this.renewals.hold(decision);
 		Decision shadowDecision = (decision.isAllowed() && !shadow.isEmpty())
 				? this.limiter.acquire(shadow, shadowCost) : null;
-		if (shadowDecision != null) {
-			this.renewals.hold(shadowDecision);
-		}
 		// no limit applied to the call (its policies have none for the tier): the backend was not asked, which a zero
 		// duration says; a decision that took less than the clock's resolution counts one nanosecond
 		Duration duration = (enforced.isEmpty() && shadow.isEmpty()) ? Duration.ZERO
@@ -182,6 +181,11 @@ public final class RateLimitService implements AutoCloseable {
 		if (!this.listeners.isEmpty()) {
 			RateLimitEvent event = new RateLimitEvent(outcomes(used, result), tier, this.backend, duration, result);
 			this.listeners.decided(event);
+		}
+		// last, once nothing can throw: permits renewed until the caller releases the result it now has
+		this.renewals.hold(decision);
+		if (shadowDecision != null) {
+			this.renewals.hold(shadowDecision);
 		}
 		return result;
 	}

@@ -5,10 +5,12 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -88,13 +90,23 @@ final class SampleApp implements AutoCloseable {
 	}
 
 	/**
-	 * Answers a GET to the app, such as {@code /actuator/prometheus}.
+	 * The sample's operator (its application.yml), whom the per-client reads of the {@code ratelimits} endpoint need.
+	 */
+	private static final String OPERATOR = "Basic "
+			+ Base64.getEncoder().encodeToString("operator:change-me".getBytes(StandardCharsets.UTF_8));
+
+	/**
+	 * Answers a GET to the app, such as {@code /actuator/prometheus}, as the sample's operator.
 	 * @throws IllegalStateException for a status other than 200, or no answer within 30 s
 	 */
 	String get(String path) {
 		try {
 			HttpResponse<String> response = HTTP.send(
-					HttpRequest.newBuilder(URI.create(url(path))).timeout(Duration.ofSeconds(30)).GET().build(),
+					HttpRequest.newBuilder(URI.create(url(path)))
+						.timeout(Duration.ofSeconds(30))
+						.header("Authorization", OPERATOR)
+						.GET()
+						.build(),
 					HttpResponse.BodyHandlers.ofString());
 			if (response.statusCode() != 200) {
 				throw new IllegalStateException("GET " + path + " answered " + response.statusCode() + ": "

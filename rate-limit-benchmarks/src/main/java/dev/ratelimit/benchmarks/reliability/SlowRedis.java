@@ -17,7 +17,8 @@ import dev.ratelimit.core.redis.testing.RedisServer;
  * A slow, a hung and a gone Redis, through the harness's latency proxy: replies delayed by 0 to 1000 ms, then no
  * replies at all (a black hole), then refused connections, each for a phase under load. Every decision should end
  * within {@code redis.timeout}, request threads should not pile up, and while Redis fails at most one call per
- * cool-down (1 s) should reach it; once it is back, it should be used again within a cool-down.
+ * cool-down (1 s) should wait for it (the others are decided locally and, while Redis answers late, sent to it without
+ * waiting); once it is back, it should be used again within a cool-down.
  */
 final class SlowRedis implements Scenario {
 
@@ -52,9 +53,13 @@ final class SlowRedis implements Scenario {
 				+ "decisions slower than " + Figures.format(bucket * 1000) + " ms (the decision histogram's first "
 				+ "bucket above `redis.timeout` + 10 %). `busy-threads-max`: Tomcat's busy request threads, sampled "
 				+ "every 250 ms (target: no more than the clients' connections, " + CONNECTIONS + " + 16 for the "
-				+ "probe). `script-calls-per-s`: decision script calls reaching Redis; while every call fails, at "
-				+ "most one per cool-down. `recovery-ms`: from Redis being reachable and fast again to its next "
-				+ "script calls (5 calls after slow replies, whose lone probes reach Redis; 1 after the others).");
+				+ "probe). `waits-per-s`: calls that waited for Redis and timed out (`ratelimit.backend.failures`); "
+				+ "while every answer is late, the calls already waiting when Redis turned slow (at most one per "
+				+ "connection) and then at most one per cool-down, the others being decided locally at once. "
+				+ "`script-calls-per-s`: decision script calls reaching Redis, which while Redis is late include the "
+				+ "calls this instance allowed, sent without waiting so that Redis keeps counting them. "
+				+ "`recovery-ms`: from Redis being reachable and fast again to its next script calls (5 calls after "
+				+ "slow replies; 1 after the others).");
 		Load load = Load.start(processes, "slow-redis", fleet, CONNECTIONS, phase.multipliedBy(12).plusSeconds(120),
 				"slow-", 10_000, IntStream.range(0, 10).mapToObj((i) -> "probe-" + i).toList(), PROBE_PER_SECOND);
 		Phases phases = new Phases(app, redis, figures, phase, bucket);
@@ -132,12 +137,15 @@ final class SlowRedis implements Scenario {
 			this.figures.add(row, "busy-threads-max", busy.get(), Target.atMost(CONNECTIONS + 16));
 			this.figures.add(row, "live-threads-max", live.get());
 			this.figures.add(row, "decisions-per-s", (after.decisions() - before.decisions()) / seconds);
-			this.figures.add(row, "backend-failures", after.backendFailures() - before.backendFailures());
+			double waits = after.backendFailures() - before.backendFailures();
+			this.figures.add(row, "backend-failures", waits);
+			// the calls already waiting when Redis turned slow time out together, then one per cool-down
+			this.figures.add(row, "waits-per-s", waits / seconds, failing
+					? Target.atMost((seconds / COOL_DOWN.toSeconds() + 1 + CONNECTIONS + 16) / seconds) : Target.NONE);
 			if (!row.equals("black-hole") && !row.equals("refused")) {
 				// in those phases no call reaches Redis at all
-				double perSecond = (RedisStats.scriptCalls(this.redis.port()) - calls) / seconds;
-				this.figures.add(row, "script-calls-per-s", perSecond,
-						failing ? Target.atMost((seconds / COOL_DOWN.toSeconds() + 1) / seconds) : Target.NONE);
+				this.figures.add(row, "script-calls-per-s",
+						(RedisStats.scriptCalls(this.redis.port()) - calls) / seconds);
 			}
 		}
 

@@ -5,6 +5,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -98,7 +99,8 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		this.map = this.slots.asMap();
 		this.policy = this.slots.policy();
 		this.expiration = this.policy.expireVariably().orElseThrow();
-		this.evictor = new KeyEvictor(this.slots, this.timeSource, this::cleanUp, this::forgetRecent, builder.maxKeys);
+		this.evictor = new KeyEvictor(this.slots, this.timeSource, this::cleanUp, this::forgetRecent, builder.maxKeys,
+				builder.sweeper);
 	}
 
 	/**
@@ -183,6 +185,11 @@ public final class InMemoryRateLimiter implements RateLimiter {
 				added = new boolean[count];
 				for (int i = 0; i < count && !lost; i++) {
 					if (own[i] && firstOccurrence(held, i) && keeps(limits.get(i).limit(), allowed, cost)) {
+						if (!this.evictor.hasRoom()) {
+							// no room until a sweep has made some: decided on a state that is not kept
+							this.evictor.notAdded(allowed ? cost : 0);
+							continue;
+						}
 						// Added while locked: a call that finds it waits until this one has taken its permits.
 						added[i] = this.map.putIfAbsent(HashedKey.storeKey(limits.get(i)), held[i]) == null;
 						lost = !added[i] && allowed;
@@ -426,7 +433,11 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		Outcome outcome = slot.evaluate(limit, now, cost);
 		// The slot is this call's alone until it is added: no lock needed.
 		String leaseId = outcome.allowed() ? slot.apply(limit, now, cost) : null;
-		if (keeps(limit, outcome.allowed(), cost)) {
+		if (keeps(limit, outcome.allowed(), cost) && !this.evictor.hasRoom()) {
+			// no room until a sweep has made some: decided on a state that is not kept
+			this.evictor.notAdded(outcome.allowed() ? cost : 0);
+		}
+		else if (keeps(limit, outcome.allowed(), cost)) {
 			advanceCacheTime(now);
 			long shownAt = this.cacheTime.get();
 			if (this.map.putIfAbsent(HashedKey.storeKey(target), slot) == null) {
@@ -791,6 +802,8 @@ public final class InMemoryRateLimiter implements RateLimiter {
 
 		private TimeSource timeSource = TimeSource.system();
 
+		private Executor sweeper = KeyEvictor.BACKGROUND;
+
 		private Builder() {
 		}
 
@@ -805,6 +818,18 @@ public final class InMemoryRateLimiter implements RateLimiter {
 				throw new IllegalArgumentException("maxKeys must be at least 1 (was " + maxKeys + ")");
 			}
 			this.maxKeys = maxKeys;
+			return this;
+		}
+
+		/**
+		 * Sets where sweeps run instead of the shared background thread; for tests ({@code Runnable::run}: the call
+		 * that adds a key beyond {@code maxKeys} sweeps the store itself as it finishes, so that a test sees what the
+		 * sweep evicted right after it).
+		 * @param sweeper the executor of sweeps
+		 * @return this builder
+		 */
+		Builder sweeper(Executor sweeper) {
+			this.sweeper = Objects.requireNonNull(sweeper, "sweeper must not be null");
 			return this;
 		}
 

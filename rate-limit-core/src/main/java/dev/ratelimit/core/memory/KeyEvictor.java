@@ -4,7 +4,12 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
@@ -19,13 +24,15 @@ import org.jspecify.annotations.Nullable;
 
 
 /**
- * Holds an {@link InMemoryRateLimiter} to its {@code maxKeys}. When a call adds a key beyond the bound, one thread
- * sweeps every key held: it evicts each key whose state is back to fresh (it carries no information) and, should that
- * free fewer than {@code maxKeys / 16} keys, the keys nearest to fresh until {@code maxKeys - maxKeys / 16} are left.
- * Other calls go on meanwhile, unless the store is {@code maxKeys / 16} beyond the bound, when they wait for the sweep.
- * A sweep reads every key once (the keys nearest to fresh twice) and frees at least one sixteenth of the bound: at
- * most 32 key reads per key added. They are cache misses (the map's nodes, the keys, the slots), about 200 ns each on
- * a loaded 2-core machine, so the call that starts a sweep of a million keys waits a few tenths of a second.
+ * Holds an {@link InMemoryRateLimiter} to its {@code maxKeys}. When a call adds a key beyond the bound, a sweep of
+ * every key held starts on a background thread (never on the caller): it evicts each key whose state is back to fresh
+ * (it carries no information) and, should that free fewer than {@code maxKeys / 16} keys, the keys nearest to fresh
+ * until {@code maxKeys - maxKeys / 16} are left. A sweep reads every key once (the keys nearest to fresh twice) and
+ * frees at least one sixteenth of the bound: at most 32 key reads per key added, cache misses of about 200 ns each on a
+ * loaded 2-core machine, so a sweep of a million keys takes a few tenths of a second. Calls go on meanwhile. Should
+ * keys come faster than sweeps free them, the store stops at {@code maxKeys + maxKeys / 16}: a call on a key not held
+ * is then decided on a fresh state that is not kept (a new client's spent permits are forgotten until the sweep has
+ * made room, and counted as evicted), so that no call ever waits for a sweep and memory stays bounded.
  *
  * <p>
  * How near a key is to fresh is what evicting it would hand back: a cost-0 evaluation of its state now against that of
@@ -40,6 +47,17 @@ import org.jspecify.annotations.Nullable;
  * slot (see {@link Slot#retire()}).
  */
 final class KeyEvictor {
+
+	/**
+	 * The thread that sweeps the stores of every limiter, one sweep at a time; started when a sweep is due and gone
+	 * after five idle seconds.
+	 */
+	static final Executor BACKGROUND = new ThreadPoolExecutor(0, 1, 5, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+			(task) -> {
+				Thread thread = new Thread(task, "ratelimit-key-eviction");
+				thread.setDaemon(true);
+				return thread;
+			});
 
 	/** The cost of a key whose state is back to fresh. */
 	static final long FRESH = 0;
@@ -67,6 +85,12 @@ final class KeyEvictor {
 
 	private final ReentrantLock sweeping = new ReentrantLock();
 
+	/** Where sweeps run: a background thread shared by every limiter, or the caller's thread in tests. */
+	private final Executor sweeper;
+
+	/** Whether a sweep has been handed to the sweeper and not finished. */
+	private final AtomicBoolean sweepScheduled = new AtomicBoolean();
+
 	private final AtomicLong evictedFresh = new AtomicLong();
 
 	private final AtomicLong evictedSpent = new AtomicLong();
@@ -80,44 +104,66 @@ final class KeyEvictor {
 	 * @param expireIdle drops the keys past their retention, before a sweep
 	 * @param onEvicted told of each slot evicted, after it left the store
 	 * @param maxKeys the bound
+	 * @param sweeper where sweeps run
 	 */
 	KeyEvictor(Cache<Object, Slot> slots, TimeSource timeSource, Runnable expireIdle, Consumer<Slot> onEvicted,
-			long maxKeys) {
+			long maxKeys, Executor sweeper) {
 		this.slots = slots;
 		this.map = slots.asMap();
 		this.timeSource = timeSource;
 		this.expireIdle = expireIdle;
 		this.onEvicted = onEvicted;
 		this.maxKeys = maxKeys;
+		this.sweeper = sweeper;
 		this.lowWater = maxKeys - maxKeys / 16;
 		long slack = Math.max(1, maxKeys / 16);
 		this.ceiling = (maxKeys > Long.MAX_VALUE - slack) ? Long.MAX_VALUE : maxKeys + slack;
 	}
 
 	/**
-	 * Holds the store to the bound after a call added a key; called with no slot lock held, as a sweep takes them.
+	 * Starts a sweep once a call has added a key beyond the bound, unless one is on its way; called with no slot lock
+	 * held, as a sweep takes them.
 	 */
 	void added() {
-		long held = this.slots.estimatedSize();
-		if (held <= this.maxKeys) {
-			return;
-		}
-		if (this.sweeping.tryLock()) {
+		if (this.slots.estimatedSize() > this.maxKeys && this.sweepScheduled.compareAndSet(false, true)) {
 			try {
-				sweep();
+				this.sweeper.execute(this::sweepInTurn);
 			}
-			finally {
-				this.sweeping.unlock();
+			catch (RuntimeException ex) {
+				// the sweeper refused (shut down): the next key added tries again
+				this.sweepScheduled.set(false);
 			}
 		}
-		else if (held > this.ceiling) {
-			this.sweeping.lock();
-			try {
-				sweep();
-			}
-			finally {
-				this.sweeping.unlock();
-			}
+	}
+
+	/**
+	 * Returns whether a call may add a key: the store is below {@code maxKeys + maxKeys / 16}.
+	 */
+	boolean hasRoom() {
+		return this.slots.estimatedSize() < this.ceiling;
+	}
+
+	/**
+	 * Counts a call on a key that was not added for want of room: the permits it took are forgotten, as if its key had
+	 * been evicted at once.
+	 * @param permits the permits the call took
+	 */
+	void notAdded(long permits) {
+		if (permits > 0) {
+			this.evictedSpent.incrementAndGet();
+			this.permitsHandedBack.addAndGet(permits);
+		}
+	}
+
+	private void sweepInTurn() {
+		this.sweeping.lock();
+		try {
+			sweep();
+		}
+		finally {
+			this.sweeping.unlock();
+			// keys added meanwhile start the next sweep, if need be
+			this.sweepScheduled.set(false);
 		}
 	}
 

@@ -69,19 +69,41 @@ final class BackendGate {
 	}
 
 	/**
-	 * Redis answered in time (or a health check wrote to it): up again.
-	 * @return whether Redis was down until now
+	 * A caller's call was answered in time. That ends a down state (Redis answers), but a late state only if the caller
+	 * was its probe: a call that asked before an answer came late, and was answered in time itself, says nothing of
+	 * the calls after it, and ending the cool-down on it would make every caller wait again while answers hover
+	 * around the timeout.
 	 */
-	boolean succeeded() {
-		boolean wasDown = this.down;
+	void succeeded() {
+		if (this.down) {
+			this.down = false;
+		}
+		if (this.lateUntil != 0 && this.prober == Thread.currentThread()) {
+			this.lateUntil = 0;
+		}
+		releaseProbe();
+	}
+
+	/**
+	 * A check of this limiter's own (a health check, a recovery check) wrote to Redis in time: up again, whatever the
+	 * state.
+	 */
+	void recovered() {
 		if (this.lateUntil != 0) {
 			this.lateUntil = 0;
 		}
-		if (wasDown) {
+		if (this.down) {
 			this.down = false;
 		}
 		releaseProbe();
-		return wasDown;
+	}
+
+	/**
+	 * Returns whether Redis is late and the cool-down of its last late answer has passed.
+	 */
+	boolean isLateAndCooledDown() {
+		long until = this.lateUntil;
+		return until != 0 && System.nanoTime() - until >= 0;
 	}
 
 	/**
@@ -115,11 +137,12 @@ final class BackendGate {
 		}
 	}
 
+	/**
+	 * Gives the probe back if the calling thread holds it.
+	 */
 	private void releaseProbe() {
-		if (this.prober != null) {
+		if (this.prober == Thread.currentThread()) {
 			this.prober = null;
-		}
-		if (this.probing.get()) {
 			this.probing.set(false);
 		}
 	}

@@ -4,12 +4,14 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.WeakHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -165,6 +167,16 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	/** Calls sent without waiting that Redis has not answered yet. */
 	private final AtomicInteger unanswered = new AtomicInteger();
 
+	/** Lease renewals sent that Redis has not answered yet. */
+	private final AtomicInteger renewalsUnanswered = new AtomicInteger();
+
+	/**
+	 * The concurrency permits this instance's own limits hold for decisions Redis allowed, released and renewed with
+	 * them; a decision dropped without a release takes its entry with it (weak keys, compared by identity, as
+	 * {@link Decision} has no equals).
+	 */
+	private final Map<Decision, List<Decision>> permitsHere = Collections.synchronizedMap(new WeakHashMap<>());
+
 	private final @Nullable LeasedPermits leased;
 
 	private final Consumer<Throwable> failureListener;
@@ -232,7 +244,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	 */
 	public boolean awaitReady(Duration timeout) {
 		long deadline = System.nanoTime() + timeout.toNanos();
-		awaitLibraryLoad(timeout);
+		awaitLibraryLoad(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
 		while (true) {
 			try {
 				ping();
@@ -270,10 +282,10 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	public void ping() {
 		try {
 			writeHealthKey();
-			this.gate.succeeded();
+			this.gate.recovered();
 		}
 		catch (Exception ex) {
-			if (ex instanceof TimeoutException && this.runner.isConnected()) {
+			if (isTimeout(ex) && this.runner.isConnected()) {
 				this.gate.late();
 			}
 			else if (!(ex instanceof InterruptedException)) {
@@ -299,9 +311,9 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	 * Every {@link Builder#recoveryCheckInterval(Duration) recovery check interval}, while Redis is not up: replaces a
 	 * closed connection (and, in a cluster, reads the topology again, so that a replica promoted by a failover gets its
 	 * slots' calls; a node that died leaves its calls waiting on a cluster connection that is still open, so they are
-	 * late rather than failed). While Redis is down it also tries a health write, whose first success brings calls
-	 * back to Redis; no caller waits for these checks. A late state is ended by a caller's probe, not here, so that it
-	 * lasts its cool-down.
+	 * late rather than failed). While Redis is down, and once the cool-down of a late answer has passed, it also tries
+	 * a health write, whose first success in time brings calls back to Redis (no caller waits for these checks, and a
+	 * late state ends even with no call to probe it); a late state is not ended before its cool-down has passed.
 	 */
 	private void checkWhileUnusable() {
 		boolean down = this.gate.isDown();
@@ -310,9 +322,9 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		}
 		try {
 			this.runner.reconnectIfClosed();
-			if (down) {
+			if (down || this.gate.isLateAndCooledDown()) {
 				writeHealthKey();
-				this.gate.succeeded();
+				this.gate.recovered();
 			}
 		}
 		catch (Throwable ex) {
@@ -348,8 +360,11 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 			return fallback(limits, cost);
 		}
 		if (route == BackendGate.Route.LATE) {
-			sendWithoutWaiting(limits, cost);
-			return decideHere(limits, cost);
+			Decision here = decideHere(limits, cost);
+			if (here.isAllowed()) {
+				sendWithoutWaiting(limits, cost);
+			}
+			return here;
 		}
 		if (Thread.currentThread().isInterrupted()) {
 			// a caller that cannot wait for the answer sends nothing, which Redis would apply all the same
@@ -481,8 +496,11 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 			}
 			if (reservoir.permits >= cost) {
 				reservoir.permits -= cost;
-				return Decision.of(List.of(new LimitStatus(target, true, reservoir.permits + reservoir.redisRemaining, 0,
-						Math.max(0, reservoir.resetAt - now), 0, false)), List.of());
+				Decision fromReservoir = Decision.of(List.of(new LimitStatus(target, true,
+						reservoir.permits + reservoir.redisRemaining, 0, Math.max(0, reservoir.resetAt - now), 0,
+						false)), List.of());
+				chargeHere(List.of(target), cost, fromReservoir);
+				return fromReservoir;
 			}
 			long need = cost - reservoir.permits;
 			if (now < reservoir.refusedUntil && need == reservoir.refusedNeed) {
@@ -532,7 +550,9 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 			reservoir.redisRemaining = outcome[1];
 			reservoir.resetAt = now + outcome[3];
 			outcome[1] += reservoir.permits;
-			return Decision.of(List.of(status(target, outcome)), List.of());
+			Decision renewed = Decision.of(List.of(status(target, outcome)), List.of());
+			chargeHere(List.of(target), cost, renewed);
+			return renewed;
 		}
 		finally {
 			reservoir.lock.unlock();
@@ -668,7 +688,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 			return decideHere(limits, cost);
 		}
 		report(ex);
-		if (ex instanceof TimeoutException && this.runner.isConnected()) {
+		if (isTimeout(ex) && this.runner.isConnected()) {
 			// Late, not gone: Redis still runs the call (so it counts there), and a busy instance reads answers late
 			// whatever Redis does. Letting calls through unlimited would turn load into a bypass: decide here.
 			this.gate.late();
@@ -676,6 +696,24 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		}
 		this.gate.failed();
 		return fallback(limits, cost);
+	}
+
+	/**
+	 * Returns whether a failure is a timeout: the limiter's own deadline, or the client's command timeout (Lettuce's,
+	 * {@code spring.data.redis.timeout}, or any client's as Spring translates it), which ends a slow call before the
+	 * limiter's deadline when it is the shorter of the two.
+	 */
+	static boolean isTimeout(Throwable ex) {
+		for (Throwable current = ex; current != null; current = current.getCause()) {
+			if (current instanceof TimeoutException || current instanceof QueryTimeoutException
+					|| current.getClass().getName().equals("io.lettuce.core.RedisCommandTimeoutException")) {
+				return true;
+			}
+			if (current.getCause() == current) {
+				break;
+			}
+		}
+		return false;
 	}
 
 	/**
@@ -692,19 +730,31 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 
 	/**
 	 * Charges this instance's own limits with a call that Redis allowed, so that, should Redis answer late, they know
-	 * what this instance has let through. Each limit is charged on its own (a limit already spent here keeps the
-	 * others counting); concurrency limits are not, as their permits would need releasing.
+	 * what this instance has let through. Each distinct limit is charged once and on its own (a limit already spent
+	 * here keeps the others counting). A concurrency limit takes a permit here too, which is kept with the decision and
+	 * released and renewed with it.
 	 */
 	private void chargeHere(List<KeyedLimit> limits, long cost, Decision decision) {
 		RateLimiter here = this.local;
 		if (here == null || cost == 0 || !decision.isAllowed()) {
 			return;
 		}
+		List<Decision> permitsHere = null;
 		for (int i = 0; i < limits.size(); i++) {
 			KeyedLimit limit = limits.get(i);
-			if (limit.limit().algorithm() != Algorithm.CONCURRENCY) {
-				here.acquire(limit, cost);
+			if (limits.subList(0, i).contains(limit)) {
+				continue;
 			}
+			Decision charged = here.acquire(limit, cost);
+			if (!charged.leases().isEmpty()) {
+				if (permitsHere == null) {
+					permitsHere = new ArrayList<>(1);
+				}
+				permitsHere.add(charged);
+			}
+		}
+		if (permitsHere != null) {
+			this.permitsHere.put(decision, permitsHere);
 		}
 	}
 
@@ -826,6 +876,10 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		if (decision.source() != Decision.Source.BACKEND) {
 			return;
 		}
+		List<Decision> here = this.permitsHere.remove(decision);
+		if (here != null) {
+			here.forEach(Objects.requireNonNull(this.local)::release);
+		}
 		long deadline = System.nanoTime() + this.timeoutNanos;
 		boolean interrupted = false;
 		for (Lease lease : decision.leases()) {
@@ -857,10 +911,12 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	}
 
 	/**
-	 * Renews the concurrency leases of an allowed decision whose call is still in flight, one script call per lease,
-	 * each waiting at most the timeout. A lease a local decision holds is renewed locally. While Redis is down nothing
-	 * is sent; a renewal that fails is logged at debug level and not reported as a failure (no call is decided by it):
-	 * should renewals fail for a whole lease time, the lease lapses in Redis.
+	 * Renews the concurrency leases of an allowed decision whose call is still in flight: one script call per lease,
+	 * sent without waiting (nobody reads the answer, and a renewal must not hold up the next), at most
+	 * {@value #MAX_UNANSWERED} unanswered at a time. The permits this instance's own limits hold for the decision are
+	 * renewed with it, as is a lease a local decision holds. While Redis is down nothing is sent; a renewal that fails
+	 * is logged at debug level and not reported as a failure (no call is decided by it): should renewals fail for a
+	 * whole lease time, the lease lapses in Redis.
 	 */
 	@Override
 	public void renew(Decision decision) {
@@ -873,26 +929,39 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 			}
 			return;
 		}
-		if (decision.source() != Decision.Source.BACKEND || this.gate.isDown()) {
+		if (decision.source() != Decision.Source.BACKEND) {
 			return;
 		}
+		List<Decision> here = this.permitsHere.get(decision);
+		if (here != null) {
+			here.forEach(Objects.requireNonNull(this.local)::renew);
+		}
+		if (this.gate.isDown() || !this.runner.isConnected()) {
+			return;
+		}
+		String time = timeArgument();
 		for (Lease lease : decision.leases()) {
-			Plan plan = new Plan(List.of(lease.target()));
-			String[] member = { lease.id() + ":" + lease.cost() };
-			try {
-				this.runner.eval(List.of(bytes(plan.keys.get(0))),
-						arguments("n", plan, new int[] { 0 }, member, 0, 0, timeArgument()),
-						System.nanoTime() + this.timeoutNanos);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
+			if (this.renewalsUnanswered.incrementAndGet() > MAX_UNANSWERED) {
+				this.renewalsUnanswered.decrementAndGet();
 				return;
 			}
-			catch (Exception ex) {
-				if (logger.isDebugEnabled()) {
+			Plan plan = new Plan(List.of(lease.target()));
+			String[] member = { lease.id() + ":" + lease.cost() };
+			CompletableFuture<?> sent;
+			try {
+				sent = this.runner.evalAsync(List.of(bytes(plan.keys.get(0))),
+						arguments("n", plan, new int[] { 0 }, member, 0, 0, time));
+			}
+			catch (RuntimeException ex) {
+				this.renewalsUnanswered.decrementAndGet();
+				return;
+			}
+			sent.whenComplete((result, ex) -> {
+				this.renewalsUnanswered.decrementAndGet();
+				if (ex != null && logger.isDebugEnabled()) {
 					logger.debug("Could not renew a concurrency lease of '" + lease.target().policy() + "'", ex);
 				}
-			}
+			});
 		}
 	}
 

@@ -41,7 +41,7 @@ class EvictionRaceTest {
 	@Test
 	void aCallThatFoundItsSlotBeforeAnEvictionTakesItsPermitFromTheNextSlot() {
 		Runnable[] onNextRead = new Runnable[1];
-		InMemoryRateLimiter limiter = InMemoryRateLimiter.builder().maxKeys(2).timeSource(() -> {
+		InMemoryRateLimiter limiter = InMemoryRateLimiter.builder().maxKeys(2).sweeper(Runnable::run).timeSource(() -> {
 			Runnable hook = onNextRead[0];
 			onNextRead[0] = null;
 			if (hook != null) {
@@ -67,7 +67,7 @@ class EvictionRaceTest {
 
 	@Test
 	void everyPermitAllowedWhileFourThreadsForceEvictionsIsHeldOrHandedBackOnce() throws Exception {
-		InMemoryRateLimiter limiter = InMemoryRateLimiter.builder().maxKeys(64).timeSource(this.clock).build();
+		InMemoryRateLimiter limiter = InMemoryRateLimiter.builder().maxKeys(64).sweeper(Runnable::run).timeSource(this.clock).build();
 		List<KeyedLimit> keys = new ArrayList<>();
 		for (int i = 0; i < 200; i++) {
 			Limit limit = switch (i % 3) {

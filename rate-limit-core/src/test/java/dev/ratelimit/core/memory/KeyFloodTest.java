@@ -32,6 +32,7 @@ class KeyFloodTest {
 
 	private final InMemoryRateLimiter limiter = InMemoryRateLimiter.builder()
 		.maxKeys(MAX_KEYS)
+		.sweeper(Runnable::run)
 		.timeSource(this.clock)
 		.build();
 
@@ -62,6 +63,33 @@ class KeyFloodTest {
 	}
 
 	@Test
+	void aFloodFasterThanTheSweepsNeverMakesACallWaitKeepsMemoryBoundedAndHandsAnExhaustedClientNothing() {
+		// the sweeps are queued here and run only when the test says: as if the sweeper could not keep up
+		List<Runnable> queued = new ArrayList<>();
+		InMemoryRateLimiter lagging = InMemoryRateLimiter.builder()
+			.maxKeys(100)
+			.sweeper(queued::add)
+			.timeSource(this.clock)
+			.build();
+		Limit limit = Limit.fixedWindow("10/1d");
+		KeyedLimit client = new KeyedLimit("api", "client", limit);
+		for (int i = 0; i < 10; i++) {
+			assertThat(lagging.acquire(client).isAllowed()).isTrue();
+		}
+		for (int i = 0; i < 1000; i++) {
+			lagging.acquire(new KeyedLimit("api", "flood-" + i, limit));
+		}
+		assertThat(queued).as("one sweep queued, none run by a caller").hasSize(1);
+		assertThat(lagging.keyCount()).as("held, at most max-keys + max-keys/16").isLessThanOrEqualTo(106);
+		assertThat(lagging.acquire(client).isAllowed()).as("the exhausted client").isFalse();
+		// the keys not kept are counted as evicted with what they spent
+		assertThat(lagging.evictedSpentKeys()).isEqualTo(1000 - (106 - 1));
+		queued.remove(0).run();
+		assertThat(lagging.keyCount()).isLessThanOrEqualTo(100);
+		assertThat(lagging.acquire(client).isAllowed()).as("the exhausted client, after the sweep").isFalse();
+	}
+
+	@Test
 	void keysBackToFreshGoBeforeAnyKeyThatStillHoldsSpentPermits() {
 		// 1000 keys in use a moment ago: a second later their buckets are full again, yet not past their retention.
 		oneCallEach("idle", MAX_KEYS, Limit.tokenBucket("1000/1s"));
@@ -81,7 +109,7 @@ class KeyFloodTest {
 
 	@Test
 	void whenEveryKeyStillHoldsSpentPermitsTheKeysNearestToFreshGoFirst() {
-		InMemoryRateLimiter small = InMemoryRateLimiter.builder().maxKeys(100).timeSource(this.clock).build();
+		InMemoryRateLimiter small = InMemoryRateLimiter.builder().maxKeys(100).sweeper(Runnable::run).timeSource(this.clock).build();
 		Limit limit = Limit.tokenBucket("10/1d");
 		// Ten keys at each level: key i spent 1 + i % 10 of its 10 permits.
 		List<KeyedLimit> keys = new ArrayList<>();
@@ -114,7 +142,7 @@ class KeyFloodTest {
 
 	@Test
 	void keysOfDifferentLimitsCompareByTheShareOfTheirCapacityHandedBack() {
-		InMemoryRateLimiter small = InMemoryRateLimiter.builder().maxKeys(4).timeSource(this.clock).build();
+		InMemoryRateLimiter small = InMemoryRateLimiter.builder().maxKeys(4).sweeper(Runnable::run).timeSource(this.clock).build();
 		KeyedLimit halfOfTen = spend(small, "b", Limit.tokenBucket("10/1d"), 5);
 		KeyedLimit allOfTwo = spend(small, "c", Limit.fixedWindow("2/1d"), 2);
 		KeyedLimit tenthOfAHundred = spend(small, "a", Limit.tokenBucket("100/1d"), 10);
@@ -131,7 +159,7 @@ class KeyFloodTest {
 
 	@Test
 	void ofKeysThatSpentTheSameShareTheOneNearestToFullGoesFirst() {
-		InMemoryRateLimiter small = InMemoryRateLimiter.builder().maxKeys(2).timeSource(this.clock).build();
+		InMemoryRateLimiter small = InMemoryRateLimiter.builder().maxKeys(2).sweeper(Runnable::run).timeSource(this.clock).build();
 		KeyedLimit fullInAMinute = spend(small, "minute", Limit.tokenBucket("10/1m"), 10);
 		KeyedLimit fullInAnHour = spend(small, "hour", Limit.tokenBucket("10/1h"), 10);
 		KeyedLimit fullInADay = spend(small, "day", Limit.tokenBucket("10/1d"), 10);
@@ -143,8 +171,8 @@ class KeyFloodTest {
 	@Test
 	void readsThroughInspectDoNotChangeWhichKeysAreEvicted() {
 		Limit limit = Limit.tokenBucket("10/1d");
-		InMemoryRateLimiter read = InMemoryRateLimiter.builder().maxKeys(100).timeSource(this.clock).build();
-		InMemoryRateLimiter unread = InMemoryRateLimiter.builder().maxKeys(100).timeSource(this.clock).build();
+		InMemoryRateLimiter read = InMemoryRateLimiter.builder().maxKeys(100).sweeper(Runnable::run).timeSource(this.clock).build();
+		InMemoryRateLimiter unread = InMemoryRateLimiter.builder().maxKeys(100).sweeper(Runnable::run).timeSource(this.clock).build();
 		List<KeyedLimit> keys = new ArrayList<>();
 		for (int i = 0; i < 400; i++) {
 			KeyedLimit key = new KeyedLimit("api", "k-" + i, limit);

@@ -16,7 +16,7 @@ class MemoryBoundTest {
 	@Test
 	void fiveMillionDistinctKeysKeepAtMostOneHundredThousandHeld() {
 		ManualTimeSource clock = new ManualTimeSource();
-		InMemoryRateLimiter limiter = InMemoryRateLimiter.builder().maxKeys(100_000).timeSource(clock).build();
+		InMemoryRateLimiter limiter = InMemoryRateLimiter.builder().maxKeys(100_000).sweeper(Runnable::run).timeSource(clock).build();
 		Limit limit = Limit.tokenBucket("60/1m");
 		long peak = 0;
 		for (int i = 0; i < 5_000_000; i++) {
@@ -34,7 +34,7 @@ class MemoryBoundTest {
 	@Test
 	void aHotKeySurvivesAFloodOfOneOffKeys() {
 		InMemoryRateLimiter limiter = InMemoryRateLimiter.builder()
-			.maxKeys(1_000)
+			.maxKeys(1_000).sweeper(Runnable::run)
 			.timeSource(new ManualTimeSource())
 			.build();
 		Limit limit = Limit.tokenBucket("1000/1m");

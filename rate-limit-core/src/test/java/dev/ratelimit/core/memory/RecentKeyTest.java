@@ -82,7 +82,7 @@ class RecentKeyTest {
 
 	@Test
 	void aKeyEvictedForSpaceComesBackFreshWhenItWasTheKeyLastAdded() {
-		InMemoryRateLimiter small = InMemoryRateLimiter.builder().timeSource(this.clock).maxKeys(1).build();
+		InMemoryRateLimiter small = InMemoryRateLimiter.builder().timeSource(this.clock).maxKeys(1).sweeper(Runnable::run).build();
 		KeyedLimit spent = new KeyedLimit("p", "spent", Limit.tokenBucket("1/1h", 5));
 		assertThat(small.tryAcquire(spent, 5)).isTrue();
 		// The newcomer is added, held as the recent key, and at once evicted by the sweep its addition starts: it

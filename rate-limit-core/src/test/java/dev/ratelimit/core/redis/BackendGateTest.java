@@ -35,7 +35,20 @@ class BackendGateTest {
 		// this thread is not the probe: the other thread's probe goes on
 		this.gate.abandoned();
 		assertThat(this.gate.enter()).isEqualTo(Route.LATE);
+		// nor does an answer in time to this thread, which asked before, end the late state
 		this.gate.succeeded();
+		assertThat(this.gate.enter()).isEqualTo(Route.LATE);
+		// a check of the limiter's own that wrote in time does
+		this.gate.recovered();
+		assertThat(this.gate.enter()).isEqualTo(Route.ASK);
+	}
+
+	@Test
+	void theProbesAnswerInTimeEndsTheLateState() {
+		this.gate.late();
+		assertThat(this.gate.enter()).isEqualTo(Route.ASK);
+		this.gate.succeeded();
+		assertThat(this.gate.isLate()).isFalse();
 		assertThat(this.gate.enter()).isEqualTo(Route.ASK);
 	}
 
@@ -56,6 +69,7 @@ class BackendGateTest {
 		assertThat(this.gate.enter()).isEqualTo(Route.LATE);
 		this.gate.abandoned();
 		assertThat(this.gate.enter()).isEqualTo(Route.ASK);
+		assertThat(this.gate.isLateAndCooledDown()).isTrue();
 	}
 
 	@Test
@@ -69,7 +83,9 @@ class BackendGateTest {
 		// a late answer (of a call sent before) does not make a Redis that is down usable
 		this.gate.late();
 		assertThat(this.gate.enter()).isEqualTo(Route.DOWN);
-		assertThat(this.gate.succeeded()).as("was down").isTrue();
+		// an answer in time to any call ends it, and a late answer of a call sent before is forgotten with it
+		this.gate.succeeded();
+		this.gate.recovered();
 		assertThat(this.gate.enter()).isEqualTo(Route.ASK);
 		assertThat(this.gate.unusableForMicros(7)).isZero();
 	}

@@ -19,9 +19,11 @@ import dev.ratelimit.core.redis.testing.RedisServer;
 import dev.ratelimit.core.redis.testing.RespClient;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -116,6 +118,93 @@ class RedisLateAnswerTest {
 			}
 			assertThat(allowed(burst) + afterwards).as("allowed in all, beyond the 3 each spent before")
 				.isLessThanOrEqualTo(50 * 3);
+		}
+	}
+
+	@Test
+	void aClientCommandTimeoutShorterThanTheLimitersIsLateTooNotDown() throws Exception {
+		// Lettuce's own command timeout (spring.data.redis.timeout) ends the call before the limiter's deadline
+		LettuceConnectionFactory shortCommands = new LettuceConnectionFactory(server.endpoint().configuration(),
+				LettuceClientConfiguration.builder().commandTimeout(Duration.ofMillis(50)).build());
+		shortCommands.afterPropertiesSet();
+		shortCommands.start();
+		try (RedisRateLimiter limiter = RedisRateLimiter.builder(shortCommands)
+			.keyPrefix("late-command-timeout")
+			.timeout(Duration.ofMillis(300))
+			.coolDown(Duration.ofMillis(100))
+			.build(); RespClient redis = server.endpoint().client()) {
+			KeyedLimit client = new KeyedLimit("api", "spent", Limit.tokenBucket("1/1m"));
+			assertThat(limiter.awaitReady(Duration.ofSeconds(5))).isTrue();
+			assertThat(limiter.acquire(client).isAllowed()).isTrue();
+			redis.command("CLIENT", "PAUSE", "500", "WRITE");
+			Map<Decision.Source, Integer> burst = burst(limiter, List.of(client), 10);
+			assertThat(burst).doesNotContainKey(Decision.Source.FAILED_OPEN);
+			assertThat(allowed(burst)).isZero();
+			assertThat(limiter.isAvailable()).isTrue();
+		}
+		finally {
+			shortCommands.destroy();
+		}
+	}
+
+	@Test
+	void inLeaseModeWhatTheReservoirServedCountsHereTooWhenRedisAnswersLate() throws Exception {
+		try (RedisRateLimiter limiter = RedisRateLimiter.builder(connectionFactory)
+			.keyPrefix("late-lease")
+			.timeout(Duration.ofMillis(100))
+			.coolDown(Duration.ofMillis(100))
+			.lease(3)
+			.build(); RespClient redis = server.endpoint().client()) {
+			KeyedLimit client = new KeyedLimit("api", "leased", SIX_PER_MINUTE);
+			assertThat(limiter.awaitReady(Duration.ofSeconds(5))).isTrue();
+			for (int i = 0; i < 6; i++) {
+				assertThat(limiter.acquire(client).isAllowed()).isTrue();
+			}
+			redis.command("CLIENT", "PAUSE", "300", "WRITE");
+			Map<Decision.Source, Integer> burst = burst(limiter, List.of(client), 20);
+			assertThat(burst).doesNotContainKey(Decision.Source.FAILED_OPEN);
+			assertThat(allowed(burst)).as("allowed beyond the 6 of the minute").isZero();
+		}
+	}
+
+	@Test
+	void whileRedisIsLateOnlyWhatThisInstanceAllowsIsSentSoAFloodingClientCannotCrowdOutTheOthers()
+			throws Exception {
+		try (RedisRateLimiter limiter = limiter(FailureMode.ALLOW, "crowd"); RespClient redis = server.endpoint().client()) {
+			assertThat(limiter.awaitReady(Duration.ofSeconds(5))).isTrue();
+			KeyedLimit abuser = new KeyedLimit("api", "abuser", SIX_PER_MINUTE);
+			KeyedLimit honest = new KeyedLimit("api", "honest", SIX_PER_MINUTE);
+			redis.command("CLIENT", "PAUSE", "400", "WRITE");
+			Map<Decision.Source, Integer> flood = burst(limiter, List.of(abuser), 1200);
+			assertThat(allowed(flood)).isLessThanOrEqualTo(6);
+			int honestAllowed = 0;
+			for (int i = 0; i < 6; i++) {
+				honestAllowed += limiter.acquire(honest).isAllowed() ? 1 : 0;
+			}
+			assertThat(honestAllowed + admittedAfterwards(limiter, honest)).as("the honest client's admissions")
+				.isLessThanOrEqualTo(6);
+			assertThat(admittedAfterwards(limiter, abuser)).isZero();
+		}
+	}
+
+	@Test
+	void aConcurrencyPermitHeldThroughRedisCountsHereWhileRedisAnswersLate() throws Exception {
+		try (RedisRateLimiter limiter = limiter(FailureMode.ALLOW, "late-pool");
+				RespClient redis = server.endpoint().client()) {
+			assertThat(limiter.awaitReady(Duration.ofSeconds(5))).isTrue();
+			KeyedLimit pool = new KeyedLimit("pool", "client", Limit.concurrency(1));
+			Decision held = limiter.acquire(pool);
+			assertThat(held.source()).isEqualTo(Decision.Source.BACKEND);
+			assertThat(held.isAllowed()).isTrue();
+			redis.command("CLIENT", "PAUSE", "300", "WRITE");
+			Map<Decision.Source, Integer> burst = burst(limiter, List.of(pool), 10);
+			assertThat(burst).doesNotContainKey(Decision.Source.FAILED_OPEN);
+			assertThat(allowed(burst)).as("a second permit while one is held").isZero();
+			limiter.release(held);
+			// released here too: a local decision now finds the permit free
+			Decision after = limiter.acquire(pool);
+			assertThat(after.isAllowed()).isTrue();
+			limiter.release(after);
 		}
 	}
 

@@ -32,6 +32,7 @@ import dev.ratelimit.spring.metrics.RateLimitKeysMeterBinder;
 import dev.ratelimit.spring.metrics.RateLimitMetrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 import static org.mockito.Mockito.clearInvocations;
 import static org.mockito.Mockito.mockingDetails;
 import static org.mockito.Mockito.spy;
@@ -246,11 +247,13 @@ class RateLimitMetricsTests {
 		small.acquire(new KeyedLimit("api", "a", Limit.tokenBucket("10/1s")));
 		small.acquire(new KeyedLimit("api", "b", Limit.tokenBucket("10/1d")), 5);
 		// a, full again a second later, goes first; then b, which spent half its permits, before c, which spent all
+		// (the sweeps run on a background thread: each is awaited before the next key comes)
 		this.clock.advance(Duration.ofSeconds(1));
 		small.acquire(new KeyedLimit("api", "c", Limit.tokenBucket("10/1d")), 10);
+		await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(evicted("fresh")).isEqualTo(1));
 		small.acquire(new KeyedLimit("api", "d", Limit.tokenBucket("10/1d")), 10);
+		await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(evicted("spent")).isEqualTo(1));
 		assertThat(evicted("fresh")).isEqualTo(1);
-		assertThat(evicted("spent")).isEqualTo(1);
 	}
 
 	private double evicted(String state) {
