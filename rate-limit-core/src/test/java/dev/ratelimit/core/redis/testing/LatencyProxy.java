@@ -50,6 +50,14 @@ public final class LatencyProxy implements AutoCloseable {
 
 	private @Nullable ServerSocket listener;
 
+	private @Nullable Thread acceptor;
+
+	/**
+	 * While refusing: a socket bound to the port but not listening, so that connecting is refused and no other
+	 * socket, in this process or another, takes the port meanwhile.
+	 */
+	private @Nullable Socket placeholder;
+
 	private boolean closed;
 
 	private LatencyProxy(String targetHost, int targetPort, int port) {
@@ -83,6 +91,8 @@ public final class LatencyProxy implements AutoCloseable {
 		if (this.listener != null || this.closed) {
 			return;
 		}
+		closeQuietly(this.placeholder);
+		this.placeholder = null;
 		try {
 			ServerSocket socket = new ServerSocket();
 			socket.setReuseAddress(true);
@@ -91,6 +101,7 @@ public final class LatencyProxy implements AutoCloseable {
 			Thread acceptor = new Thread(() -> accept(socket), "latency-proxy-" + this.port + "-accept");
 			acceptor.setDaemon(true);
 			acceptor.start();
+			this.acceptor = acceptor;
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException("Cannot listen on port " + this.port, ex);
@@ -156,7 +167,45 @@ public final class LatencyProxy implements AutoCloseable {
 		ServerSocket socket = this.listener;
 		this.listener = null;
 		closeQuietly(socket);
+		awaitAcceptorEnd();
 		this.links.forEach(Link::close);
+		if (socket != null && !this.closed) {
+			this.placeholder = holdPort();
+		}
+	}
+
+	/** A socket closed while a thread accepts on it keeps its port until that thread has left accept. */
+	private void awaitAcceptorEnd() {
+		Thread thread = this.acceptor;
+		this.acceptor = null;
+		if (thread != null) {
+			try {
+				thread.join(Duration.ofSeconds(5).toMillis());
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		}
+	}
+
+	private Socket holdPort() {
+		// without SO_REUSEADDR no other socket can bind the port, but the bind fails while connections the proxy
+		// closed linger in TIME_WAIT; then with it, which still keeps the port from being handed out as a free one
+		for (boolean reuse : new boolean[] { false, true }) {
+			Socket socket = new Socket();
+			try {
+				socket.setReuseAddress(reuse);
+				socket.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), this.port));
+				return socket;
+			}
+			catch (IOException ex) {
+				closeQuietly(socket);
+				if (reuse) {
+					throw new UncheckedIOException("Cannot hold port " + this.port + " while refusing", ex);
+				}
+			}
+		}
+		throw new IllegalStateException("unreachable");
 	}
 
 	/**
@@ -185,6 +234,8 @@ public final class LatencyProxy implements AutoCloseable {
 	public synchronized void close() {
 		this.closed = true;
 		refuse();
+		closeQuietly(this.placeholder);
+		this.placeholder = null;
 	}
 
 	private static void closeQuietly(@Nullable AutoCloseable closeable) {

@@ -1,7 +1,10 @@
 package dev.ratelimit.core.redis.testing;
 
 import java.io.UncheckedIOException;
+import java.net.BindException;
 import java.net.ConnectException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.net.SocketTimeoutException;
 import java.time.Duration;
 
@@ -71,8 +74,16 @@ class LatencyProxyTest {
 	@Test
 	void refusesConnectionsUntilItForwardsAgain() {
 		this.proxy.refuse();
-		assertThatThrownBy(() -> this.proxy.endpoint().client()).isInstanceOf(UncheckedIOException.class)
-			.hasCauseInstanceOf(ConnectException.class);
+		for (int attempt = 0; attempt < 50; attempt++) {
+			assertThatThrownBy(() -> this.proxy.endpoint().client()).isInstanceOf(UncheckedIOException.class)
+				.hasCauseInstanceOf(ConnectException.class);
+		}
+		// the port stays the proxy's meanwhile: nothing else can listen on it and answer in its place
+		assertThatThrownBy(() -> {
+			try (ServerSocket other = new ServerSocket(this.proxy.port(), 1, InetAddress.getLoopbackAddress())) {
+				other.getLocalPort();
+			}
+		}).isInstanceOf(BindException.class);
 		this.proxy.forward();
 		try (RespClient client = this.proxy.endpoint().client()) {
 			assertThat(client.command("PING")).isEqualTo("PONG");
