@@ -221,7 +221,7 @@ class ConfigurationFuzz {
 			})).andReturn();
 		}
 		catch (Exception ex) {
-			// an expression that fails whatever the request carries is a server error (README, "Responses")
+			// an expression that fails whatever the request carries is a server error (docs/RESPONSES.md)
 			if (configuration.hasExpression()) {
 				return "started";
 			}

@@ -41,8 +41,8 @@ import static org.springframework.test.web.servlet.request.MockMvcRequestBuilder
  * {@code X-Client} values, principal names and costs (see {@link HostileHeaders}) sent through MockMvc to the
  * rate-limit filter of {@link HostileHeaderApplication}, without trusted proxies and behind trusted proxies that
  * write {@code X-Forwarded-For} or {@code Forwarded} (the latter keying IPv6 clients by /64). Every request is
- * answered 200 or 429, never a server error (the cost route answers 400 exactly when the README says so), and no
- * client chooses its key: the {@code ip} key is the one {@link TrustRules} allows, an API key is stored as
+ * answered 200 or 429, never a server error (the cost route answers 400 exactly when docs/RESPONSES.md says so), and
+ * no client chooses its key: the {@code ip} key is the one {@link TrustRules} allows, an API key is stored as
  * {@code key:} and its SHA-256, a header value as {@code header:} and the value, a principal as {@code user:} and its
  * name, and a caller without one of these falls back to its {@code ip} key. A response header never carries a line
  * break, and a problem body never echoes what the client sent. Each request must be answered within
@@ -199,7 +199,7 @@ class HostileHeaderFuzz {
 			expect(address.equals(byApiKey), "keyed a caller without an API key as " + show(byApiKey), answer);
 		}
 		else {
-			// the README says the SHA-256 of the value; the resolver hashes it without surrounding whitespace
+			// docs/KEYS-AND-TIERS.md says the SHA-256 of the value; the resolver hashes it without whitespace around it
 			expect(byApiKey.equals("key:" + sha256(apiKey)) || byApiKey.equals("key:" + sha256(apiKey.trim())),
 					"stored the API key as " + show(byApiKey), answer);
 		}

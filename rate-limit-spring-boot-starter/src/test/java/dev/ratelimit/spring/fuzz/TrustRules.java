@@ -16,12 +16,12 @@ import dev.ratelimit.spring.fuzz.HostileHeaders.HostileRequest;
 import dev.ratelimit.spring.key.ForwardedHeader;
 
 /**
- * The {@code ip} keys that the README's "Client address" rules allow for a request, worked out here apart from the
- * starter's resolver: without trusted proxies, or from a peer that is not one, the peer's address whatever the headers
- * say; behind a trusted proxy, the address that the proxy appended (the right-most hop that is not a trusted proxy
- * itself); for a chain that is all the client's (a proxy that passes the header through), the right-most untrusted hop
- * of the one configured header, or the peer. An IPv6 address is keyed by its network when a prefix length below 128
- * is configured.
+ * The {@code ip} keys that the "Client address" rules of docs/KEYS-AND-TIERS.md allow for a request, worked out here
+ * apart from the starter's resolver: without trusted proxies, or from a peer that is not one, the peer's address
+ * whatever the headers say; behind a trusted proxy, the address that the proxy appended (the right-most hop that is not
+ * a trusted proxy itself); for a chain that is all the client's (a proxy that passes the header through), the
+ * right-most untrusted hop of the one configured header, or the peer. An IPv6 address is keyed by its network when a
+ * prefix length below 128 is configured.
  */
 final class TrustRules {
 
@@ -98,7 +98,7 @@ final class TrustRules {
 		return (address instanceof Inet4Address) ? bytes[0] == 10 : bytes[0] == (byte) 0xfd;
 	}
 
-	/** The hops of the configured header, in order, as the README reads them. */
+	/** The hops of the configured header, in order, as docs/KEYS-AND-TIERS.md reads them. */
 	private List<String> chain(HostileRequest request) {
 		List<String> hops = new ArrayList<>();
 		if (this.header == ForwardedHeader.X_FORWARDED_FOR) {
