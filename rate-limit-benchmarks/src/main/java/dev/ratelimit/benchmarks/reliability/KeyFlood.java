@@ -43,7 +43,9 @@ final class KeyFlood implements Scenario {
 				+ "`InMemoryRateLimiter` with max-keys %,d, in a JVM with a %d MB heap; every key limited to 6/1h. "
 				+ "%,d clients exhausted before the flood ask again %d times during it; a normal client decides "
 				+ "in a thread of its own every 200 µs (its decision times, µs). Heap: used after `System.gc()`, "
-				+ "at the start, half-way and at the end of the flood.", keys, LONG_KEY_EVERY, LONG_KEY_CHARS,
+				+ "at the start, half-way and at the end of the flood. `keys-held` (read at the end of the flood) has "
+				+ "the documented ceiling, max-keys + max-keys / 16: sweeps run in the background, and while one "
+				+ "catches up a new key is not kept.", keys, LONG_KEY_EVERY, LONG_KEY_CHARS,
 				maxKeys, maxHeap >> 20, EXHAUSTED_CLIENTS, ROUNDS));
 		InMemoryRateLimiter limiter = InMemoryRateLimiter.builder().maxKeys(maxKeys).build();
 		List<KeyedLimit> exhausted = new ArrayList<>();
@@ -96,7 +98,8 @@ final class KeyFlood implements Scenario {
 		String row = "flood";
 		figures.add(row, "keys", keys);
 		figures.add(row, "max-keys", maxKeys);
-		figures.add(row, "keys-held", held, Target.atMost(maxKeys));
+		// the documented ceiling: sweeps run in the background, and new keys stop at max-keys + max-keys / 16
+		figures.add(row, "keys-held", held, Target.atMost(maxKeys + maxKeys / 16));
 		figures.add(row, "heap-start-mb", heapStart / 1e6);
 		figures.add(row, "heap-half-mb", heapHalf / 1e6);
 		figures.add(row, "heap-end-mb", heapEnd / 1e6);
