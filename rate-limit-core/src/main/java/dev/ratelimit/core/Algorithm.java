@@ -43,7 +43,7 @@ public enum Algorithm {
 	 * Returns the algorithm with the given configuration name, ignoring case, dashes and underscores.
 	 * @param name a name such as {@code token-bucket} or {@code TOKEN_BUCKET}
 	 * @return the algorithm
-	 * @throws IllegalArgumentException if no algorithm has that name
+	 * @throws InvalidLimitException for {@link Limit.Parameter#ALGORITHM} if no algorithm has that name
 	 */
 	public static Algorithm fromConfigName(String name) {
 		String wanted = name.trim().toLowerCase(Locale.ROOT).replace('_', '-');
@@ -52,7 +52,8 @@ public enum Algorithm {
 				return algorithm;
 			}
 		}
-		throw new IllegalArgumentException("Unknown algorithm '" + name + "'; expected one of " + names());
+		throw new InvalidLimitException(Limit.Parameter.ALGORITHM, name,
+				"Unknown algorithm '" + name + "'; expected one of " + names());
 	}
 
 	static String names() {

@@ -17,7 +17,7 @@ public enum LeakMode {
 	 * Returns the mode with the given configuration name ({@code police} or {@code shape}), ignoring case.
 	 * @param name the name
 	 * @return the mode
-	 * @throws IllegalArgumentException if no mode has that name
+	 * @throws InvalidLimitException for {@link Limit.Parameter#MODE} if no mode has that name
 	 */
 	public static LeakMode fromConfigName(String name) {
 		String wanted = name.trim().toUpperCase(Locale.ROOT);
@@ -26,7 +26,8 @@ public enum LeakMode {
 				return mode;
 			}
 		}
-		throw new IllegalArgumentException("Unknown leaky-bucket mode '" + name + "'; expected police or shape");
+		throw new InvalidLimitException(Limit.Parameter.MODE, name,
+				"Unknown leaky-bucket mode '" + name + "'; expected police or shape");
 	}
 
 	@Override

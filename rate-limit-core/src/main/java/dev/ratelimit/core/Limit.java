@@ -52,81 +52,87 @@ public final class Limit {
 		String what = builder.algorithm.configName() + " limit";
 		if (builder.algorithm == Algorithm.CONCURRENCY) {
 			if (builder.rate != null) {
-				// The property named first is the one the starter reports: here the one to remove.
-				throw new IllegalArgumentException("'rate' does not apply to a concurrency limit, which takes 'max' "
-						+ "(rate was " + builder.rate + ")");
+				throw new InvalidLimitException(Parameter.RATE, builder.rate, "'rate' does not apply to a concurrency "
+						+ "limit, which takes 'max' (rate was " + builder.rate + ")");
 			}
 			if (builder.initial != null) {
-				throw new IllegalArgumentException("'initial' applies to token buckets only, not to a " + what);
+				throw new InvalidLimitException(Parameter.INITIAL, builder.initial,
+						"'initial' applies to token buckets only, not to a " + what);
 			}
 			if (builder.capacity == null) {
-				throw new IllegalArgumentException("A concurrency limit needs 'max', the calls in flight per key");
+				throw new InvalidLimitException(Parameter.MAX, null,
+						"A concurrency limit needs 'max', the calls in flight per key");
 			}
 			this.rate = null;
-			this.capacity = checkRange("max", builder.capacity, 1, MAX_CONCURRENCY, what);
-			this.leaseTimeMicros = micros("lease-time", builder.leaseTime == null ? DEFAULT_LEASE_TIME : builder.leaseTime,
-					what);
+			this.capacity = checkRange(Parameter.MAX, builder.capacity, 1, MAX_CONCURRENCY, what);
+			this.leaseTimeMicros = micros(Parameter.LEASE_TIME,
+					builder.leaseTime == null ? DEFAULT_LEASE_TIME : builder.leaseTime, what);
 			this.initial = this.capacity;
 			this.unitsPerMicro = 0;
 			this.unitsPerPermit = 0;
 		}
 		else {
 			if (builder.rate == null) {
-				throw new IllegalArgumentException("A " + what + " needs 'rate', such as 5/1s");
+				throw new InvalidLimitException(Parameter.RATE, null, "A " + what + " needs 'rate', such as 5/1s");
 			}
 			if (builder.leaseTime != null) {
-				throw new IllegalArgumentException("'lease-time' applies to concurrency limits only, not to a " + what);
+				throw new InvalidLimitException(Parameter.LEASE_TIME, builder.leaseTime,
+						"'lease-time' applies to concurrency limits only, not to a " + what);
 			}
 			Rate r = builder.rate;
 			this.rate = r;
 			this.leaseTimeMicros = 0;
 			boolean bucket = builder.algorithm == Algorithm.TOKEN_BUCKET || builder.algorithm == Algorithm.LEAKY_BUCKET;
 			if (!bucket && builder.capacity != null && builder.capacity != r.permits()) {
-				throw new IllegalArgumentException("'capacity' applies to token and leaky buckets only; a " + what
-						+ " allows " + r.permits() + " per window (set by 'rate')");
+				throw new InvalidLimitException(Parameter.CAPACITY, builder.capacity,
+						"'capacity' applies to token and leaky buckets only; a " + what + " allows " + r.permits()
+								+ " per window (set by 'rate')");
 			}
 			long cap = builder.capacity == null ? r.permits() : builder.capacity;
-			this.capacity = checkRange("capacity", cap, 1, Rate.MAX_EXACT, what);
+			this.capacity = checkRange(Parameter.CAPACITY, cap, 1, Rate.MAX_EXACT, what);
 			long gcd = gcd(r.permits(), r.periodMicros());
 			this.unitsPerMicro = r.permits() / gcd;
 			this.unitsPerPermit = r.periodMicros() / gcd;
+			// each parameter below is valid on its own, and only their combination is not: none is named
 			if (bucket && this.capacity > Rate.MAX_EXACT / this.unitsPerPermit) {
-				throw new IllegalArgumentException("The " + what + " with rate " + r + " and capacity " + this.capacity
-						+ " is too fine-grained to count exactly; lower the capacity or use a rate whose period divides"
-						+ " evenly by its permits");
+				throw new InvalidLimitException(null, null, "The " + what + " with rate " + r + " and capacity "
+						+ this.capacity + " is too fine-grained to count exactly; lower the capacity or use a rate"
+						+ " whose period divides evenly by its permits");
 			}
 			if (builder.algorithm == Algorithm.SLIDING_WINDOW_COUNTER
 					&& r.permits() > Rate.MAX_EXACT / r.periodMicros()) {
-				throw new IllegalArgumentException("The " + what + " with rate " + r
+				throw new InvalidLimitException(null, null, "The " + what + " with rate " + r
 						+ " is too large to weigh exactly (permits x window in microseconds must stay below 2^53);"
 						+ " use a shorter window or a token bucket");
 			}
 			if (builder.algorithm == Algorithm.SLIDING_WINDOW_LOG && r.permits() > MAX_LOG_PERMITS) {
-				throw new IllegalArgumentException("The " + what + " with rate " + r + " would keep up to "
+				throw new InvalidLimitException(null, null, "The " + what + " with rate " + r + " would keep up to "
 						+ r.permits() + " timestamps per key; at most " + MAX_LOG_PERMITS
 						+ " are allowed, use a sliding-window-counter instead");
 			}
 			if (builder.initial != null) {
 				if (builder.algorithm != Algorithm.TOKEN_BUCKET) {
-					throw new IllegalArgumentException("'initial' applies to token buckets only, not to a " + what);
+					throw new InvalidLimitException(Parameter.INITIAL, builder.initial,
+							"'initial' applies to token buckets only, not to a " + what);
 				}
-				this.initial = checkRange("initial", builder.initial, 0, this.capacity, what);
+				this.initial = checkRange(Parameter.INITIAL, builder.initial, 0, this.capacity, what);
 			}
 			else {
 				this.initial = this.capacity;
 			}
 		}
 		if (builder.mode != null && builder.algorithm != Algorithm.LEAKY_BUCKET) {
-			throw new IllegalArgumentException("'mode' applies to leaky buckets only, not to a " + what);
+			throw new InvalidLimitException(Parameter.MODE, builder.mode,
+					"'mode' applies to leaky buckets only, not to a " + what);
 		}
 		this.mode = builder.mode == null ? LeakMode.POLICE : builder.mode;
 		if (builder.maxWait != null) {
 			if (this.mode != LeakMode.SHAPE) {
-				throw new IllegalArgumentException(
+				throw new InvalidLimitException(Parameter.MAX_WAIT, builder.maxWait,
 						"'max-wait' applies to a leaky-bucket with mode 'shape' only, not to a " + what
 								+ (builder.algorithm == Algorithm.LEAKY_BUCKET ? " in mode police" : ""));
 			}
-			this.maxWaitMicros = micros("max-wait", builder.maxWait, what);
+			this.maxWaitMicros = micros(Parameter.MAX_WAIT, builder.maxWait, what);
 		}
 		else {
 			this.maxWaitMicros = -1;
@@ -136,17 +142,18 @@ public final class Limit {
 				this.leaseTimeMicros);
 	}
 
-	private static long checkRange(String name, long value, long min, long max, String what) {
+	private static long checkRange(Parameter parameter, long value, long min, long max, String what) {
 		if (value < min || value > max) {
-			throw new IllegalArgumentException("'" + name + "' of a " + what + " must be between " + min + " and "
-					+ max + " (was " + value + ")");
+			throw new InvalidLimitException(parameter, value, "'" + parameter.configName() + "' of a " + what
+					+ " must be between " + min + " and " + max + " (was " + value + ")");
 		}
 		return value;
 	}
 
-	private static long micros(String name, Duration duration, String what) {
+	private static long micros(Parameter parameter, Duration duration, String what) {
+		String name = parameter.configName();
 		if (duration.isNegative() || duration.isZero()) {
-			throw new IllegalArgumentException(
+			throw new InvalidLimitException(parameter, duration,
 					"'" + name + "' of a " + what + " must be positive (was " + duration + ")");
 		}
 		try {
@@ -157,7 +164,8 @@ public final class Limit {
 			return Math.max(1, micros);
 		}
 		catch (ArithmeticException ex) {
-			throw new IllegalArgumentException("'" + name + "' of a " + what + " is too long (was " + duration + ")");
+			throw new InvalidLimitException(parameter, duration,
+					"'" + name + "' of a " + what + " is too long (was " + duration + ")");
 		}
 	}
 
@@ -451,6 +459,7 @@ public final class Limit {
 		 * Sets the rate.
 		 * @param rate the rate, such as {@code 5/1s}
 		 * @return this builder
+		 * @throws InvalidLimitException for {@link Parameter#RATE} if the rate does not parse
 		 */
 		public Builder rate(String rate) {
 			this.rate = Rate.parse(rate);
@@ -530,10 +539,60 @@ public final class Limit {
 		/**
 		 * Checks every value and builds the limit.
 		 * @return the limit
-		 * @throws IllegalArgumentException naming the value that is wrong
+		 * @throws InvalidLimitException naming the parameter whose value is wrong
 		 */
 		public Limit build() {
 			return new Limit(this);
+		}
+
+	}
+
+	/**
+	 * The parameters of a limit, each with the name that configuration gives it.
+	 */
+	public enum Parameter {
+
+		/** The algorithm, such as {@code token-bucket}. */
+		ALGORITHM("algorithm"),
+
+		/** The rate, such as {@code 5/1s}. */
+		RATE("rate"),
+
+		/** A token bucket's burst size or a leaky bucket's depth. */
+		CAPACITY("capacity"),
+
+		/** A token bucket's tokens at the first sight of a key. */
+		INITIAL("initial"),
+
+		/** A leaky bucket's mode, {@code police} or {@code shape}. */
+		MODE("mode"),
+
+		/** The longest delay of a shaping leaky bucket. */
+		MAX_WAIT("max-wait"),
+
+		/** A concurrency limit's calls in flight per key. */
+		MAX("max"),
+
+		/** How long a concurrency permit lives if never released. */
+		LEASE_TIME("lease-time");
+
+		private final String configName;
+
+		Parameter(String configName) {
+			this.configName = configName;
+		}
+
+		/**
+		 * Returns the name of this parameter in configuration, such as {@code max-wait}.
+		 * @return the configuration name
+		 */
+		public String configName() {
+			return this.configName;
+		}
+
+		@Override
+		public String toString() {
+			return this.configName;
 		}
 
 	}

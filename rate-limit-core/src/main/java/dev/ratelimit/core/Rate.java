@@ -6,6 +6,8 @@ import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A number of permits per period, written {@code N/PERIOD}: {@code 5/1s}, {@code 60/1m}, {@code 60/m},
  * {@code 1/10s}, {@code 100/500ms}. The period is a Spring-style duration ({@code 500ms}, {@code 1s}, {@code 1m},
@@ -33,7 +35,7 @@ public final class Rate {
 	 * @param permits the number of permits, at least 1
 	 * @param period the period, a positive whole number of microseconds
 	 * @return the rate
-	 * @throws IllegalArgumentException if either value is out of range
+	 * @throws InvalidLimitException for {@link Limit.Parameter#RATE} if either value is out of range
 	 */
 	public static Rate of(long permits, Duration period) {
 		String text = permits + "/" + period;
@@ -44,63 +46,64 @@ public final class Rate {
 	 * Parses {@code N/PERIOD}.
 	 * @param text the rate, such as {@code 5/1s}
 	 * @return the rate
-	 * @throws IllegalArgumentException with a message that names the text and what would be right
+	 * @throws InvalidLimitException for {@link Limit.Parameter#RATE}, with a message that names the text and what
+	 * would be right
 	 */
 	public static Rate parse(String text) {
 		if (text == null || text.isBlank()) {
-			throw new IllegalArgumentException("Rate must not be empty; expected N/PERIOD such as 5/1s or 60/1m");
+			throw invalid(text, "Rate must not be empty; expected N/PERIOD such as 5/1s or 60/1m");
 		}
 		String trimmed = text.trim();
 		int slash = trimmed.indexOf('/');
 		if (slash < 0 || slash != trimmed.lastIndexOf('/')) {
-			throw new IllegalArgumentException(
-					"Invalid rate '" + text + "': expected N/PERIOD such as 5/1s, 60/1m or 1/10s");
+			throw invalid(text, "Invalid rate '" + text + "': expected N/PERIOD such as 5/1s, 60/1m or 1/10s");
 		}
 		String count = trimmed.substring(0, slash).trim();
 		String period = trimmed.substring(slash + 1).trim();
 		long permits;
 		if (!count.matches("[+-]?[0-9]+")) {
-			throw new IllegalArgumentException(
-					"Invalid rate '" + text + "': '" + count + "' is not a whole number of permits");
+			throw invalid(text, "Invalid rate '" + text + "': '" + count + "' is not a whole number of permits");
 		}
 		try {
 			permits = Long.parseLong(count);
 		}
 		catch (NumberFormatException ex) {
-			throw new IllegalArgumentException("Invalid rate '" + text + "': " + count + " permits is too large");
+			throw invalid(text, "Invalid rate '" + text + "': " + count + " permits is too large");
 		}
 		checkPermits(permits, text);
 		return new Rate(permits, periodMicros(parsePeriod(period, text), text));
 	}
 
+	private static InvalidLimitException invalid(@Nullable String text, String message) {
+		return new InvalidLimitException(Limit.Parameter.RATE, text, message);
+	}
+
 	private static long checkPermits(long permits, String text) {
 		if (permits <= 0) {
-			throw new IllegalArgumentException(
+			throw invalid(text,
 					"Invalid rate '" + text + "': the number of permits must be at least 1 (was " + permits + ")");
 		}
 		if (permits > MAX_EXACT) {
-			throw new IllegalArgumentException(
-					"Invalid rate '" + text + "': the number of permits must be at most " + MAX_EXACT);
+			throw invalid(text, "Invalid rate '" + text + "': the number of permits must be at most " + MAX_EXACT);
 		}
 		return permits;
 	}
 
 	private static Duration parsePeriod(String period, String text) {
 		if (period.isEmpty()) {
-			throw new IllegalArgumentException("Invalid rate '" + text + "': the period is missing; use e.g. 1s");
+			throw invalid(text, "Invalid rate '" + text + "': the period is missing; use e.g. 1s");
 		}
 		if (period.startsWith("P") || period.startsWith("p")) {
 			try {
 				return Duration.parse(period);
 			}
 			catch (DateTimeParseException ex) {
-				throw new IllegalArgumentException(
-						"Invalid rate '" + text + "': '" + period + "' is not an ISO-8601 duration");
+				throw invalid(text, "Invalid rate '" + text + "': '" + period + "' is not an ISO-8601 duration");
 			}
 		}
 		Matcher matcher = SIMPLE_DURATION.matcher(period);
 		if (!matcher.matches()) {
-			throw new IllegalArgumentException("Invalid rate '" + text + "': '" + period
+			throw invalid(text, "Invalid rate '" + text + "': '" + period
 					+ "' is not a period; use an amount and a unit such as 500ms, 1s, 10s, 1m, 1h or 1d");
 		}
 		long amount;
@@ -108,7 +111,7 @@ public final class Rate {
 			amount = matcher.group(1).isEmpty() ? 1 : Long.parseLong(matcher.group(1));
 		}
 		catch (NumberFormatException ex) {
-			throw new IllegalArgumentException("Invalid rate '" + text + "': the period '" + period + "' is too long");
+			throw invalid(text, "Invalid rate '" + text + "': the period '" + period + "' is too long");
 		}
 		String unit = matcher.group(2).toLowerCase(Locale.ROOT);
 		try {
@@ -120,33 +123,31 @@ public final class Rate {
 				case "m" -> Duration.ofMinutes(amount);
 				case "h" -> Duration.ofHours(amount);
 				case "d" -> Duration.ofDays(amount);
-				default -> throw new IllegalArgumentException("Invalid rate '" + text + "': unknown unit '"
+				default -> throw invalid(text, "Invalid rate '" + text + "': unknown unit '"
 						+ matcher.group(2) + "'; use ns, us, ms, s, m, h or d");
 			};
 		}
 		catch (ArithmeticException ex) {
-			throw new IllegalArgumentException("Invalid rate '" + text + "': the period '" + period + "' is too long");
+			throw invalid(text, "Invalid rate '" + text + "': the period '" + period + "' is too long");
 		}
 	}
 
 	private static long periodMicros(Duration period, String text) {
 		if (period.isNegative() || period.isZero()) {
-			throw new IllegalArgumentException(
-					"Invalid rate '" + text + "': the period must be positive (was " + period + ")");
+			throw invalid(text, "Invalid rate '" + text + "': the period must be positive (was " + period + ")");
 		}
 		long micros;
 		try {
 			micros = Math.multiplyExact(period.getSeconds(), 1_000_000L) + period.getNano() / 1000;
 		}
 		catch (ArithmeticException ex) {
-			throw new IllegalArgumentException("Invalid rate '" + text + "': the period " + period + " is too long");
+			throw invalid(text, "Invalid rate '" + text + "': the period " + period + " is too long");
 		}
 		if (period.getNano() % 1000 != 0) {
-			throw new IllegalArgumentException(
-					"Invalid rate '" + text + "': the period must be a whole number of microseconds");
+			throw invalid(text, "Invalid rate '" + text + "': the period must be a whole number of microseconds");
 		}
 		if (micros > MAX_EXACT) {
-			throw new IllegalArgumentException("Invalid rate '" + text + "': the period " + period + " is too long");
+			throw invalid(text, "Invalid rate '" + text + "': the period " + period + " is too long");
 		}
 		return micros;
 	}
