@@ -37,17 +37,7 @@ final class RedisKeys {
 	}
 
 	static String checkPrefix(String prefix) {
-		if (prefix.isEmpty()) {
-			throw new IllegalArgumentException("keyPrefix must not be empty");
-		}
-		for (int i = 0; i < prefix.length(); i++) {
-			char c = prefix.charAt(i);
-			if (c == '{' || c == '}' || Character.isWhitespace(c) || Character.isISOControl(c)) {
-				throw new IllegalArgumentException("keyPrefix must not contain braces, whitespace or control characters"
-						+ " (was '" + prefix + "'); braces would change the Redis Cluster hash tag");
-			}
-		}
-		return prefix;
+		return RedisSetting.checkKeyPrefix(prefix);
 	}
 
 	String key(KeyedLimit target) {

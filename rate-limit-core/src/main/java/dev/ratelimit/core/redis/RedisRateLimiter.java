@@ -1150,9 +1150,10 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		 * Sets the text every key starts with; default {@code rl}.
 		 * @param prefix the prefix, without braces or whitespace
 		 * @return this builder
+		 * @throws InvalidRedisSettingException for {@link RedisSetting#KEY_PREFIX} if the value is wrong
 		 */
 		public Builder keyPrefix(String prefix) {
-			this.keyPrefix = RedisKeys.checkPrefix(Objects.requireNonNull(prefix, "keyPrefix must not be null"));
+			this.keyPrefix = RedisSetting.checkKeyPrefix(prefix);
 			return this;
 		}
 
@@ -1160,13 +1161,10 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		 * Sets the longest a decision waits for Redis before it counts as a failure; default 100ms.
 		 * @param timeout the timeout, positive
 		 * @return this builder
+		 * @throws InvalidRedisSettingException for {@link RedisSetting#TIMEOUT} if the value is wrong
 		 */
 		public Builder timeout(Duration timeout) {
-			Objects.requireNonNull(timeout, "timeout must not be null");
-			if (timeout.isNegative() || timeout.isZero()) {
-				throw new IllegalArgumentException("timeout must be positive (was " + timeout + ")");
-			}
-			this.timeout = timeout;
+			this.timeout = RedisSetting.checkTimeout(timeout);
 			return this;
 		}
 
@@ -1199,13 +1197,10 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		 * enough that slowness costs one timeout per second instead of one per call.
 		 * @param coolDown the cool-down, zero or positive
 		 * @return this builder
+		 * @throws InvalidRedisSettingException for {@link RedisSetting#COOL_DOWN} if the value is wrong
 		 */
 		public Builder coolDown(Duration coolDown) {
-			Objects.requireNonNull(coolDown, "coolDown must not be null");
-			if (coolDown.isNegative()) {
-				throw new IllegalArgumentException("coolDown must not be negative (was " + coolDown + ")");
-			}
-			this.coolDown = coolDown;
+			this.coolDown = RedisSetting.checkCoolDown(coolDown);
 			return this;
 		}
 
@@ -1215,13 +1210,10 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		 * gets its connection checked as often (and, in a cluster, its topology read again). Default 200ms.
 		 * @param interval the interval, positive
 		 * @return this builder
+		 * @throws InvalidRedisSettingException for {@link RedisSetting#RECOVERY_CHECK_INTERVAL} if the value is wrong
 		 */
 		public Builder recoveryCheckInterval(Duration interval) {
-			Objects.requireNonNull(interval, "recoveryCheckInterval must not be null");
-			if (interval.isNegative() || interval.isZero()) {
-				throw new IllegalArgumentException("recoveryCheckInterval must be positive (was " + interval + ")");
-			}
-			this.recoveryCheckInterval = interval;
+			this.recoveryCheckInterval = RedisSetting.checkRecoveryCheckInterval(interval);
 			return this;
 		}
 
@@ -1229,12 +1221,10 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		 * Sets the permits a token bucket leases per Redis call in two-tier mode; 0 (the default) turns it off.
 		 * @param lease the lease size, 0 or more
 		 * @return this builder
+		 * @throws InvalidRedisSettingException for {@link RedisSetting#LEASE} if the value is wrong
 		 */
 		public Builder lease(long lease) {
-			if (lease < 0) {
-				throw new IllegalArgumentException("lease must be 0 (off) or positive (was " + lease + ")");
-			}
-			this.lease = lease;
+			this.lease = RedisSetting.checkLease(lease);
 			return this;
 		}
 
