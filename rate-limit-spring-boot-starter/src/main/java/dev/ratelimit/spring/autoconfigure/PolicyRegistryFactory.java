@@ -7,12 +7,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import org.jspecify.annotations.Nullable;
 
 import dev.ratelimit.core.Algorithm;
+import dev.ratelimit.core.InvalidLimitException;
 import dev.ratelimit.core.LeakMode;
 import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.Rate;
@@ -30,11 +29,6 @@ import dev.ratelimit.spring.key.KeyResolverFactory;
  * path of its property.
  */
 final class PolicyRegistryFactory {
-
-	private static final Pattern QUOTED_NAME = Pattern.compile("'([a-z-]+)'");
-
-	private static final Set<String> LIMIT_PROPERTIES = Set.of("algorithm", "rate", "capacity", "initial", "mode",
-			"max-wait", "max", "lease-time");
 
 	private PolicyRegistryFactory() {
 	}
@@ -224,8 +218,8 @@ final class PolicyRegistryFactory {
 		try {
 			algorithm = Algorithm.fromConfigName(spec.getAlgorithm());
 		}
-		catch (IllegalArgumentException ex) {
-			problems.add(new Problem(path + ".algorithm", ex.getMessage()));
+		catch (InvalidLimitException ex) {
+			problems.add(problem(path, ex));
 			return null;
 		}
 		Limit.Builder builder = Limit.builder(algorithm);
@@ -233,8 +227,8 @@ final class PolicyRegistryFactory {
 			try {
 				builder.rate(Rate.parse(spec.getRate()));
 			}
-			catch (IllegalArgumentException ex) {
-				problems.add(new Problem(path + ".rate", ex.getMessage()));
+			catch (InvalidLimitException ex) {
+				problems.add(problem(path, ex));
 				return null;
 			}
 		}
@@ -265,8 +259,8 @@ final class PolicyRegistryFactory {
 			try {
 				builder.mode(LeakMode.fromConfigName(spec.getMode()));
 			}
-			catch (IllegalArgumentException ex) {
-				problems.add(new Problem(path + ".mode", ex.getMessage()));
+			catch (InvalidLimitException ex) {
+				problems.add(problem(path, ex));
 				return null;
 			}
 		}
@@ -279,22 +273,19 @@ final class PolicyRegistryFactory {
 		try {
 			return builder.build();
 		}
-		catch (IllegalArgumentException ex) {
-			problems.add(new Problem(path + propertyNamed(ex.getMessage()), ex.getMessage()));
+		catch (InvalidLimitException ex) {
+			problems.add(problem(path, ex));
 			return null;
 		}
 	}
 
-	private static String propertyNamed(@Nullable String message) {
-		if (message != null) {
-			Matcher matcher = QUOTED_NAME.matcher(message);
-			while (matcher.find()) {
-				if (LIMIT_PROPERTIES.contains(matcher.group(1))) {
-					return "." + matcher.group(1);
-				}
-			}
-		}
-		return "";
+	/**
+	 * The problem of a limit at {@code path}, under the property of the parameter at fault, or of the limit itself when
+	 * its values are each valid but not together.
+	 */
+	private static Problem problem(String path, InvalidLimitException ex) {
+		Limit.Parameter parameter = ex.parameter();
+		return new Problem((parameter != null) ? path + "." + parameter.configName() : path, ex.getMessage());
 	}
 
 	static void throwIfAny(List<Problem> problems) {
