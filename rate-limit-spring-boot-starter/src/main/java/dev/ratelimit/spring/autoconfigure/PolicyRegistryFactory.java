@@ -1,6 +1,5 @@
 package dev.ratelimit.spring.autoconfigure;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -15,6 +14,8 @@ import dev.ratelimit.core.InvalidLimitException;
 import dev.ratelimit.core.LeakMode;
 import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.Rate;
+import dev.ratelimit.core.redis.InvalidRedisSettingException;
+import dev.ratelimit.core.redis.RedisSetting;
 import dev.ratelimit.spring.Policy;
 import dev.ratelimit.spring.PolicyRegistry;
 import dev.ratelimit.spring.RateLimitConfigurationException;
@@ -61,6 +62,31 @@ final class PolicyRegistryFactory {
 		if (length < 1 || length > ClientAddressResolver.WHOLE_IPV6_ADDRESS) {
 			problems.add(new Problem("ratelimit.client.ipv6-prefix-length",
 					"is " + length + "; it must be from 1 to 128 (64 keys each /64 network, 128 each address)"));
+		}
+	}
+
+	/**
+	 * Checks the Redis settings with the Redis backend's own checks, whatever the backend, so that a mistake fails
+	 * start-up before the backend is switched to Redis.
+	 */
+	static void checkRedis(RateLimitProperties properties) {
+		List<Problem> problems = new ArrayList<>();
+		checkRedis(properties, problems);
+		throwIfAny(problems);
+	}
+
+	private static void checkRedis(RateLimitProperties properties, List<Problem> problems) {
+		RateLimitProperties.Redis redis = properties.getRedis();
+		List<Runnable> checks = List.of(() -> RedisSetting.checkTimeout(redis.getTimeout()),
+				() -> RedisSetting.checkLease(redis.getLease()),
+				() -> RedisSetting.checkKeyPrefix(redis.getKeyPrefix()));
+		for (Runnable check : checks) {
+			try {
+				check.run();
+			}
+			catch (InvalidRedisSettingException ex) {
+				problems.add(new Problem("ratelimit.redis." + ex.setting().configName(), ex.getMessage()));
+			}
 		}
 	}
 
@@ -132,18 +158,7 @@ final class PolicyRegistryFactory {
 			problems.add(new Problem("ratelimit.memory.max-keys",
 					"must be at least 1 (was " + properties.getMemory().getMaxKeys() + ")"));
 		}
-		Duration timeout = properties.getRedis().getTimeout();
-		if (timeout == null || timeout.isNegative() || timeout.isZero()) {
-			problems.add(new Problem("ratelimit.redis.timeout", "must be positive, such as 100ms (was " + timeout + ")"));
-		}
-		if (properties.getRedis().getLease() < 0) {
-			problems.add(new Problem("ratelimit.redis.lease",
-					"must be 0 (no leasing) or more (was " + properties.getRedis().getLease() + ")"));
-		}
-		String prefix = properties.getRedis().getKeyPrefix();
-		if (prefix == null || prefix.isBlank()) {
-			problems.add(new Problem("ratelimit.redis.key-prefix", "must not be empty"));
-		}
+		checkRedis(properties, problems);
 		checkIpv6PrefixLength(properties, problems);
 		String header = properties.getClient().getApiKeyHeader();
 		if (header == null || header.isBlank()) {

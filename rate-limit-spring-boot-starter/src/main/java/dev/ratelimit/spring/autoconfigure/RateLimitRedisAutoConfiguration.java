@@ -46,25 +46,12 @@ public final class RateLimitRedisAutoConfiguration {
 	RedisRateLimiter redisRateLimiter(RateLimitProperties properties, RedisConnectionFactory connectionFactory,
 			ObjectProvider<TimeSource> timeSource, ObjectProvider<RateLimitListener> listeners) {
 		RateLimitProperties.Redis redis = properties.getRedis();
-		RedisRateLimiter.Builder builder = RedisRateLimiter.builder(connectionFactory);
-		try {
-			builder.keyPrefix(redis.getKeyPrefix());
-		}
-		catch (IllegalArgumentException ex) {
-			throw new RateLimitConfigurationException("ratelimit.redis.key-prefix", ex.getMessage());
-		}
-		try {
-			builder.timeout(redis.getTimeout());
-		}
-		catch (IllegalArgumentException ex) {
-			throw new RateLimitConfigurationException("ratelimit.redis.timeout", ex.getMessage());
-		}
-		try {
-			builder.lease(redis.getLease());
-		}
-		catch (IllegalArgumentException ex) {
-			throw new RateLimitConfigurationException("ratelimit.redis.lease", ex.getMessage());
-		}
+		// this bean may be created before the policies, whose checks include these
+		PolicyRegistryFactory.checkRedis(properties);
+		RedisRateLimiter.Builder builder = RedisRateLimiter.builder(connectionFactory)
+			.keyPrefix(redis.getKeyPrefix())
+			.timeout(redis.getTimeout())
+			.lease(redis.getLease());
 		Duration startupTimeout = redis.getStartupTimeout();
 		if (startupTimeout == null || startupTimeout.isNegative()) {
 			throw new RateLimitConfigurationException("ratelimit.redis.startup-timeout",

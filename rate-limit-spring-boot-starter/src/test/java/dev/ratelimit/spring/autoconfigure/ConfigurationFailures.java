@@ -31,7 +31,7 @@ final class ConfigurationFailures {
 		assertThat(analysis.getDescription()).contains(property).contains(reason);
 	}
 
-	private static RateLimitConfigurationException find(Throwable failure) {
+	static RateLimitConfigurationException find(Throwable failure) {
 		Throwable candidate = failure;
 		while (candidate != null) {
 			if (candidate instanceof RateLimitConfigurationException exception) {

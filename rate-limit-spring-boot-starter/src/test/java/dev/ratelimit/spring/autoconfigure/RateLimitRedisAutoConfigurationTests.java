@@ -1,6 +1,8 @@
 package dev.ratelimit.spring.autoconfigure;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -16,6 +18,7 @@ import dev.ratelimit.core.memory.InMemoryRateLimiter;
 import dev.ratelimit.core.redis.RedisRateLimiter;
 import dev.ratelimit.core.redis.testing.RedisServer;
 import dev.ratelimit.core.redis.testing.RespClient;
+import dev.ratelimit.spring.RateLimitConfigurationException.Problem;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -61,6 +64,40 @@ class RateLimitRedisAutoConfigurationTests {
 				.getFailure()
 				.rootCause()
 				.hasMessageContaining("ratelimit.redis.key-prefix"));
+	}
+
+	@ParameterizedTest(name = "{0} with the {1} backend")
+	@CsvSource(delimiter = '|', textBlock = """
+			ratelimit.redis.timeout=0s       | redis  | ratelimit.redis.timeout    | timeout must be positive (was PT0S)
+			ratelimit.redis.timeout=0s       | memory | ratelimit.redis.timeout    | timeout must be positive (was PT0S)
+			ratelimit.redis.timeout=-100ms   | redis  | ratelimit.redis.timeout    | timeout must be positive (was PT-0.1S)
+			ratelimit.redis.timeout=-100ms   | memory | ratelimit.redis.timeout    | timeout must be positive (was PT-0.1S)
+			ratelimit.redis.lease=-1         | redis  | ratelimit.redis.lease      | lease must be 0 (off) or positive (was -1)
+			ratelimit.redis.lease=-1         | memory | ratelimit.redis.lease      | lease must be 0 (off) or positive (was -1)
+			ratelimit.redis.key-prefix=      | redis  | ratelimit.redis.key-prefix | keyPrefix must not be empty
+			ratelimit.redis.key-prefix=      | memory | ratelimit.redis.key-prefix | keyPrefix must not be empty
+			ratelimit.redis.key-prefix=r{l}  | redis  | ratelimit.redis.key-prefix | keyPrefix must not contain braces, whitespace or control characters (was 'r{l}')
+			ratelimit.redis.key-prefix=r{l}  | memory | ratelimit.redis.key-prefix | keyPrefix must not contain braces, whitespace or control characters (was 'r{l}')
+			""")
+	void failsStartUpOnceForABadRedisSettingNamingItsPropertyWhateverTheBackend(String setting, String backend,
+			String property, String reason) {
+		// checked by the Redis backend's own rules, so that a mistake shows before the backend is switched to Redis
+		this.runner.withPropertyValues("ratelimit.backend=" + backend, setting).run((context) -> {
+			ConfigurationFailures.assertFailure(context, property, reason);
+			assertThat(ConfigurationFailures.find(context.getStartupFailure()).getProblems())
+				.filteredOn((problem) -> problem.property().equals(property))
+				.hasSize(1);
+		});
+	}
+
+	@Test
+	void reportsEveryBadRedisSettingAtOnce() {
+		this.runner
+			.withPropertyValues("ratelimit.backend=redis", "ratelimit.redis.timeout=0s", "ratelimit.redis.lease=-1",
+					"ratelimit.redis.key-prefix=")
+			.run((context) -> assertThat(ConfigurationFailures.find(context.getStartupFailure()).getProblems())
+				.extracting(Problem::property)
+				.containsExactly("ratelimit.redis.timeout", "ratelimit.redis.lease", "ratelimit.redis.key-prefix"));
 	}
 
 	@Test
