@@ -11,7 +11,6 @@ import org.jspecify.annotations.Nullable;
 
 import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.InvalidLimitException;
-import dev.ratelimit.core.LeakMode;
 import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.Rate;
 import dev.ratelimit.core.redis.InvalidRedisSettingException;
@@ -229,14 +228,7 @@ final class PolicyRegistryFactory {
 	}
 
 	private static @Nullable Limit limit(RateLimitProperties.LimitSpec spec, String path, List<Problem> problems) {
-		Algorithm algorithm;
-		try {
-			algorithm = Algorithm.fromConfigName(spec.getAlgorithm());
-		}
-		catch (InvalidLimitException ex) {
-			problems.add(problem(path, ex));
-			return null;
-		}
+		Algorithm algorithm = spec.getAlgorithm();
 		Limit.Builder builder = Limit.builder(algorithm);
 		if (spec.getRate() != null) {
 			try {
@@ -271,13 +263,7 @@ final class PolicyRegistryFactory {
 			builder.initial(spec.getInitial());
 		}
 		if (spec.getMode() != null) {
-			try {
-				builder.mode(LeakMode.fromConfigName(spec.getMode()));
-			}
-			catch (InvalidLimitException ex) {
-				problems.add(problem(path, ex));
-				return null;
-			}
+			builder.mode(spec.getMode());
 		}
 		if (spec.getMaxWait() != null) {
 			builder.maxWait(spec.getMaxWait());

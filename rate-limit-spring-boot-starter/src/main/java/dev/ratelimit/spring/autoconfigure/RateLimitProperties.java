@@ -10,7 +10,9 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
+import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.FailureMode;
+import dev.ratelimit.core.LeakMode;
 import dev.ratelimit.spring.key.ForwardedHeader;
 
 /**
@@ -406,7 +408,7 @@ public class RateLimitProperties {
 		 * Algorithm: token-bucket, leaky-bucket, fixed-window, sliding-window-log, sliding-window-counter or
 		 * concurrency.
 		 */
-		private String algorithm = "token-bucket";
+		private Algorithm algorithm = Algorithm.TOKEN_BUCKET;
 
 		/**
 		 * Permits per period, N/PERIOD, such as 5/1s, 60/1m or 1/10s. For window algorithms, N per window of that
@@ -427,7 +429,7 @@ public class RateLimitProperties {
 		/**
 		 * Leaky bucket: 'police' rejects when full; 'shape' delays a request until its turn.
 		 */
-		private @Nullable String mode;
+		private @Nullable LeakMode mode;
 
 		/**
 		 * Leaky bucket in mode 'shape': the longest delay; a request that would wait longer is rejected.
@@ -444,11 +446,11 @@ public class RateLimitProperties {
 		 */
 		private @Nullable Duration leaseTime;
 
-		public String getAlgorithm() {
+		public Algorithm getAlgorithm() {
 			return this.algorithm;
 		}
 
-		public void setAlgorithm(String algorithm) {
+		public void setAlgorithm(Algorithm algorithm) {
 			this.algorithm = algorithm;
 		}
 
@@ -476,11 +478,11 @@ public class RateLimitProperties {
 			this.initial = initial;
 		}
 
-		public @Nullable String getMode() {
+		public @Nullable LeakMode getMode() {
 			return this.mode;
 		}
 
-		public void setMode(@Nullable String mode) {
+		public void setMode(@Nullable LeakMode mode) {
 			this.mode = mode;
 		}
 

@@ -1,7 +1,13 @@
 package dev.ratelimit.spring.autoconfigure;
 
+import java.util.List;
+
+import org.springframework.boot.context.properties.bind.BindException;
 import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.diagnostics.FailureAnalyzer;
 import org.springframework.boot.test.context.assertj.ApplicationContextAssertProvider;
+import org.springframework.core.io.support.SpringFactoriesLoader;
+import org.springframework.core.io.support.SpringFactoriesLoader.FailureHandler;
 
 import dev.ratelimit.spring.RateLimitConfigurationException;
 
@@ -9,7 +15,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Asserts that a context failed to start because of an invalid rate-limit configuration, with a message and a
- * failure analysis that name the property and say what is wrong.
+ * failure analysis that name the property and say what is wrong: the starter's own, or Spring Boot's for a value that
+ * does not bind.
  */
 final class ConfigurationFailures {
 
@@ -31,13 +38,57 @@ final class ConfigurationFailures {
 		assertThat(analysis.getDescription()).contains(property).contains(reason);
 	}
 
+	/**
+	 * Asserts a failure of Spring Boot's binder, as for a value that is none of an enum's: the analysis that Boot
+	 * prints names the property and the value, and lists the values that would be right.
+	 */
+	static void assertBindFailure(ApplicationContextAssertProvider<?> context, String property, String value,
+			List<String> validValues) {
+		assertThat(context).hasFailed();
+		Throwable failure = context.getStartupFailure();
+		BindException binding = find(failure, BindException.class);
+		assertThat(binding).as("BindException in %s", failure).isNotNull();
+		assertThat(binding.getName()).hasToString(property);
+		assertThat(find(failure, RateLimitConfigurationException.class)).isNull();
+		FailureAnalysis analysis = analyze(failure);
+		assertThat(analysis).as("a failure analysis of %s", failure).isNotNull();
+		String newLine = System.lineSeparator();
+		assertThat(analysis.getDescription()).contains("Property: " + property)
+			.contains("Value: \"" + value + "\"");
+		assertThat(analysis.getAction()).endsWith("The following values are valid:" + newLine + newLine + "    "
+				+ String.join(newLine + "    ", validValues));
+	}
+
 	static RateLimitConfigurationException find(Throwable failure) {
-		Throwable candidate = failure;
-		while (candidate != null) {
-			if (candidate instanceof RateLimitConfigurationException exception) {
-				return exception;
+		return find(failure, RateLimitConfigurationException.class);
+	}
+
+	private static <T extends Throwable> T find(Throwable failure, Class<T> type) {
+		for (Throwable candidate = failure; candidate != null; candidate = candidate.getCause()) {
+			if (type.isInstance(candidate)) {
+				return type.cast(candidate);
 			}
-			candidate = candidate.getCause();
+		}
+		return null;
+	}
+
+	/** What Boot prints: the analysis of the first of its failure analyzers that explains the failure. */
+	private static FailureAnalysis analyze(Throwable failure) {
+		List<FailureAnalyzer> analyzers = SpringFactoriesLoader
+			.forDefaultResourceLocation(ConfigurationFailures.class.getClassLoader())
+			.load(FailureAnalyzer.class, FailureHandler.handleMessage((message, cause) -> {
+				// as Boot does: an analyzer that cannot be created here (it needs the bean factory) is left out
+			}));
+		for (FailureAnalyzer analyzer : analyzers) {
+			try {
+				FailureAnalysis analysis = analyzer.analyze(failure);
+				if (analysis != null) {
+					return analysis;
+				}
+			}
+			catch (RuntimeException ex) {
+				// as Boot does: an analyzer that cannot analyze is skipped
+			}
 		}
 		return null;
 	}
