@@ -116,8 +116,9 @@ class RedisSoakTest {
 
 	/**
 	 * Returns the live threads, but those of Lettuce's and Netty's own pools (which grow to their configured size as
-	 * connections come and go, never beyond), the JDK's reaper of each live child process, and the test proxy's
-	 * threads of each connection it carries.
+	 * connections come and go, never beyond), the JDK's reaper of each live child process, the test proxy's threads
+	 * of each connection it carries, and Awaitility's, whose polling thread may outlive the await that started it for a
+	 * moment.
 	 */
 	private static List<Thread> ownThreads() {
 		return Thread.getAllStackTraces()
@@ -126,7 +127,8 @@ class RedisSoakTest {
 			.filter((thread) -> !thread.getName().startsWith("lettuce-")
 					&& !thread.getName().startsWith("globalEventExecutor")
 					&& !thread.getName().startsWith("process reaper")
-					&& !thread.getName().startsWith("latency-proxy-"))
+					&& !thread.getName().startsWith("latency-proxy-")
+					&& !thread.getName().startsWith("awaitility"))
 			.toList();
 	}
 
