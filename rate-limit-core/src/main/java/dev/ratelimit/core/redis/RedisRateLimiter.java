@@ -300,7 +300,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		long deadline = System.nanoTime() + this.timeoutNanos;
 		Plan plan = new Plan(List.of(HEALTH_LIMIT));
 		for (int[] group : plan.groups(this.runner.isCluster(deadline))) {
-			long[] reply = run("a", plan, group, 1, 0, timeArgument(), deadline);
+			long[] reply = run(ScriptOperation.ACQUIRE, plan, group, 1, 0, timeArgument(), deadline);
 			if (reply[1] != 1) {
 				throw new IllegalStateException("Redis refused the health check's write: " + Arrays.toString(reply));
 			}
@@ -409,8 +409,9 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		try {
 			for (int[] group : groups) {
 				// after a rejection, later slots are only evaluated, but see their keys for the first time as the
-				// in-memory backend does ("s": a token bucket starting below capacity starts refilling now)
-				long[] reply = run(allowed ? "a" : "s", plan, group, cost, 0, time, deadline);
+				// in-memory backend does (a token bucket starting below capacity starts refilling now)
+				long[] reply = run(allowed ? ScriptOperation.ACQUIRE : ScriptOperation.SEE, plan, group, cost, 0,
+						time, deadline);
 				for (int i = 0; i < group.length; i++) {
 					outcomes[group[i]] = outcome(reply, i);
 				}
@@ -463,7 +464,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 			for (int j : group) {
 				keyBytes.add(bytes(plan.keys.get(j)));
 			}
-			List<byte[]> args = arguments("r", plan, group, extra, cost, 0, time);
+			List<byte[]> args = arguments(ScriptOperation.REFUND, plan, group, extra, cost, 0, time);
 			CompletableFuture<?> giveBack = this.runner.evalAsync(keyBytes, args);
 			this.compensations.add(giveBack);
 			giveBack.whenComplete((result, ex) -> {
@@ -525,8 +526,8 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 				Plan plan = new Plan(List.of(target));
 				// a time budget of its own: the wait for the lock (another thread's renewal) is not Redis being slow,
 				// and a renewal cut short would still run in Redis, its permits lost
-				reply = run("l", plan, new int[] { 0 }, need, leasedPermits.size(), timeArgument(),
-						System.nanoTime() + this.timeoutNanos);
+				reply = run(ScriptOperation.FILL_RESERVOIR, plan, new int[] { 0 }, need, leasedPermits.size(),
+						timeArgument(), System.nanoTime() + this.timeoutNanos);
 				this.gate.succeeded();
 			}
 			catch (Exception ex) {
@@ -559,7 +560,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		}
 	}
 
-	private long[] run(String op, Plan plan, int[] group, long cost, long want, String time, long deadline)
+	private long[] run(ScriptOperation op, Plan plan, int[] group, long cost, long want, String time, long deadline)
 			throws Exception {
 		List<byte[]> keyBytes = new ArrayList<>(group.length);
 		for (int j : group) {
@@ -596,9 +597,9 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	 * Returns the concurrency leases that an acquiring call of a group would add, to be removed should its caller
 	 * stop waiting for the answer (Redis may still run the script, and nobody would release them).
 	 */
-	private static List<ScriptRunner.Withdrawal> withdrawals(String op, Plan plan, int[] group, List<byte[]> keyBytes,
-			long cost) {
-		if (!"a".equals(op) || cost == 0) {
+	private static List<ScriptRunner.Withdrawal> withdrawals(ScriptOperation op, Plan plan, int[] group,
+			List<byte[]> keyBytes, long cost) {
+		if (op != ScriptOperation.ACQUIRE || cost == 0) {
 			return List.of();
 		}
 		List<ScriptRunner.Withdrawal> withdrawals = null;
@@ -614,10 +615,10 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		return (withdrawals != null) ? withdrawals : List.of();
 	}
 
-	private List<byte[]> arguments(String op, Plan plan, int[] group, String[] extra, long cost, long want,
+	private List<byte[]> arguments(ScriptOperation op, Plan plan, int[] group, String[] extra, long cost, long want,
 			String time) {
 		List<byte[]> args = new ArrayList<>(5 + group.length * 10);
-		args.add(bytes(op));
+		args.add(bytes(op.code()));
 		args.add(bytes(Long.toString(cost)));
 		args.add(bytes(time));
 		args.add(bytes((this.timeSource != null) ? Long.toString(EXPLICIT_TIME_TTL_FLOOR_MILLIS) : "0"));
@@ -795,7 +796,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 			}
 			CompletableFuture<?> sent;
 			try {
-				sent = this.runner.evalAsync(keyBytes, arguments("a", plan, group, extra, cost, 0, time));
+				sent = this.runner.evalAsync(keyBytes, arguments(ScriptOperation.ACQUIRE, plan, group, extra, cost, 0, time));
 			}
 			catch (RuntimeException ex) {
 				this.unanswered.decrementAndGet();
@@ -842,7 +843,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 			String time = timeArgument();
 			long[][] outcomes = new long[plan.size()][];
 			for (int[] group : plan.groups(this.runner.isCluster(deadline))) {
-				long[] reply = run("e", plan, group, 0, 0, time, deadline);
+				long[] reply = run(ScriptOperation.EVALUATE, plan, group, 0, 0, time, deadline);
 				for (int i = 0; i < group.length; i++) {
 					outcomes[group[i]] = outcome(reply, i);
 				}
@@ -950,7 +951,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 			CompletableFuture<?> sent;
 			try {
 				sent = this.runner.evalAsync(List.of(bytes(plan.keys.get(0))),
-						arguments("n", plan, new int[] { 0 }, member, 0, 0, time));
+						arguments(ScriptOperation.RENEW, plan, new int[] { 0 }, member, 0, 0, time));
 			}
 			catch (RuntimeException ex) {
 				this.renewalsUnanswered.decrementAndGet();

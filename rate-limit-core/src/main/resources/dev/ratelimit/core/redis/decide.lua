@@ -9,9 +9,13 @@
 -- with '%.0f', never tostring (which keeps only 14 digits).
 --
 -- KEYS: the state keys, one per distinct keyed limit.
--- ARGV[1] op: 'a' acquire (evaluate, then apply if all allow), 'e' evaluate only (no writes), 'l' lease (one
---         token-bucket key: take between cost and ARGV[5] permits), 'r' refund (give back what 'a' took), 'n'
---         renew (concurrency keys only, extra = the lease member "id:cost": push the lease's expiry a lease time on)
+-- ARGV[1] op, one of (the Java enum ScriptOperation has the same codes):
+--         'a' acquire: evaluate every key, then apply all if all allow, else record first sight
+--         's' see: evaluate every key and record first sight, apply nothing (a cluster's slots after a rejected one)
+--         'e' evaluate only: no writes
+--         'l' fill a reservoir: one token-bucket key, take between cost and ARGV[5] permits (else first sight)
+--         'r' refund: give back what 'a' took
+--         'n' renew: concurrency keys only, extra = the lease member "id:cost": push its expiry a lease time on
 -- ARGV[2] cost, ARGV[3] the time in microseconds or '' to read Redis TIME, ARGV[4] a floor for key TTLs in ms
 --         (0 in production; tests with an explicit clock set it, as their clock is not Redis's), ARGV[5] lease size.
 -- then per key, ARGS_PER_KEY values: algorithm, unitsPerMicro, unitsPerPermit, capacity, initial, shape (1/0),
@@ -19,7 +23,7 @@
 --         another algorithm, the mark its acquire returned).
 -- Returns: { now, allAllowed (1/0), then per key: allowed, remaining, retryAfter, resetAfter, delay, exceeds, mark }
 -- where mark is what a refund needs: the window start (fixed window, sliding counter), the log time (sliding log)
--- or the permits granted (lease).
+-- or the permits granted ('l').
 --
 -- The work of a call is bounded: a few commands of O(1) for a bucket or a window; O(log n) commands of O(log n) for a
 -- sliding log of n entries, however full (n <= its permits; see its section); O(m) for the m live leases of a
