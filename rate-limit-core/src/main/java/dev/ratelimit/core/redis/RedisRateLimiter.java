@@ -132,9 +132,6 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	/** Health writes made by {@link #awaitReady} once Redis answers, so that the first calls find the code compiled. */
 	private static final int WARM_UP_WRITES = 200;
 
-	/** Values per key in the script's reply. */
-	private static final int REPLY_PER_KEY = 7;
-
 	/** Key TTL floor when tests give the time: their clock is not Redis's, so TTLs from it are meaningless. */
 	private static final long EXPLICIT_TIME_TTL_FLOOR_MILLIS = 3_600_000;
 
@@ -300,9 +297,9 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		long deadline = System.nanoTime() + this.timeoutNanos;
 		Plan plan = new Plan(List.of(HEALTH_LIMIT));
 		for (int[] group : plan.groups(this.runner.isCluster(deadline))) {
-			long[] reply = run(ScriptOperation.ACQUIRE, plan, group, 1, 0, timeArgument(), deadline);
-			if (reply[1] != 1) {
-				throw new IllegalStateException("Redis refused the health check's write: " + Arrays.toString(reply));
+			ScriptReply reply = run(ScriptOperation.ACQUIRE, plan, group, 1, 0, timeArgument(), deadline);
+			if (!reply.allAllowed()) {
+				throw new IllegalStateException("Redis refused the health check's write: " + reply);
 			}
 		}
 	}
@@ -403,19 +400,19 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		Plan plan = new Plan(limits);
 		List<int[]> groups = plan.groups(this.runner.isCluster(deadline));
 		String time = timeArgument();
-		long[][] outcomes = new long[plan.size()][];
+		ScriptReply.KeyOutcome[] outcomes = new ScriptReply.KeyOutcome[plan.size()];
 		List<int[]> applied = new ArrayList<>();
 		boolean allowed = true;
 		try {
 			for (int[] group : groups) {
 				// after a rejection, later slots are only evaluated, but see their keys for the first time as the
 				// in-memory backend does (a token bucket starting below capacity starts refilling now)
-				long[] reply = run(allowed ? ScriptOperation.ACQUIRE : ScriptOperation.SEE, plan, group, cost, 0,
+				ScriptReply reply = run(allowed ? ScriptOperation.ACQUIRE : ScriptOperation.SEE, plan, group, cost, 0,
 						time, deadline);
 				for (int i = 0; i < group.length; i++) {
-					outcomes[group[i]] = outcome(reply, i);
+					outcomes[group[i]] = reply.outcomes().get(i);
 				}
-				if (reply[1] == 0) {
+				if (!reply.allAllowed()) {
 					allowed = false;
 				}
 				else if (allowed) {
@@ -432,7 +429,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		}
 		List<LimitStatus> statuses = new ArrayList<>(limits.size());
 		for (int i = 0; i < limits.size(); i++) {
-			statuses.add(status(limits.get(i), outcomes[plan.index[i]]));
+			statuses.add(outcomes[plan.index[i]].status(limits.get(i)));
 		}
 		List<Lease> leases = new ArrayList<>(0);
 		if (allowed && cost > 0) {
@@ -449,7 +446,8 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	/**
 	 * Gives back what the applied groups took, without waiting: the caller already has its answer.
 	 */
-	private void compensate(Plan plan, List<int[]> applied, long[][] outcomes, long cost, String time) {
+	private void compensate(Plan plan, List<int[]> applied, ScriptReply.KeyOutcome[] outcomes, long cost,
+			String time) {
 		if (cost == 0) {
 			return;
 		}
@@ -458,7 +456,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 			for (int i = 0; i < group.length; i++) {
 				int j = group[i];
 				boolean concurrency = plan.targets.get(j).limit().algorithm() == Algorithm.CONCURRENCY;
-				extra[i] = concurrency ? plan.extra[j] : Long.toString(outcomes[j][REPLY_PER_KEY - 1]);
+				extra[i] = concurrency ? plan.extra[j] : Long.toString(outcomes[j].mark());
 			}
 			List<byte[]> keyBytes = new ArrayList<>(group.length);
 			for (int j : group) {
@@ -521,7 +519,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 				return (route == BackendGate.Route.DOWN) ? fallback(List.of(target), cost)
 						: decideHere(List.of(target), cost);
 			}
-			long[] reply;
+			ScriptReply reply;
 			try {
 				Plan plan = new Plan(List.of(target));
 				// a time budget of its own: the wait for the lock (another thread's renewal) is not Redis being slow,
@@ -537,21 +535,21 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 				this.gate.abandoned();
 				throw ex;
 			}
-			long[] outcome = outcome(reply, 0);
-			if (outcome[0] == 1) {
-				long granted = outcome[REPLY_PER_KEY - 1];
+			ScriptReply.KeyOutcome outcome = reply.outcomes().get(0);
+			if (outcome.allowed()) {
+				long granted = outcome.mark();
 				reservoir.permits = reservoir.permits + granted - cost;
 				reservoir.expiresAt = now + target.limit().windowMicros();
 				reservoir.refusedUntil = 0;
 			}
 			else {
-				reservoir.refusedUntil = now + outcome[2];
+				reservoir.refusedUntil = now + outcome.retryAfterMicros();
 				reservoir.refusedNeed = need;
 			}
-			reservoir.redisRemaining = outcome[1];
-			reservoir.resetAt = now + outcome[3];
-			outcome[1] += reservoir.permits;
-			Decision renewed = Decision.of(List.of(status(target, outcome)), List.of());
+			reservoir.redisRemaining = outcome.remaining();
+			reservoir.resetAt = now + outcome.resetAfterMicros();
+			outcome = outcome.withRemaining(outcome.remaining() + reservoir.permits);
+			Decision renewed = Decision.of(List.of(outcome.status(target)), List.of());
 			chargeHere(List.of(target), cost, renewed);
 			return renewed;
 		}
@@ -560,7 +558,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		}
 	}
 
-	private long[] run(ScriptOperation op, Plan plan, int[] group, long cost, long want, String time, long deadline)
+	private ScriptReply run(ScriptOperation op, Plan plan, int[] group, long cost, long want, String time, long deadline)
 			throws Exception {
 		List<byte[]> keyBytes = new ArrayList<>(group.length);
 		for (int j : group) {
@@ -573,24 +571,16 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		List<ScriptRunner.Withdrawal> withdrawals = withdrawals(op, plan, group, keyBytes, cost);
 		List<Object> reply = this.runner.eval(keyBytes, arguments(op, plan, group, extra, cost, want, time), deadline,
 				withdrawals);
-		long[] values = new long[reply.size()];
-		boolean valid = values.length == 2 + group.length * REPLY_PER_KEY;
-		for (int i = 0; valid && i < values.length; i++) {
-			if (reply.get(i) instanceof Number number) {
-				values[i] = number.longValue();
-			}
-			else {
-				valid = false;
-			}
+		try {
+			return ScriptReply.decode(reply, group.length);
 		}
-		if (!valid) {
+		catch (IllegalStateException ex) {
 			// nobody gets the leases the script may have added
 			for (ScriptRunner.Withdrawal withdrawal : withdrawals) {
 				this.runner.removeMember(withdrawal.key(), withdrawal.member());
 			}
-			throw new IllegalStateException("Unexpected reply from the rate-limit script: " + reply);
+			throw ex;
 		}
-		return values;
 	}
 
 	/**
@@ -653,20 +643,6 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	private String timeArgument() {
 		TimeSource explicit = this.timeSource;
 		return (explicit != null) ? Long.toString(explicit.nowMicros()) : "";
-	}
-
-	/**
-	 * Returns one key's part of a reply: allowed, remaining, retry-after, reset-after, delay, exceeds, mark.
-	 */
-	private static long[] outcome(long[] reply, int position) {
-		long[] outcome = new long[REPLY_PER_KEY];
-		System.arraycopy(reply, 2 + position * REPLY_PER_KEY, outcome, 0, REPLY_PER_KEY);
-		return outcome;
-	}
-
-	private static LimitStatus status(KeyedLimit target, long[] outcome) {
-		return new LimitStatus(target, outcome[0] == 1, outcome[1], outcome[2], outcome[3], outcome[4],
-				outcome[5] == 1);
 	}
 
 	/**
@@ -841,16 +817,16 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		try {
 			Plan plan = new Plan(limits);
 			String time = timeArgument();
-			long[][] outcomes = new long[plan.size()][];
+			ScriptReply.KeyOutcome[] outcomes = new ScriptReply.KeyOutcome[plan.size()];
 			for (int[] group : plan.groups(this.runner.isCluster(deadline))) {
-				long[] reply = run(ScriptOperation.EVALUATE, plan, group, 0, 0, time, deadline);
+				ScriptReply reply = run(ScriptOperation.EVALUATE, plan, group, 0, 0, time, deadline);
 				for (int i = 0; i < group.length; i++) {
-					outcomes[group[i]] = outcome(reply, i);
+					outcomes[group[i]] = reply.outcomes().get(i);
 				}
 			}
 			List<LimitStatus> statuses = new ArrayList<>(limits.size());
 			for (int i = 0; i < limits.size(); i++) {
-				statuses.add(status(limits.get(i), outcomes[plan.index[i]]));
+				statuses.add(outcomes[plan.index[i]].status(limits.get(i)));
 			}
 			return statuses;
 		}
