@@ -5,8 +5,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -17,7 +15,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -295,7 +292,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 
 	private void writeHealthKey() throws Exception {
 		long deadline = System.nanoTime() + this.timeoutNanos;
-		Plan plan = new Plan(List.of(HEALTH_LIMIT));
+		SlotPlan plan = new SlotPlan(List.of(HEALTH_LIMIT), this.keys);
 		for (int[] group : plan.groups(this.runner.isCluster(deadline))) {
 			ScriptReply reply = run(ScriptOperation.ACQUIRE, plan, group, 1, 0, timeArgument(), deadline);
 			if (!reply.allAllowed()) {
@@ -397,7 +394,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	}
 
 	private Decision decide(List<KeyedLimit> limits, long cost, long deadline) throws Exception {
-		Plan plan = new Plan(limits);
+		SlotPlan plan = new SlotPlan(limits, this.keys);
 		List<int[]> groups = plan.groups(this.runner.isCluster(deadline));
 		String time = timeArgument();
 		ScriptReply.KeyOutcome[] outcomes = new ScriptReply.KeyOutcome[plan.size()];
@@ -429,14 +426,14 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		}
 		List<LimitStatus> statuses = new ArrayList<>(limits.size());
 		for (int i = 0; i < limits.size(); i++) {
-			statuses.add(outcomes[plan.index[i]].status(limits.get(i)));
+			statuses.add(outcomes[plan.keyIndex(i)].status(limits.get(i)));
 		}
 		List<Lease> leases = new ArrayList<>(0);
 		if (allowed && cost > 0) {
 			for (int j = 0; j < plan.size(); j++) {
-				KeyedLimit target = plan.targets.get(j);
+				KeyedLimit target = plan.target(j);
 				if (target.limit().algorithm() == Algorithm.CONCURRENCY) {
-					leases.add(new Lease(target, plan.extra[j], cost));
+					leases.add(new Lease(target, plan.leaseId(j), cost));
 				}
 			}
 		}
@@ -446,7 +443,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	/**
 	 * Gives back what the applied groups took, without waiting: the caller already has its answer.
 	 */
-	private void compensate(Plan plan, List<int[]> applied, ScriptReply.KeyOutcome[] outcomes, long cost,
+	private void compensate(SlotPlan plan, List<int[]> applied, ScriptReply.KeyOutcome[] outcomes, long cost,
 			String time) {
 		if (cost == 0) {
 			return;
@@ -455,12 +452,12 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 			String[] extra = new String[group.length];
 			for (int i = 0; i < group.length; i++) {
 				int j = group[i];
-				boolean concurrency = plan.targets.get(j).limit().algorithm() == Algorithm.CONCURRENCY;
-				extra[i] = concurrency ? plan.extra[j] : Long.toString(outcomes[j].mark());
+				boolean concurrency = plan.target(j).limit().algorithm() == Algorithm.CONCURRENCY;
+				extra[i] = concurrency ? plan.leaseId(j) : Long.toString(outcomes[j].mark());
 			}
 			List<byte[]> keyBytes = new ArrayList<>(group.length);
 			for (int j : group) {
-				keyBytes.add(bytes(plan.keys.get(j)));
+				keyBytes.add(bytes(plan.key(j)));
 			}
 			List<byte[]> args = arguments(ScriptOperation.REFUND, plan, group, extra, cost, 0, time);
 			CompletableFuture<?> giveBack = this.runner.evalAsync(keyBytes, args);
@@ -521,7 +518,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 			}
 			ScriptReply reply;
 			try {
-				Plan plan = new Plan(List.of(target));
+				SlotPlan plan = new SlotPlan(List.of(target), this.keys);
 				// a time budget of its own: the wait for the lock (another thread's renewal) is not Redis being slow,
 				// and a renewal cut short would still run in Redis, its permits lost
 				reply = run(ScriptOperation.FILL_RESERVOIR, plan, new int[] { 0 }, need, leasedPermits.size(),
@@ -558,15 +555,15 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		}
 	}
 
-	private ScriptReply run(ScriptOperation op, Plan plan, int[] group, long cost, long want, String time, long deadline)
-			throws Exception {
+	private ScriptReply run(ScriptOperation op, SlotPlan plan, int[] group, long cost, long want, String time,
+			long deadline) throws Exception {
 		List<byte[]> keyBytes = new ArrayList<>(group.length);
 		for (int j : group) {
-			keyBytes.add(bytes(plan.keys.get(j)));
+			keyBytes.add(bytes(plan.key(j)));
 		}
 		String[] extra = new String[group.length];
 		for (int i = 0; i < group.length; i++) {
-			extra[i] = plan.extra[group[i]];
+			extra[i] = plan.leaseId(group[i]);
 		}
 		List<ScriptRunner.Withdrawal> withdrawals = withdrawals(op, plan, group, keyBytes, cost);
 		List<Object> reply = this.runner.eval(keyBytes, arguments(op, plan, group, extra, cost, want, time), deadline,
@@ -587,7 +584,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	 * Returns the concurrency leases that an acquiring call of a group would add, to be removed should its caller
 	 * stop waiting for the answer (Redis may still run the script, and nobody would release them).
 	 */
-	private static List<ScriptRunner.Withdrawal> withdrawals(ScriptOperation op, Plan plan, int[] group,
+	private static List<ScriptRunner.Withdrawal> withdrawals(ScriptOperation op, SlotPlan plan, int[] group,
 			List<byte[]> keyBytes, long cost) {
 		if (op != ScriptOperation.ACQUIRE || cost == 0) {
 			return List.of();
@@ -595,18 +592,18 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		List<ScriptRunner.Withdrawal> withdrawals = null;
 		for (int i = 0; i < group.length; i++) {
 			int j = group[i];
-			if (plan.targets.get(j).limit().algorithm() == Algorithm.CONCURRENCY) {
+			if (plan.target(j).limit().algorithm() == Algorithm.CONCURRENCY) {
 				if (withdrawals == null) {
 					withdrawals = new ArrayList<>(group.length - i);
 				}
-				withdrawals.add(new ScriptRunner.Withdrawal(keyBytes.get(i), leaseMember(plan.extra[j], cost)));
+				withdrawals.add(new ScriptRunner.Withdrawal(keyBytes.get(i), leaseMember(plan.leaseId(j), cost)));
 			}
 		}
 		return (withdrawals != null) ? withdrawals : List.of();
 	}
 
-	private List<byte[]> arguments(ScriptOperation op, Plan plan, int[] group, String[] extra, long cost, long want,
-			String time) {
+	private List<byte[]> arguments(ScriptOperation op, SlotPlan plan, int[] group, String[] extra, long cost,
+			long want, String time) {
 		List<byte[]> args = new ArrayList<>(5 + group.length * 10);
 		args.add(bytes(op.code()));
 		args.add(bytes(Long.toString(cost)));
@@ -614,7 +611,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		args.add(bytes((this.timeSource != null) ? Long.toString(EXPLICIT_TIME_TTL_FLOOR_MILLIS) : "0"));
 		args.add(bytes(Long.toString(want)));
 		for (int i = 0; i < group.length; i++) {
-			Limit limit = plan.targets.get(group[i]).limit();
+			Limit limit = plan.target(group[i]).limit();
 			args.add(bytes(code(limit.algorithm())));
 			args.add(bytes(Long.toString(limit.unitsPerMicro())));
 			args.add(bytes(Long.toString(limit.unitsPerPermit())));
@@ -750,7 +747,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 				return;
 			}
 		}
-		Plan plan = new Plan(limits);
+		SlotPlan plan = new SlotPlan(limits, this.keys);
 		String time = timeArgument();
 		boolean cluster;
 		try {
@@ -767,12 +764,13 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 			List<byte[]> keyBytes = new ArrayList<>(group.length);
 			String[] extra = new String[group.length];
 			for (int i = 0; i < group.length; i++) {
-				keyBytes.add(bytes(plan.keys.get(group[i])));
-				extra[i] = plan.extra[group[i]];
+				keyBytes.add(bytes(plan.key(group[i])));
+				extra[i] = plan.leaseId(group[i]);
 			}
 			CompletableFuture<?> sent;
 			try {
-				sent = this.runner.evalAsync(keyBytes, arguments(ScriptOperation.ACQUIRE, plan, group, extra, cost, 0, time));
+				sent = this.runner.evalAsync(keyBytes,
+						arguments(ScriptOperation.ACQUIRE, plan, group, extra, cost, 0, time));
 			}
 			catch (RuntimeException ex) {
 				this.unanswered.decrementAndGet();
@@ -815,7 +813,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		}
 		long deadline = System.nanoTime() + this.timeoutNanos;
 		try {
-			Plan plan = new Plan(limits);
+			SlotPlan plan = new SlotPlan(limits, this.keys);
 			String time = timeArgument();
 			ScriptReply.KeyOutcome[] outcomes = new ScriptReply.KeyOutcome[plan.size()];
 			for (int[] group : plan.groups(this.runner.isCluster(deadline))) {
@@ -826,7 +824,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 			}
 			List<LimitStatus> statuses = new ArrayList<>(limits.size());
 			for (int i = 0; i < limits.size(); i++) {
-				statuses.add(outcomes[plan.index[i]].status(limits.get(i)));
+				statuses.add(outcomes[plan.keyIndex(i)].status(limits.get(i)));
 			}
 			return statuses;
 		}
@@ -922,11 +920,11 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 				this.renewalsUnanswered.decrementAndGet();
 				return;
 			}
-			Plan plan = new Plan(List.of(lease.target()));
+			SlotPlan plan = new SlotPlan(List.of(lease.target()), this.keys);
 			String[] member = { lease.id() + ":" + lease.cost() };
 			CompletableFuture<?> sent;
 			try {
-				sent = this.runner.evalAsync(List.of(bytes(plan.keys.get(0))),
+				sent = this.runner.evalAsync(List.of(bytes(plan.key(0))),
 						arguments(ScriptOperation.RENEW, plan, new int[] { 0 }, member, 0, 0, time));
 			}
 			catch (RuntimeException ex) {
@@ -1021,76 +1019,6 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 			// a failed give-back was reported when it failed; a slow one is waited for no longer
 		}
 		return Arrays.stream(pending).allMatch(CompletableFuture::isDone);
-	}
-
-	/**
-	 * The distinct state keys of a call: a limit given twice is decided once, as in memory.
-	 */
-	private final class Plan {
-
-		final List<KeyedLimit> targets = new ArrayList<>();
-
-		final List<String> keys = new ArrayList<>();
-
-		/** For each limit of the call, the index of its distinct key. */
-		final int[] index;
-
-		/** Per distinct key: the lease id of a concurrency limit, else empty. */
-		final String[] extra;
-
-		Plan(List<KeyedLimit> limits) {
-			this.index = new int[limits.size()];
-			Map<String, Integer> seen = new HashMap<>();
-			for (int i = 0; i < limits.size(); i++) {
-				KeyedLimit target = limits.get(i);
-				String key = RedisRateLimiter.this.keys.key(target);
-				Integer known = seen.get(key);
-				if (known == null) {
-					known = this.targets.size();
-					seen.put(key, known);
-					this.targets.add(target);
-					this.keys.add(key);
-				}
-				this.index[i] = known;
-			}
-			this.extra = new String[this.targets.size()];
-			for (int j = 0; j < this.extra.length; j++) {
-				this.extra[j] = (this.targets.get(j).limit().algorithm() == Algorithm.CONCURRENCY) ? leaseId() : "";
-			}
-		}
-
-		int size() {
-			return this.targets.size();
-		}
-
-		/**
-		 * Returns the groups of keys decided by one script call each: all keys at once, or one group per slot in a
-		 * cluster, in the order the limits were given.
-		 */
-		List<int[]> groups(boolean cluster) {
-			if (!cluster || size() == 1) {
-				int[] all = new int[size()];
-				for (int j = 0; j < all.length; j++) {
-					all[j] = j;
-				}
-				return List.of(all);
-			}
-			Map<Integer, List<Integer>> bySlot = new LinkedHashMap<>();
-			for (int j = 0; j < size(); j++) {
-				bySlot.computeIfAbsent(RedisKeys.slot(this.keys.get(j)), (slot) -> new ArrayList<>()).add(j);
-			}
-			List<int[]> groups = new ArrayList<>(bySlot.size());
-			for (List<Integer> members : bySlot.values()) {
-				groups.add(members.stream().mapToInt(Integer::intValue).toArray());
-			}
-			return groups;
-		}
-
-		private static String leaseId() {
-			ThreadLocalRandom random = ThreadLocalRandom.current();
-			return Long.toHexString(random.nextLong() | Long.MIN_VALUE) + Long.toHexString(random.nextLong() | Long.MIN_VALUE);
-		}
-
 	}
 
 	/**

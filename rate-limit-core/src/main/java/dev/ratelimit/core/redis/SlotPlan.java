@@ -1,0 +1,125 @@
+package dev.ratelimit.core.redis;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+
+import dev.ratelimit.core.Algorithm;
+import dev.ratelimit.core.KeyedLimit;
+
+/**
+ * The distinct state keys of one call, and their groups decided by one script call each: all keys at once, or one
+ * group per hash slot in a cluster. A limit given twice is decided once, as in memory.
+ */
+final class SlotPlan {
+
+	private final List<KeyedLimit> targets = new ArrayList<>();
+
+	private final List<String> keys = new ArrayList<>();
+
+	/** For each limit of the call, the index of its distinct key. */
+	private final int[] keyIndex;
+
+	/** Per distinct key: the lease id of a concurrency limit, else empty. */
+	private final String[] leaseIds;
+
+	SlotPlan(List<KeyedLimit> limits, RedisKeys redisKeys) {
+		this.keyIndex = new int[limits.size()];
+		Map<String, Integer> seen = new HashMap<>();
+		for (int i = 0; i < limits.size(); i++) {
+			KeyedLimit target = limits.get(i);
+			String key = redisKeys.key(target);
+			Integer known = seen.get(key);
+			if (known == null) {
+				known = this.targets.size();
+				seen.put(key, known);
+				this.targets.add(target);
+				this.keys.add(key);
+			}
+			this.keyIndex[i] = known;
+		}
+		this.leaseIds = new String[this.targets.size()];
+		for (int j = 0; j < this.leaseIds.length; j++) {
+			this.leaseIds[j] = (this.targets.get(j).limit().algorithm() == Algorithm.CONCURRENCY) ? newLeaseId() : "";
+		}
+	}
+
+	/**
+	 * Returns the number of distinct keys.
+	 * @return the number of distinct keys
+	 */
+	int size() {
+		return this.targets.size();
+	}
+
+	/**
+	 * Returns the limit of a distinct key (the first given, if several share it).
+	 * @param j the index of the distinct key
+	 * @return the keyed limit
+	 */
+	KeyedLimit target(int j) {
+		return this.targets.get(j);
+	}
+
+	/**
+	 * Returns a distinct key's name in Redis.
+	 * @param j the index of the distinct key
+	 * @return the key
+	 */
+	String key(int j) {
+		return this.keys.get(j);
+	}
+
+	/**
+	 * Returns the index of the distinct key of one of the call's limits.
+	 * @param i the index of the limit in the call
+	 * @return the index of its distinct key
+	 */
+	int keyIndex(int i) {
+		return this.keyIndex[i];
+	}
+
+	/**
+	 * Returns the id of the lease a call would take on a distinct key: fresh for a concurrency limit, else empty.
+	 * @param j the index of the distinct key
+	 * @return the lease id, or an empty string
+	 */
+	String leaseId(int j) {
+		return this.leaseIds[j];
+	}
+
+	/**
+	 * Returns the groups of keys decided by one script call each: all keys at once, or one group per slot in a
+	 * cluster, in the order the limits were given.
+	 * @param cluster whether Redis is a cluster
+	 * @return the groups, each the indexes of its distinct keys
+	 */
+	List<int[]> groups(boolean cluster) {
+		if (!cluster || size() == 1) {
+			int[] all = new int[size()];
+			for (int j = 0; j < all.length; j++) {
+				all[j] = j;
+			}
+			return List.of(all);
+		}
+		Map<Integer, List<Integer>> bySlot = new LinkedHashMap<>();
+		for (int j = 0; j < size(); j++) {
+			bySlot.computeIfAbsent(RedisKeys.slot(this.keys.get(j)), (slot) -> new ArrayList<>()).add(j);
+		}
+		List<int[]> groups = new ArrayList<>(bySlot.size());
+		for (List<Integer> members : bySlot.values()) {
+			groups.add(members.stream().mapToInt(Integer::intValue).toArray());
+		}
+		return groups;
+	}
+
+	private static String newLeaseId() {
+		ThreadLocalRandom random = ThreadLocalRandom.current();
+		return Long.toHexString(random.nextLong() | Long.MIN_VALUE)
+				+ Long.toHexString(random.nextLong() | Long.MIN_VALUE);
+	}
+
+}
