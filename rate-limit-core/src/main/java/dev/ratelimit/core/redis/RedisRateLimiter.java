@@ -24,7 +24,6 @@ import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.FailureMode;
 import dev.ratelimit.core.KeyedLimit;
-import dev.ratelimit.core.LeakMode;
 import dev.ratelimit.core.Lease;
 import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.LimitStatus;
@@ -134,6 +133,8 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 
 	private final ScriptRunner runner;
 
+	private final ScriptArguments arguments;
+
 	/** Give-backs sent and not yet answered. */
 	private final Set<CompletableFuture<?>> compensations = ConcurrentHashMap.newKeySet();
 
@@ -182,6 +183,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	private RedisRateLimiter(Builder builder) {
 		this.runner = ScriptRunner.of(builder.connectionFactory, SCRIPT);
 		this.keys = new RedisKeys(builder.keyPrefix);
+		this.arguments = new ScriptArguments((builder.timeSource != null) ? EXPLICIT_TIME_TTL_FLOOR_MILLIS : 0);
 		this.timeout = builder.timeout;
 		this.timeoutNanos = builder.timeout.toNanos();
 		this.failureMode = builder.failureMode;
@@ -459,7 +461,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 			for (int j : group) {
 				keyBytes.add(bytes(plan.key(j)));
 			}
-			List<byte[]> args = arguments(ScriptOperation.REFUND, plan, group, extra, cost, 0, time);
+			List<byte[]> args = this.arguments.of(ScriptOperation.REFUND, plan, group, extra, cost, 0, time);
 			CompletableFuture<?> giveBack = this.runner.evalAsync(keyBytes, args);
 			this.compensations.add(giveBack);
 			giveBack.whenComplete((result, ex) -> {
@@ -566,8 +568,8 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 			extra[i] = plan.leaseId(group[i]);
 		}
 		List<ScriptRunner.Withdrawal> withdrawals = withdrawals(op, plan, group, keyBytes, cost);
-		List<Object> reply = this.runner.eval(keyBytes, arguments(op, plan, group, extra, cost, want, time), deadline,
-				withdrawals);
+		List<byte[]> args = this.arguments.of(op, plan, group, extra, cost, want, time);
+		List<Object> reply = this.runner.eval(keyBytes, args, deadline, withdrawals);
 		try {
 			return ScriptReply.decode(reply, group.length);
 		}
@@ -600,41 +602,6 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 			}
 		}
 		return (withdrawals != null) ? withdrawals : List.of();
-	}
-
-	private List<byte[]> arguments(ScriptOperation op, SlotPlan plan, int[] group, String[] extra, long cost,
-			long want, String time) {
-		List<byte[]> args = new ArrayList<>(5 + group.length * 10);
-		args.add(bytes(op.code()));
-		args.add(bytes(Long.toString(cost)));
-		args.add(bytes(time));
-		args.add(bytes((this.timeSource != null) ? Long.toString(EXPLICIT_TIME_TTL_FLOOR_MILLIS) : "0"));
-		args.add(bytes(Long.toString(want)));
-		for (int i = 0; i < group.length; i++) {
-			Limit limit = plan.target(group[i]).limit();
-			args.add(bytes(code(limit.algorithm())));
-			args.add(bytes(Long.toString(limit.unitsPerMicro())));
-			args.add(bytes(Long.toString(limit.unitsPerPermit())));
-			args.add(bytes(Long.toString(limit.capacity())));
-			args.add(bytes(Long.toString(limit.initial())));
-			args.add(bytes((limit.mode() == LeakMode.SHAPE) ? "1" : "0"));
-			args.add(bytes(Long.toString(limit.maxWaitMicros())));
-			args.add(bytes(Long.toString(limit.windowMicros())));
-			args.add(bytes(Long.toString(limit.retentionMicros())));
-			args.add(bytes(extra[i]));
-		}
-		return args;
-	}
-
-	private static String code(Algorithm algorithm) {
-		return switch (algorithm) {
-			case TOKEN_BUCKET -> "tb";
-			case LEAKY_BUCKET -> "lb";
-			case FIXED_WINDOW -> "fw";
-			case SLIDING_WINDOW_LOG -> "swl";
-			case SLIDING_WINDOW_COUNTER -> "swc";
-			case CONCURRENCY -> "cc";
-		};
 	}
 
 	private String timeArgument() {
@@ -770,7 +737,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 			CompletableFuture<?> sent;
 			try {
 				sent = this.runner.evalAsync(keyBytes,
-						arguments(ScriptOperation.ACQUIRE, plan, group, extra, cost, 0, time));
+						this.arguments.of(ScriptOperation.ACQUIRE, plan, group, extra, cost, 0, time));
 			}
 			catch (RuntimeException ex) {
 				this.unanswered.decrementAndGet();
@@ -925,7 +892,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 			CompletableFuture<?> sent;
 			try {
 				sent = this.runner.evalAsync(List.of(bytes(plan.key(0))),
-						arguments(ScriptOperation.RENEW, plan, new int[] { 0 }, member, 0, 0, time));
+						this.arguments.of(ScriptOperation.RENEW, plan, new int[] { 0 }, member, 0, 0, time));
 			}
 			catch (RuntimeException ex) {
 				this.renewalsUnanswered.decrementAndGet();

@@ -1,0 +1,88 @@
+package dev.ratelimit.core.redis;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+import dev.ratelimit.core.Algorithm;
+import dev.ratelimit.core.LeakMode;
+import dev.ratelimit.core.Limit;
+
+/**
+ * Builds the {@code ARGV} of a call of {@code decide.lua}, as its header lists them: the operation, cost, time, TTL
+ * floor and reservoir size, then {@value #PER_KEY} values per key.
+ */
+final class ScriptArguments {
+
+	/** Values per key, the script's {@code ARGS_PER_KEY}. */
+	static final int PER_KEY = 10;
+
+	/** Values before the first key's, the script's {@code FIRST_KEY_ARG - 1}. */
+	private static final int HEADER = 5;
+
+	private final String ttlFloorMillis;
+
+	/**
+	 * Creates the builder of one limiter's arguments.
+	 * @param ttlFloorMillis the least time to live of a key, in milliseconds; 0 in production
+	 */
+	ScriptArguments(long ttlFloorMillis) {
+		this.ttlFloorMillis = Long.toString(ttlFloorMillis);
+	}
+
+	/**
+	 * Returns the arguments of one script call on a group of a plan's keys.
+	 * @param op the operation
+	 * @param plan the plan
+	 * @param group the indexes of the plan's keys this call decides
+	 * @param extra per key of the group: a lease id or member, a refund's mark, or empty
+	 * @param cost the cost
+	 * @param want the reservoir size ({@link ScriptOperation#FILL_RESERVOIR}), else 0
+	 * @param time the time in microseconds, or empty for the script to read Redis {@code TIME}
+	 * @return the arguments
+	 */
+	List<byte[]> of(ScriptOperation op, SlotPlan plan, int[] group, String[] extra, long cost, long want,
+			String time) {
+		List<byte[]> args = new ArrayList<>(HEADER + group.length * PER_KEY);
+		args.add(bytes(op.code()));
+		args.add(bytes(Long.toString(cost)));
+		args.add(bytes(time));
+		args.add(bytes(this.ttlFloorMillis));
+		args.add(bytes(Long.toString(want)));
+		for (int i = 0; i < group.length; i++) {
+			Limit limit = plan.target(group[i]).limit();
+			args.add(bytes(code(limit.algorithm())));
+			args.add(bytes(Long.toString(limit.unitsPerMicro())));
+			args.add(bytes(Long.toString(limit.unitsPerPermit())));
+			args.add(bytes(Long.toString(limit.capacity())));
+			args.add(bytes(Long.toString(limit.initial())));
+			args.add(bytes((limit.mode() == LeakMode.SHAPE) ? "1" : "0"));
+			args.add(bytes(Long.toString(limit.maxWaitMicros())));
+			args.add(bytes(Long.toString(limit.windowMicros())));
+			args.add(bytes(Long.toString(limit.retentionMicros())));
+			args.add(bytes(extra[i]));
+		}
+		return args;
+	}
+
+	/**
+	 * Returns the code the script knows an algorithm by.
+	 * @param algorithm the algorithm
+	 * @return the code
+	 */
+	static String code(Algorithm algorithm) {
+		return switch (algorithm) {
+			case TOKEN_BUCKET -> "tb";
+			case LEAKY_BUCKET -> "lb";
+			case FIXED_WINDOW -> "fw";
+			case SLIDING_WINDOW_LOG -> "swl";
+			case SLIDING_WINDOW_COUNTER -> "swc";
+			case CONCURRENCY -> "cc";
+		};
+	}
+
+	private static byte[] bytes(String text) {
+		return text.getBytes(StandardCharsets.UTF_8);
+	}
+
+}
