@@ -2,8 +2,6 @@ package dev.ratelimit.core;
 
 import java.time.Duration;
 
-import dev.ratelimit.core.algorithm.Outcome;
-
 /**
  * One limit's part in a {@link Decision}.
  *
@@ -17,17 +15,6 @@ import dev.ratelimit.core.algorithm.Outcome;
  */
 public record LimitStatus(KeyedLimit target, boolean allowed, long remaining, long retryAfterMicros,
 		long resetAfterMicros, long delayMicros, boolean exceedsCapacity) {
-
-	/**
-	 * Returns the status of a keyed limit from its algorithm's outcome.
-	 * @param target the keyed limit
-	 * @param outcome the outcome
-	 * @return the status
-	 */
-	public static LimitStatus of(KeyedLimit target, Outcome outcome) {
-		return new LimitStatus(target, outcome.allowed(), outcome.remaining(), outcome.retryAfterMicros(),
-				outcome.resetAfterMicros(), outcome.delayMicros(), outcome.exceedsCapacity());
-	}
 
 	/**
 	 * Returns the limit's capacity, the most permits it grants at once.

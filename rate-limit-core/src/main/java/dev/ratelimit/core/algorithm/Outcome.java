@@ -1,5 +1,8 @@
 package dev.ratelimit.core.algorithm;
 
+import dev.ratelimit.core.KeyedLimit;
+import dev.ratelimit.core.LimitStatus;
+
 /**
  * What one limit says about one call, all times in microseconds from the instant of the decision.
  *
@@ -43,6 +46,16 @@ public record Outcome(boolean allowed, long remaining, long retryAfterMicros, lo
 	 */
 	public static Outcome neverAllowed(long remaining, long resetAfterMicros) {
 		return new Outcome(false, remaining, 0, resetAfterMicros, 0, true);
+	}
+
+	/**
+	 * Returns this outcome as the status of the keyed limit it was computed for.
+	 * @param target the keyed limit
+	 * @return the status
+	 */
+	public LimitStatus statusOf(KeyedLimit target) {
+		return new LimitStatus(target, this.allowed, this.remaining, this.retryAfterMicros, this.resetAfterMicros,
+				this.delayMicros, this.exceedsCapacity);
 	}
 
 }

@@ -176,7 +176,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 			for (int i = 0; i < count; i++) {
 				Outcome outcome = held[i].evaluate(limits.get(i).limit(), now, cost);
 				allowed &= outcome.allowed();
-				statuses.add(LimitStatus.of(limits.get(i), outcome));
+				statuses.add(outcome.statusOf(limits.get(i)));
 			}
 			boolean lost = false;
 			if (own != null) {
@@ -402,7 +402,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 			if (slot.optimistic()) {
 				Outcome outcome = decideOptimistically(slot, target, cost);
 				if (outcome != null) {
-					return Decision.of(LimitStatus.of(target, outcome));
+					return Decision.of(outcome.statusOf(target));
 				}
 			}
 			else {
@@ -416,7 +416,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	}
 
 	private static Decision decision(KeyedLimit target, long cost, Outcome outcome, @Nullable String leaseId) {
-		LimitStatus status = LimitStatus.of(target, outcome);
+		LimitStatus status = outcome.statusOf(target);
 		return (leaseId != null) ? Decision.of(List.of(status), List.of(new Lease(target, leaseId, cost)))
 				: Decision.of(status);
 	}
@@ -554,7 +554,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 			if (outcome == null) {
 				outcome = Slot.fresh(limit, now, now).evaluate(limit, now, 0);
 			}
-			statuses.add(LimitStatus.of(target, outcome));
+			statuses.add(outcome.statusOf(target));
 		}
 		return statuses;
 	}

@@ -45,7 +45,7 @@ final class ReferenceLimiter implements RateLimiter {
 			Object state = this.states.computeIfAbsent(target, (t) -> algorithm(t).fresh(t.limit(), now));
 			Outcome outcome = algorithm(target).evaluate(target.limit(), state, now, cost);
 			allowed &= outcome.allowed();
-			statuses.add(LimitStatus.of(target, outcome));
+			statuses.add(outcome.statusOf(target));
 		}
 		List<Lease> leases = new ArrayList<>();
 		if (allowed) {
@@ -72,7 +72,7 @@ final class ReferenceLimiter implements RateLimiter {
 			if (state == null) {
 				state = algorithm(target).fresh(target.limit(), now);
 			}
-			statuses.add(LimitStatus.of(target, algorithm(target).evaluate(target.limit(), state, now, 0)));
+			statuses.add(algorithm(target).evaluate(target.limit(), state, now, 0).statusOf(target));
 		}
 		return statuses;
 	}
