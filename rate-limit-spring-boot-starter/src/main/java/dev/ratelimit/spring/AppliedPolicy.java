@@ -2,8 +2,6 @@ package dev.ratelimit.spring;
 
 import java.util.Objects;
 
-import dev.ratelimit.spring.key.KeyResolver;
-
 import org.jspecify.annotations.Nullable;
 
 /**

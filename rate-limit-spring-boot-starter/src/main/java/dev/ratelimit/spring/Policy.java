@@ -8,7 +8,6 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 import dev.ratelimit.core.Limit;
-import dev.ratelimit.spring.key.KeyResolver;
 
 /**
  * A named policy: how to key a caller, the limits for each tier, and whether it only observes (shadow). Immutable.

@@ -16,7 +16,6 @@ import dev.ratelimit.core.KeyedLimit;
 import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.LimitStatus;
 import dev.ratelimit.core.RateLimiter;
-import dev.ratelimit.spring.key.TierResolver;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;

@@ -14,11 +14,11 @@ import dev.ratelimit.core.FailureMode;
 import dev.ratelimit.core.KeyedLimit;
 import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.LimitStatus;
+import dev.ratelimit.spring.KeyResolver;
 import dev.ratelimit.spring.Policy;
 import dev.ratelimit.spring.PolicyRegistry;
 import dev.ratelimit.spring.RateLimitService;
 import dev.ratelimit.spring.actuate.KeyStateDescriptor.LimitStateDescriptor;
-import dev.ratelimit.spring.key.KeyResolver;
 
 import org.jspecify.annotations.Nullable;
 

@@ -30,13 +30,13 @@ import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
 import dev.ratelimit.spring.AppliedPolicy;
+import dev.ratelimit.spring.KeyResolver;
 import dev.ratelimit.spring.Policy;
 import dev.ratelimit.spring.PolicyRegistry;
 import dev.ratelimit.spring.RateLimitConfigurationException;
 import dev.ratelimit.spring.RateLimitConfigurationException.Problem;
 import dev.ratelimit.spring.RateLimitCost;
 import dev.ratelimit.spring.RateLimitExpression;
-import dev.ratelimit.spring.key.KeyResolver;
 import dev.ratelimit.spring.key.KeyResolverFactory;
 
 /**

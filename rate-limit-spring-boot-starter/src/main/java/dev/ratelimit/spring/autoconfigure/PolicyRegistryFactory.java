@@ -15,13 +15,13 @@ import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.Rate;
 import dev.ratelimit.core.redis.InvalidRedisSettingException;
 import dev.ratelimit.core.redis.RedisSetting;
+import dev.ratelimit.spring.KeyResolver;
 import dev.ratelimit.spring.Policy;
 import dev.ratelimit.spring.PolicyRegistry;
 import dev.ratelimit.spring.RateLimitConfigurationException;
 import dev.ratelimit.spring.RateLimitConfigurationException.Problem;
 import dev.ratelimit.spring.key.ClientAddressResolver;
 import dev.ratelimit.spring.key.IpAddressRange;
-import dev.ratelimit.spring.key.KeyResolver;
 import dev.ratelimit.spring.key.KeyResolverFactory;
 
 /**

@@ -23,11 +23,11 @@ import dev.ratelimit.spring.RateLimitConfigurationException;
 import dev.ratelimit.spring.RateLimitListener;
 import dev.ratelimit.spring.RateLimitService;
 import dev.ratelimit.spring.Sleeper;
+import dev.ratelimit.spring.TierResolver;
 import dev.ratelimit.spring.key.AuthorityTierResolver;
 import dev.ratelimit.spring.key.ClientAddressResolver;
 import dev.ratelimit.spring.key.KeyResolverFactory;
 import dev.ratelimit.spring.key.RequestAttributeTierResolver;
-import dev.ratelimit.spring.key.TierResolver;
 
 /**
  * Auto-configuration of the rate limiter: the policies, key and tier resolution, the in-memory backend and the

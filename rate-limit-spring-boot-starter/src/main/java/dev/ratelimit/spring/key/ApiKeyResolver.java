@@ -13,6 +13,7 @@ import javax.crypto.spec.SecretKeySpec;
 import jakarta.servlet.http.HttpServletRequest;
 import org.jspecify.annotations.Nullable;
 
+import dev.ratelimit.spring.KeyResolver;
 import dev.ratelimit.spring.RateLimitContext;
 
 /**

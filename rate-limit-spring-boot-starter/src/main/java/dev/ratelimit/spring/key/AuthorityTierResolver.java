@@ -9,6 +9,7 @@ import org.springframework.security.core.GrantedAuthority;
 import org.springframework.security.core.context.SecurityContextHolder;
 
 import dev.ratelimit.spring.RateLimitContext;
+import dev.ratelimit.spring.TierResolver;
 
 /**
  * Reads the tier from a Spring Security authority {@code TIER_<NAME>} (case-insensitive: {@code TIER_PAID} and

@@ -4,6 +4,7 @@ import java.util.Objects;
 
 import org.jspecify.annotations.Nullable;
 
+import dev.ratelimit.spring.KeyResolver;
 import dev.ratelimit.spring.RateLimitContext;
 import dev.ratelimit.spring.RateLimitExpression;
 

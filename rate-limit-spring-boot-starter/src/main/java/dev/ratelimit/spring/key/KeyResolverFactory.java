@@ -8,6 +8,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ListableBeanFactory;
 
+import dev.ratelimit.spring.KeyResolver;
 import dev.ratelimit.spring.RateLimitContext;
 import dev.ratelimit.spring.RateLimitExpression;
 

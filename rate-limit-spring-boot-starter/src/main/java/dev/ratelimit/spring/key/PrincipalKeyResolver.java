@@ -4,6 +4,7 @@ import java.security.Principal;
 
 import org.jspecify.annotations.Nullable;
 
+import dev.ratelimit.spring.KeyResolver;
 import dev.ratelimit.spring.RateLimitContext;
 
 /**

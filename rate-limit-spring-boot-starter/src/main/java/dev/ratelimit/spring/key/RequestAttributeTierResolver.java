@@ -4,6 +4,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import org.jspecify.annotations.Nullable;
 
 import dev.ratelimit.spring.RateLimitContext;
+import dev.ratelimit.spring.TierResolver;
 
 /**
  * Reads the tier from the request attribute {@link TierResolver#TIER_ATTRIBUTE}, which an application's own filter

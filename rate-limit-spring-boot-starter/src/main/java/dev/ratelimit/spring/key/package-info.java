@@ -1,5 +1,5 @@
 /**
- * Resolving the client key and the tier of a call.
+ * The built-in key strategies and tier resolvers, and the factory that makes a policy's key resolver.
  */
 @NullMarked
 package dev.ratelimit.spring.key;

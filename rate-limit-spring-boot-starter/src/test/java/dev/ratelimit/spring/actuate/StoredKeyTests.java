@@ -10,9 +10,9 @@ import org.springframework.mock.web.MockHttpServletRequest;
 import org.springframework.security.authentication.UsernamePasswordAuthenticationToken;
 import org.springframework.security.core.context.SecurityContextHolder;
 
+import dev.ratelimit.spring.KeyResolver;
 import dev.ratelimit.spring.RateLimitContext;
 import dev.ratelimit.spring.key.ClientAddressResolver;
-import dev.ratelimit.spring.key.KeyResolver;
 import dev.ratelimit.spring.key.KeyResolverFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;

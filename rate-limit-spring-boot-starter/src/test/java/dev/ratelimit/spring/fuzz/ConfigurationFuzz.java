@@ -52,6 +52,7 @@ import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.context.WebApplicationContext;
 
 import dev.ratelimit.core.TimeSource;
+import dev.ratelimit.spring.KeyResolver;
 import dev.ratelimit.spring.RateLimitConfigurationException;
 import dev.ratelimit.spring.RateLimitConfigurationException.Problem;
 import dev.ratelimit.spring.Sleeper;
@@ -64,7 +65,6 @@ import dev.ratelimit.spring.autoconfigure.RateLimitMetricsAutoConfiguration;
 import dev.ratelimit.spring.autoconfigure.RateLimitRedisAutoConfiguration;
 import dev.ratelimit.spring.autoconfigure.RateLimitWebAutoConfiguration;
 import dev.ratelimit.spring.fuzz.RateLimitConfigurations.GeneratedConfiguration;
-import dev.ratelimit.spring.key.KeyResolver;
 import dev.ratelimit.spring.testsupport.MutableTimeSource;
 
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;

@@ -10,7 +10,9 @@ import org.springframework.mock.web.MockHttpServletRequest;
 import org.springframework.security.authentication.TestingAuthenticationToken;
 import org.springframework.security.core.context.SecurityContextHolder;
 
+import dev.ratelimit.spring.KeyResolver;
 import dev.ratelimit.spring.RateLimitContext;
+import dev.ratelimit.spring.TierResolver;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
@@ -175,7 +177,7 @@ class KeyResolutionTests {
 	void rejectsABeanThatIsNotAKeyResolver() {
 		this.beans.addBean("notAResolver", "text");
 		assertThatIllegalArgumentException().isThrownBy(() -> this.factory.create("bean:notAResolver"))
-			.withMessageContaining("which is not a dev.ratelimit.spring.key.KeyResolver");
+			.withMessageContaining("which is not a dev.ratelimit.spring.KeyResolver");
 	}
 
 	@Test

@@ -1,6 +1,4 @@
-package dev.ratelimit.spring.key;
-
-import dev.ratelimit.spring.RateLimitContext;
+package dev.ratelimit.spring;
 
 import org.jspecify.annotations.Nullable;
 
@@ -12,9 +10,10 @@ import org.jspecify.annotations.Nullable;
 public interface TierResolver {
 
 	/**
-	 * The request attribute that an application may set (for example in its own filter) to the caller's tier.
+	 * The request attribute that an application may set (for example in its own filter) to the caller's tier. Its
+	 * name keeps the package this interface had before, so that filters that set it by name keep working.
 	 */
-	String TIER_ATTRIBUTE = TierResolver.class.getName() + ".tier";
+	String TIER_ATTRIBUTE = "dev.ratelimit.spring.key.TierResolver.tier";
 
 	/**
 	 * Returns the tier of a call.

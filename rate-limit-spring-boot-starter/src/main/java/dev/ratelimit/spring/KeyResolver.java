@@ -1,6 +1,4 @@
-package dev.ratelimit.spring.key;
-
-import dev.ratelimit.spring.RateLimitContext;
+package dev.ratelimit.spring;
 
 import org.jspecify.annotations.Nullable;
 
