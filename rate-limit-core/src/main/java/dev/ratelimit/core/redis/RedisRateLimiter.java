@@ -88,17 +88,17 @@ import org.springframework.data.redis.core.script.RedisScript;
  * {@link #release}; {@link #inspect} and {@link #reset} throw a {@link DataAccessResourceFailureException} or
  * {@link QueryTimeoutException}.
  *
- * <h2>Two-tier mode</h2> With {@link Builder#lease(long) lease} {@code N > 0}, a call whose only limit is a token
- * bucket (and whose cost is at most {@code N} and the capacity) takes up to {@code N} permits from Redis in one script
- * call into a local reservoir of this instance and is then served from it until it runs out, so Redis sees about one
- * call per {@code N} decisions. The bound on over-admission: each instance holds at most {@code N - 1} unused permits,
- * so over any interval of length {@code t} a fleet of {@code I} instances admits at most
+ * <h2>Two-tier mode</h2> With {@link Builder#lease(long) lease} {@code N > 0}, a call whose only limit is a
+ * token bucket (and whose cost is at most {@code N} and the capacity) takes up to {@code N} permits from Redis in one
+ * script call into a local reservoir of this instance and is then served from it until it runs out, so Redis sees
+ * about one call per {@code N} decisions. The bound on over-admission: each instance holds at most {@code N - 1}
+ * unused permits, so over any interval of length {@code t} a fleet of {@code I} instances admits at most
  * {@code capacity + rate * t + I * (N - 1)} calls, that is at most {@code N} per instance beyond the exact limit per
- * refill of the bucket. Leased permits lapse after the bucket's window. Other algorithms, and calls with several
- * limits, ignore lease mode (they are decided in Redis on every call). When Redis refuses a renewal, the reservoir
- * remembers how many permits were refused and until when (the refusal's retry-after): until then a call that needs
- * as many is refused locally with the rest of that retry-after, as Redis would refuse it, so a client over its limit
- * costs about one round trip per retry-after, not one per call.
+ * refill of the bucket. A reservoir's permits lapse after the bucket's window. Other algorithms, and calls with
+ * several limits, ignore two-tier mode (they are decided in Redis on every call). When Redis refuses a fill, the
+ * reservoir remembers how many permits were refused and until when (the refusal's retry-after): until then a call
+ * that needs as many is refused locally with the rest of that retry-after, as Redis would refuse it, so a client over
+ * its limit costs about one round trip per retry-after, not one per call.
  *
  * <h2>Why not {@code RedisTemplate.execute(script)}</h2> It blocks for the client's own command timeout and cannot
  * be bounded per call; so the script is held as a {@link RedisScript} (text, SHA-1 and a declared {@code List}
@@ -172,7 +172,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	 */
 	private final Map<Decision, List<Decision>> permitsHere = Collections.synchronizedMap(new WeakHashMap<>());
 
-	private final @Nullable LeasedPermits leased;
+	private final @Nullable PermitReservoirs reservoirs;
 
 	private final Consumer<Throwable> failureListener;
 
@@ -196,7 +196,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		this.local = (builder.failureMode != FailureMode.DENY) ? local : null;
 		this.gate = new BackendGate(builder.coolDown.toNanos());
 		this.recoveryCheckMicros = builder.recoveryCheckInterval.toNanos() / 1000;
-		this.leased = (builder.lease > 0) ? new LeasedPermits(builder.lease) : null;
+		this.reservoirs = (builder.lease > 0) ? new PermitReservoirs(builder.lease) : null;
 		this.failureListener = builder.failureListener;
 		this.timeSource = builder.timeSource;
 		this.clock = (builder.timeSource != null) ? builder.timeSource : TimeSource.system();
@@ -347,9 +347,9 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		if (limits.isEmpty()) {
 			return Decision.unlimited();
 		}
-		LeasedPermits leasedPermits = this.leased;
-		if (leasedPermits != null && limits.size() == 1 && isLeasable(limits.get(0).limit(), cost, leasedPermits)) {
-			return acquireLeased(limits.get(0), cost, leasedPermits);
+		PermitReservoirs reservoirs = this.reservoirs;
+		if (reservoirs != null && limits.size() == 1 && isReservoirEligible(limits.get(0).limit(), cost, reservoirs)) {
+			return acquireFromReservoir(limits.get(0), cost, reservoirs);
 		}
 		BackendGate.Route route = this.gate.enter();
 		if (route == BackendGate.Route.DOWN) {
@@ -384,14 +384,14 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	}
 
 	/**
-	 * Returns the reservoir of leased permits of a limit, in lease mode; for tests.
+	 * Returns the permit reservoir of a limit, in two-tier mode; for tests.
 	 */
-	LeasedPermits.Reservoir reservoir(KeyedLimit target) {
-		return Objects.requireNonNull(this.leased, "not in lease mode").reservoir(this.keys.key(target));
+	PermitReservoirs.Reservoir reservoir(KeyedLimit target) {
+		return Objects.requireNonNull(this.reservoirs, "not in two-tier mode").reservoir(this.keys.key(target));
 	}
 
-	private static boolean isLeasable(Limit limit, long cost, LeasedPermits leasedPermits) {
-		return limit.algorithm() == Algorithm.TOKEN_BUCKET && cost > 0 && cost <= leasedPermits.size()
+	private static boolean isReservoirEligible(Limit limit, long cost, PermitReservoirs reservoirs) {
+		return limit.algorithm() == Algorithm.TOKEN_BUCKET && cost > 0 && cost <= reservoirs.size()
 				&& cost <= limit.capacity();
 	}
 
@@ -473,13 +473,12 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		}
 	}
 
-	private Decision acquireLeased(KeyedLimit target, long cost, LeasedPermits leasedPermits) {
+	private Decision acquireFromReservoir(KeyedLimit target, long cost, PermitReservoirs reservoirs) {
 		long deadline = System.nanoTime() + this.timeoutNanos;
-		String key = this.keys.key(target);
-		LeasedPermits.Reservoir reservoir = leasedPermits.reservoir(key);
+		PermitReservoirs.Reservoir reservoir = reservoirs.reservoir(this.keys.key(target));
 		try {
-			if (!reservoir.lock.tryLock(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
-				// Another thread is renewing and Redis is slow; it reports the failure if there is one.
+			if (!reservoir.lockBefore(deadline)) {
+				// Another thread is filling it and Redis is slow; it reports the failure if there is one.
 				return decideHere(List.of(target), cost);
 			}
 		}
@@ -489,41 +488,29 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		}
 		try {
 			long now = this.clock.nowMicros();
-			if (reservoir.expiresAt <= now) {
-				reservoir.permits = 0;
-			}
-			if (reservoir.permits >= cost) {
-				reservoir.permits -= cost;
-				Decision fromReservoir = Decision.of(List.of(new LimitStatus(target, true,
-						reservoir.permits + reservoir.redisRemaining, 0, Math.max(0, reservoir.resetAt - now), 0,
-						false)), List.of());
+			LimitStatus served = reservoir.tryTake(target, cost, now);
+			if (served != null) {
+				Decision fromReservoir = Decision.of(List.of(served), List.of());
 				chargeHere(List.of(target), cost, fromReservoir);
 				return fromReservoir;
 			}
-			long need = cost - reservoir.permits;
-			if (now < reservoir.refusedUntil && need == reservoir.refusedNeed) {
-				// Redis refused this many permits until then, and a bucket only refills at its rate: Redis would
-				// refuse this call too, with the same retry-after less the time since (exact for the same need, which
-				// is why another need still asks Redis). Only a reset on another instance or a cluster give-back to
-				// this key can make Redis allow sooner; then this refuses at most until the retry-after. Answering
-				// here keeps callers queued on an exhausted key from taking turns at Redis under the lock, where those
-				// at the back would time out and fall back (by default: allowed). The remaining count is as Redis last
-				// reported it, as for calls served locally.
-				return Decision.of(List.of(new LimitStatus(target, false, reservoir.permits + reservoir.redisRemaining,
-						reservoir.refusedUntil - now, Math.max(0, reservoir.resetAt - now), 0, false)), List.of());
+			long need = reservoir.shortfall(cost);
+			LimitStatus refused = reservoir.refusal(target, need, now);
+			if (refused != null) {
+				return Decision.of(List.of(refused), List.of());
 			}
 			BackendGate.Route route = this.gate.enter();
 			if (route != BackendGate.Route.ASK) {
-				// late: a renewal sent without waiting would lease permits that nobody takes
+				// late: a fill sent without waiting would take permits that nobody spends
 				return (route == BackendGate.Route.DOWN) ? fallback(List.of(target), cost)
 						: decideHere(List.of(target), cost);
 			}
 			ScriptReply reply;
 			try {
 				SlotPlan plan = new SlotPlan(List.of(target), this.keys);
-				// a time budget of its own: the wait for the lock (another thread's renewal) is not Redis being slow,
-				// and a renewal cut short would still run in Redis, its permits lost
-				reply = run(ScriptOperation.FILL_RESERVOIR, plan, new int[] { 0 }, need, leasedPermits.size(),
+				// a time budget of its own: the wait for the lock (another thread's fill) is not Redis being slow,
+				// and a fill cut short would still run in Redis, its permits lost
+				reply = run(ScriptOperation.FILL_RESERVOIR, plan, new int[] { 0 }, need, reservoirs.size(),
 						timeArgument(), System.nanoTime() + this.timeoutNanos);
 				this.gate.succeeded();
 			}
@@ -534,26 +521,13 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 				this.gate.abandoned();
 				throw ex;
 			}
-			ScriptReply.KeyOutcome outcome = reply.outcomes().get(0);
-			if (outcome.allowed()) {
-				long granted = outcome.mark();
-				reservoir.permits = reservoir.permits + granted - cost;
-				reservoir.expiresAt = now + target.limit().windowMicros();
-				reservoir.refusedUntil = 0;
-			}
-			else {
-				reservoir.refusedUntil = now + outcome.retryAfterMicros();
-				reservoir.refusedNeed = need;
-			}
-			reservoir.redisRemaining = outcome.remaining();
-			reservoir.resetAt = now + outcome.resetAfterMicros();
-			outcome = outcome.withRemaining(outcome.remaining() + reservoir.permits);
-			Decision renewed = Decision.of(List.of(outcome.status(target)), List.of());
-			chargeHere(List.of(target), cost, renewed);
-			return renewed;
+			LimitStatus status = reservoir.filled(target, need, cost, reply.outcomes().get(0), now);
+			Decision filled = Decision.of(List.of(status), List.of());
+			chargeHere(List.of(target), cost, filled);
+			return filled;
 		}
 		finally {
-			reservoir.lock.unlock();
+			reservoir.unlock();
 		}
 	}
 
@@ -908,14 +882,14 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	}
 
 	/**
-	 * Deletes a keyed limit's state in Redis (and its leased permits and local fallback state).
+	 * Deletes a keyed limit's state in Redis (and its permit reservoir and local fallback state).
 	 * @throws DataAccessResourceFailureException or {@link QueryTimeoutException} if Redis fails
 	 */
 	@Override
 	public void reset(KeyedLimit limit) {
 		String key = this.keys.key(limit);
-		if (this.leased != null) {
-			this.leased.forget(key);
+		if (this.reservoirs != null) {
+			this.reservoirs.forget(key);
 		}
 		if (this.local != null) {
 			this.local.reset(limit);

@@ -179,24 +179,25 @@ class RedisCallerFailureTest {
 	}
 
 	@Test
-	void aLeaseRenewalAfterWaitingForAnotherThreadsRenewalGetsTheWholeTimeout() throws Exception {
+	void aReservoirFillAfterWaitingForAnotherThreadsFillGetsTheWholeTimeout() throws Exception {
 		Duration timeout = Duration.ofSeconds(3);
 		KeyedLimit limit = new KeyedLimit("api", "leased", Limit.tokenBucket("100000/1s"));
 		ExecutorService executor = Executors.newSingleThreadExecutor();
-		try (RedisRateLimiter limiter = limiter(timeout).lease(10).build(); RespClient client = server.endpoint().client()) {
+		try (RedisRateLimiter limiter = limiter(timeout).lease(10).build();
+				RespClient client = server.endpoint().client()) {
 			awaitBackend(limiter, limit);
-			LeasedPermits.Reservoir reservoir = limiter.reservoir(limit);
-			ReentrantLock lock = reservoir.lock;
-			// this thread stands for another caller's renewal: it holds the key's lock, and leaves no permits
+			PermitReservoirs.Reservoir reservoir = limiter.reservoir(limit);
+			ReentrantLock lock = reservoir.lock();
+			// this thread stands for another caller's fill: it holds the key's lock, and leaves no permits
 			lock.lock();
 			Future<Decision> waiting;
 			long queued;
 			try {
-				reservoir.permits = 0;
+				reservoir.drain();
 				waiting = executor.submit(() -> limiter.acquire(limit));
 				await().atMost(Duration.ofSeconds(5)).until(lock::hasQueuedThreads);
 				queued = System.nanoTime();
-				// 1.8 of its 3 seconds spent waiting for the lock, then Redis takes 1.5 seconds to answer its renewal
+				// 1.8 of its 3 seconds spent waiting for the lock, then Redis takes 1.5 seconds to answer its fill
 				await().atMost(Duration.ofSeconds(5))
 					.pollInterval(Duration.ofMillis(10))
 					.until(() -> System.nanoTime() - queued >= Duration.ofMillis(1800).toNanos());
