@@ -107,7 +107,7 @@ final class RedisSides {
 			.failureMode(FailureMode.DENY)
 			.failureListener((ex) -> failures.incrementAndGet());
 		if (lease > 0) {
-			builder.lease(lease);
+			builder.reservoir(lease);
 		}
 		RedisRateLimiter limiter = builder.build();
 		return new Side() {

@@ -88,7 +88,7 @@ import org.springframework.data.redis.core.script.RedisScript;
  * {@link #release}; {@link #inspect} and {@link #reset} throw a {@link DataAccessResourceFailureException} or
  * {@link QueryTimeoutException}.
  *
- * <h2>Two-tier mode</h2> With {@link Builder#lease(long) lease} {@code N > 0}, a call whose only limit is a
+ * <h2>Two-tier mode</h2> With {@link Builder#reservoir(long) reservoir} {@code N > 0}, a call whose only limit is a
  * token bucket (and whose cost is at most {@code N} and the capacity) takes up to {@code N} permits from Redis in one
  * script call into a local reservoir of this instance and is then served from it until it runs out, so Redis sees
  * about one call per {@code N} decisions. The bound on over-admission: each instance holds at most {@code N - 1}
@@ -196,7 +196,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		this.local = (builder.failureMode != FailureMode.DENY) ? local : null;
 		this.gate = new BackendGate(builder.coolDown.toNanos());
 		this.recoveryCheckMicros = builder.recoveryCheckInterval.toNanos() / 1000;
-		this.reservoirs = (builder.lease > 0) ? new PermitReservoirs(builder.lease) : null;
+		this.reservoirs = (builder.reservoir > 0) ? new PermitReservoirs(builder.reservoir) : null;
 		this.failureListener = builder.failureListener;
 		this.timeSource = builder.timeSource;
 		this.clock = (builder.timeSource != null) ? builder.timeSource : TimeSource.system();
@@ -981,7 +981,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 
 		private Duration recoveryCheckInterval = Duration.ofMillis(200);
 
-		private long lease;
+		private long reservoir;
 
 		private Consumer<Throwable> failureListener = (ex) -> {
 		};
@@ -1064,14 +1064,27 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		}
 
 		/**
-		 * Sets the permits a token bucket leases per Redis call in two-tier mode; 0 (the default) turns it off.
-		 * @param lease the lease size, 0 or more
+		 * Sets the permits a token bucket takes from Redis per call into this instance's reservoir in two-tier mode;
+		 * 0 (the default) turns it off.
+		 * @param size the reservoir size, 0 or more
 		 * @return this builder
-		 * @throws InvalidRedisSettingException for {@link RedisSetting#LEASE} if the value is wrong
+		 * @throws InvalidRedisSettingException for {@link RedisSetting#RESERVOIR} if the value is wrong
 		 */
-		public Builder lease(long lease) {
-			this.lease = RedisSetting.checkLease(lease);
+		public Builder reservoir(long size) {
+			this.reservoir = RedisSetting.checkReservoir(size);
 			return this;
+		}
+
+		/**
+		 * Sets the reservoir size of two-tier mode.
+		 * @param lease the reservoir size, 0 or more
+		 * @return this builder
+		 * @throws InvalidRedisSettingException for {@link RedisSetting#RESERVOIR} if the value is wrong
+		 * @deprecated use {@link #reservoir(long)}: "lease" names concurrency permits
+		 */
+		@Deprecated
+		public Builder lease(long lease) {
+			return reservoir(lease);
 		}
 
 		/**

@@ -16,8 +16,8 @@ public enum RedisSetting {
 	/** The longest a decision waits for Redis. */
 	TIMEOUT("timeout"),
 
-	/** The permits a token bucket leases per Redis call in two-tier mode. */
-	LEASE("lease"),
+	/** The permits a token bucket takes from Redis per call into a reservoir in two-tier mode. */
+	RESERVOIR("reservoir"),
 
 	/** How long calls are decided locally after Redis answered late. */
 	COOL_DOWN("cool-down"),
@@ -82,17 +82,17 @@ public enum RedisSetting {
 	}
 
 	/**
-	 * Checks a lease size: 0 (no leasing) or more.
-	 * @param lease the lease size
-	 * @return the lease size
-	 * @throws InvalidRedisSettingException for {@link #LEASE} if it is negative
+	 * Checks a reservoir size: 0 (no reservoir) or more.
+	 * @param size the reservoir size
+	 * @return the reservoir size
+	 * @throws InvalidRedisSettingException for {@link #RESERVOIR} if it is negative
 	 */
-	public static long checkLease(long lease) {
-		if (lease < 0) {
-			throw new InvalidRedisSettingException(LEASE, lease,
-					"lease must be 0 (off) or positive (was " + lease + ")");
+	public static long checkReservoir(long size) {
+		if (size < 0) {
+			throw new InvalidRedisSettingException(RESERVOIR, size,
+					"reservoir must be 0 (off) or positive (was " + size + ")");
 		}
-		return lease;
+		return size;
 	}
 
 	/**

@@ -183,7 +183,7 @@ class RedisCallerFailureTest {
 		Duration timeout = Duration.ofSeconds(3);
 		KeyedLimit limit = new KeyedLimit("api", "leased", Limit.tokenBucket("100000/1s"));
 		ExecutorService executor = Executors.newSingleThreadExecutor();
-		try (RedisRateLimiter limiter = limiter(timeout).lease(10).build();
+		try (RedisRateLimiter limiter = limiter(timeout).reservoir(10).build();
 				RespClient client = server.endpoint().client()) {
 			awaitBackend(limiter, limit);
 			PermitReservoirs.Reservoir reservoir = limiter.reservoir(limit);

@@ -148,12 +148,12 @@ class RedisLateAnswerTest {
 	}
 
 	@Test
-	void inLeaseModeWhatTheReservoirServedCountsHereTooWhenRedisAnswersLate() throws Exception {
+	void inTwoTierModeWhatTheReservoirServedCountsHereTooWhenRedisAnswersLate() throws Exception {
 		try (RedisRateLimiter limiter = RedisRateLimiter.builder(connectionFactory)
 			.keyPrefix("late-lease")
 			.timeout(Duration.ofMillis(100))
 			.coolDown(Duration.ofMillis(100))
-			.lease(3)
+			.reservoir(3)
 			.build(); RespClient redis = server.endpoint().client()) {
 			KeyedLimit client = new KeyedLimit("api", "leased", SIX_PER_MINUTE);
 			assertThat(limiter.awaitReady(Duration.ofSeconds(5))).isTrue();

@@ -302,7 +302,7 @@ class RedisRateLimiterTest {
 			.withMessageContaining("PT0S");
 		assertThatIllegalArgumentException().isThrownBy(() -> builder.coolDown(Duration.ofSeconds(-1)))
 			.withMessageContaining("coolDown");
-		assertThatIllegalArgumentException().isThrownBy(() -> builder.lease(-5)).withMessageContaining("-5");
+		assertThatIllegalArgumentException().isThrownBy(() -> builder.reservoir(-5)).withMessageContaining("-5");
 		assertThatIllegalArgumentException().isThrownBy(() -> builder.keyPrefix("rl{x}"))
 			.withMessageContaining("rl{x}");
 	}

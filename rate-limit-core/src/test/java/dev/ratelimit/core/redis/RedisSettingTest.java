@@ -29,6 +29,7 @@ class RedisSettingTest {
 	private static final RedisRateLimiter.Builder BUILDER = RedisRateLimiter
 		.builder(new LettuceConnectionFactory("localhost", 1));
 
+	@SuppressWarnings("deprecation")
 	static Stream<Arguments> invalidSettings() {
 		return Stream.of(arguments(RedisSetting.KEY_PREFIX, "", (ThrowingCallable) () -> BUILDER.keyPrefix("")),
 				arguments(RedisSetting.KEY_PREFIX, "r{l}", (ThrowingCallable) () -> BUILDER.keyPrefix("r{l}")),
@@ -36,7 +37,8 @@ class RedisSettingTest {
 				arguments(RedisSetting.TIMEOUT, Duration.ZERO, (ThrowingCallable) () -> BUILDER.timeout(Duration.ZERO)),
 				arguments(RedisSetting.TIMEOUT, Duration.ofMillis(-1),
 						(ThrowingCallable) () -> BUILDER.timeout(Duration.ofMillis(-1))),
-				arguments(RedisSetting.LEASE, -1L, (ThrowingCallable) () -> BUILDER.lease(-1)),
+				arguments(RedisSetting.RESERVOIR, -1L, (ThrowingCallable) () -> BUILDER.reservoir(-1)),
+				arguments(RedisSetting.RESERVOIR, -2L, (ThrowingCallable) () -> BUILDER.lease(-2)),
 				arguments(RedisSetting.COOL_DOWN, Duration.ofSeconds(-1),
 						(ThrowingCallable) () -> BUILDER.coolDown(Duration.ofSeconds(-1))),
 				arguments(RedisSetting.RECOVERY_CHECK_INTERVAL, Duration.ZERO,
@@ -56,15 +58,15 @@ class RedisSettingTest {
 	void acceptsTheValuesTheBuilderAccepts() {
 		assertThat(RedisSetting.checkKeyPrefix("myapp:rl")).isEqualTo("myapp:rl");
 		assertThat(RedisSetting.checkTimeout(Duration.ofMillis(1))).isEqualTo(Duration.ofMillis(1));
-		assertThat(RedisSetting.checkLease(0)).isZero();
+		assertThat(RedisSetting.checkReservoir(0)).isZero();
 		assertThat(RedisSetting.checkCoolDown(Duration.ZERO)).isZero();
 		assertThat(RedisSetting.checkRecoveryCheckInterval(Duration.ofMillis(1))).isEqualTo(Duration.ofMillis(1));
 	}
 
 	@Test
 	void namesEachSettingAsTheStartersPropertiesDo() {
-		assertThat(Stream.of(RedisSetting.KEY_PREFIX, RedisSetting.TIMEOUT, RedisSetting.LEASE)
-			.map(RedisSetting::configName)).containsExactly("key-prefix", "timeout", "lease");
+		assertThat(Stream.of(RedisSetting.KEY_PREFIX, RedisSetting.TIMEOUT, RedisSetting.RESERVOIR)
+			.map(RedisSetting::configName)).containsExactly("key-prefix", "timeout", "reservoir");
 	}
 
 	@Test
@@ -74,7 +76,8 @@ class RedisSettingTest {
 		Class<?> settings = withoutRedis.loadClass(RedisSetting.class.getName());
 		assertThat(settings.getClassLoader()).isSameAs(withoutRedis);
 		for (Method check : new Method[] { settings.getMethod("checkKeyPrefix", String.class),
-				settings.getMethod("checkTimeout", Duration.class), settings.getMethod("checkLease", long.class) }) {
+				settings.getMethod("checkTimeout", Duration.class),
+				settings.getMethod("checkReservoir", long.class) }) {
 			Object invalid = check.getParameterTypes()[0] == long.class ? -1L
 					: (check.getParameterTypes()[0] == String.class) ? "" : Duration.ZERO;
 			InvocationTargetException thrown = catchThrowableOfType(InvocationTargetException.class,

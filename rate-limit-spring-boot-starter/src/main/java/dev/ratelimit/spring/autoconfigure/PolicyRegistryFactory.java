@@ -30,6 +30,10 @@ import dev.ratelimit.spring.key.KeyResolverFactory;
  */
 final class PolicyRegistryFactory {
 
+	private static final String RESERVOIR_PROPERTY = "ratelimit.redis.reservoir";
+
+	private static final String DEPRECATED_RESERVOIR_PROPERTY = "ratelimit.redis.lease";
+
 	private PolicyRegistryFactory() {
 	}
 
@@ -77,16 +81,52 @@ final class PolicyRegistryFactory {
 	private static void checkRedis(RateLimitProperties properties, List<Problem> problems) {
 		RateLimitProperties.Redis redis = properties.getRedis();
 		List<Runnable> checks = List.of(() -> RedisSetting.checkTimeout(redis.getTimeout()),
-				() -> RedisSetting.checkLease(redis.getLease()),
+				() -> RedisSetting.checkReservoir(reservoir(redis)),
 				() -> RedisSetting.checkKeyPrefix(redis.getKeyPrefix()));
 		for (Runnable check : checks) {
 			try {
 				check.run();
 			}
 			catch (InvalidRedisSettingException ex) {
-				problems.add(new Problem("ratelimit.redis." + ex.setting().configName(), ex.getMessage()));
+				problems.add(redisProblem(redis, ex));
 			}
 		}
+		checkReservoirAlias(redis, problems);
+	}
+
+	private static Problem redisProblem(RateLimitProperties.Redis redis, InvalidRedisSettingException ex) {
+		if (ex.setting() == RedisSetting.RESERVOIR && redis.getReservoir() == null && deprecatedLease(redis) != null) {
+			return new Problem(DEPRECATED_RESERVOIR_PROPERTY,
+					ex.getMessage() + "; it is the deprecated name of " + RESERVOIR_PROPERTY);
+		}
+		return new Problem("ratelimit.redis." + ex.setting().configName(), ex.getMessage());
+	}
+
+	private static void checkReservoirAlias(RateLimitProperties.Redis redis, List<Problem> problems) {
+		Long reservoir = redis.getReservoir();
+		Long lease = deprecatedLease(redis);
+		if (reservoir != null && lease != null && !reservoir.equals(lease)) {
+			problems.add(new Problem(RESERVOIR_PROPERTY, "is " + reservoir + " but " + DEPRECATED_RESERVOIR_PROPERTY
+					+ ", its deprecated name, is " + lease + "; remove " + DEPRECATED_RESERVOIR_PROPERTY));
+		}
+	}
+
+	/**
+	 * Returns the reservoir size of two-tier mode: {@code ratelimit.redis.reservoir}, else its deprecated name
+	 * {@code ratelimit.redis.lease}, else 0 (off).
+	 */
+	static long reservoir(RateLimitProperties.Redis redis) {
+		Long reservoir = redis.getReservoir();
+		if (reservoir != null) {
+			return reservoir;
+		}
+		Long lease = deprecatedLease(redis);
+		return (lease != null) ? lease : 0;
+	}
+
+	@SuppressWarnings("deprecation")
+	private static @Nullable Long deprecatedLease(RateLimitProperties.Redis redis) {
+		return redis.getLease();
 	}
 
 	static @Nullable String apiKeySecret(RateLimitProperties properties) {

@@ -9,6 +9,7 @@ import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.DeprecatedConfigurationProperty;
 
 import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.FailureMode;
@@ -166,9 +167,16 @@ public class RateLimitProperties {
 		private Duration startupTimeout = Duration.ofSeconds(5);
 
 		/**
-		 * Permits leased from Redis per call and spent locally (two-tier mode); 0 asks Redis for every call.
+		 * Permits a token bucket takes from Redis per call into this instance's reservoir and spends locally
+		 * (two-tier mode); 0 asks Redis for every call. Defaults to 0.
 		 */
-		private long lease;
+		private @Nullable Long reservoir;
+
+		/**
+		 * Permits a token bucket takes from Redis per call into this instance's reservoir (two-tier mode); the former
+		 * name of 'reservoir'.
+		 */
+		private @Nullable Long lease;
 
 		public String getKeyPrefix() {
 			return this.keyPrefix;
@@ -194,11 +202,24 @@ public class RateLimitProperties {
 			this.startupTimeout = startupTimeout;
 		}
 
-		public long getLease() {
+		public @Nullable Long getReservoir() {
+			return this.reservoir;
+		}
+
+		public void setReservoir(@Nullable Long reservoir) {
+			this.reservoir = reservoir;
+		}
+
+		@Deprecated
+		@DeprecatedConfigurationProperty(replacement = "ratelimit.redis.reservoir",
+				reason = "'lease' names concurrency permits; the two-tier mode's permits sit in a reservoir",
+				since = "0.1.0")
+		public @Nullable Long getLease() {
 			return this.lease;
 		}
 
-		public void setLease(long lease) {
+		@Deprecated
+		public void setLease(@Nullable Long lease) {
 			this.lease = lease;
 		}
 

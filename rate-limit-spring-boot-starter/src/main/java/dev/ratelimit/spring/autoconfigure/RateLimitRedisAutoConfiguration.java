@@ -51,7 +51,7 @@ public final class RateLimitRedisAutoConfiguration {
 		RedisRateLimiter.Builder builder = RedisRateLimiter.builder(connectionFactory)
 			.keyPrefix(redis.getKeyPrefix())
 			.timeout(redis.getTimeout())
-			.lease(redis.getLease());
+			.reservoir(PolicyRegistryFactory.reservoir(redis));
 		Duration startupTimeout = redis.getStartupTimeout();
 		if (startupTimeout == null || startupTimeout.isNegative()) {
 			throw new RateLimitConfigurationException("ratelimit.redis.startup-timeout",

@@ -3,6 +3,7 @@ package dev.ratelimit.spring.autoconfigure;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -72,8 +73,10 @@ class RateLimitRedisAutoConfigurationTests {
 			ratelimit.redis.timeout=0s       | memory | ratelimit.redis.timeout    | timeout must be positive (was PT0S)
 			ratelimit.redis.timeout=-100ms   | redis  | ratelimit.redis.timeout    | timeout must be positive (was PT-0.1S)
 			ratelimit.redis.timeout=-100ms   | memory | ratelimit.redis.timeout    | timeout must be positive (was PT-0.1S)
-			ratelimit.redis.lease=-1         | redis  | ratelimit.redis.lease      | lease must be 0 (off) or positive (was -1)
-			ratelimit.redis.lease=-1         | memory | ratelimit.redis.lease      | lease must be 0 (off) or positive (was -1)
+			ratelimit.redis.reservoir=-1     | redis  | ratelimit.redis.reservoir  | reservoir must be 0 (off) or positive (was -1)
+			ratelimit.redis.reservoir=-1     | memory | ratelimit.redis.reservoir  | reservoir must be 0 (off) or positive (was -1)
+			ratelimit.redis.lease=-1         | redis  | ratelimit.redis.lease      | reservoir must be 0 (off) or positive (was -1); it is the deprecated name of ratelimit.redis.reservoir
+			ratelimit.redis.lease=-1         | memory | ratelimit.redis.lease      | reservoir must be 0 (off) or positive (was -1); it is the deprecated name of ratelimit.redis.reservoir
 			ratelimit.redis.key-prefix=      | redis  | ratelimit.redis.key-prefix | keyPrefix must not be empty
 			ratelimit.redis.key-prefix=      | memory | ratelimit.redis.key-prefix | keyPrefix must not be empty
 			ratelimit.redis.key-prefix=r{l}  | redis  | ratelimit.redis.key-prefix | keyPrefix must not contain braces, whitespace or control characters (was 'r{l}')
@@ -93,11 +96,28 @@ class RateLimitRedisAutoConfigurationTests {
 	@Test
 	void reportsEveryBadRedisSettingAtOnce() {
 		this.runner
-			.withPropertyValues("ratelimit.backend=redis", "ratelimit.redis.timeout=0s", "ratelimit.redis.lease=-1",
+			.withPropertyValues("ratelimit.backend=redis", "ratelimit.redis.timeout=0s", "ratelimit.redis.reservoir=-1",
 					"ratelimit.redis.key-prefix=")
 			.run((context) -> assertThat(ConfigurationFailures.find(context.getStartupFailure()).getProblems())
 				.extracting(Problem::property)
-				.containsExactly("ratelimit.redis.timeout", "ratelimit.redis.lease", "ratelimit.redis.key-prefix"));
+				.containsExactly("ratelimit.redis.timeout", "ratelimit.redis.reservoir", "ratelimit.redis.key-prefix"));
+	}
+
+	@ParameterizedTest(name = "with the {0} backend")
+	@ValueSource(strings = { "redis", "memory" })
+	void failsStartUpWhenTheReservoirAndItsDeprecatedNameDisagreeNamingBoth(String backend) {
+		this.runner
+			.withPropertyValues("ratelimit.backend=" + backend, "ratelimit.redis.reservoir=20",
+					"ratelimit.redis.lease=10")
+			.run((context) -> ConfigurationFailures.assertFailure(context, "ratelimit.redis.reservoir",
+					"is 20 but ratelimit.redis.lease, its deprecated name, is 10; remove ratelimit.redis.lease"));
+	}
+
+	@Test
+	void startsWhenTheReservoirAndItsDeprecatedNameAgree() {
+		this.runner
+			.withPropertyValues("ratelimit.backend=redis", "ratelimit.redis.reservoir=20", "ratelimit.redis.lease=20")
+			.run((context) -> assertThat(context).hasNotFailed().hasSingleBean(RedisRateLimiter.class));
 	}
 
 	@Test

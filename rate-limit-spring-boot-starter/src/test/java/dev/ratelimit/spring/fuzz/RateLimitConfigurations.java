@@ -216,7 +216,7 @@ final class RateLimitConfigurations {
 						"9223372036854775808", "abc", "")
 					.map((value) -> new Entry("ratelimit.memory.max-keys", value))),
 				optional(0.1, Arbitraries.of("memory.max-keys", "headers.enabled", "headers.legacy", "redis.timeout",
-						"redis.lease", "redis.key-prefix", "redis.startup-timeout")
+						"redis.reservoir", "redis.key-prefix", "redis.startup-timeout")
 					.flatMap((name) -> Arbitraries.of("true", "false", "maybe", "0", "-1", "100ms", "-1s", "PT1S", "",
 							"rl", "{rl}", "20", "9223372036854775807", "\u00e9")
 						.map((value) -> new Entry("ratelimit." + name, value)))))

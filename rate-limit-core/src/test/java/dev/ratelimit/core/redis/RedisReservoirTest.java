@@ -22,13 +22,13 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Two-tier mode: leasing {@code N} permits per Redis call cuts round trips about {@code N} times, and a fleet of
- * {@code I} instances over-admits by at most {@code I * (N - 1)} beyond {@code capacity + rate * t}.
+ * Two-tier mode: taking {@code N} permits per Redis call into a reservoir cuts round trips about {@code N} times, and
+ * a fleet of {@code I} instances over-admits by at most {@code I * (N - 1)} beyond {@code capacity + rate * t}.
  */
 @ExtendWith(RedisExtension.class)
-class RedisLeaseTest {
+class RedisReservoirTest {
 
-	private static final int LEASE = 10;
+	private static final int RESERVOIR = 10;
 
 	private static final List<LettuceConnectionFactory> factories = new ArrayList<>();
 
@@ -45,22 +45,22 @@ class RedisLeaseTest {
 	}
 
 	@Test
-	void leasingCutsRoundTripsByAboutTheLeaseSize(RedisEndpoint endpoint) {
+	void aReservoirCutsRoundTripsByAboutItsSize(RedisEndpoint endpoint) {
 		KeyedLimit limit = new KeyedLimit("api", "client", Limit.tokenBucket("1000000/1h"));
 		int decisions = 2000;
 		long normal = roundTrips(endpoint, 0, limit, decisions);
-		long leased = roundTrips(endpoint, LEASE, limit, decisions);
-		System.out.printf("round trips per decision: normal %.3f, lease %d: %.3f%n", (double) normal / decisions,
-				LEASE, (double) leased / decisions);
+		long leased = roundTrips(endpoint, RESERVOIR, limit, decisions);
+		System.out.printf("round trips per decision: normal %.3f, reservoir %d: %.3f%n", (double) normal / decisions,
+				RESERVOIR, (double) leased / decisions);
 		assertThat(normal).isBetween((long) decisions, decisions + 2L);
-		assertThat(leased).isBetween((long) decisions / LEASE, decisions / LEASE + 2L);
+		assertThat(leased).isBetween((long) decisions / RESERVOIR, decisions / RESERVOIR + 2L);
 	}
 
-	private long roundTrips(RedisEndpoint endpoint, int lease, KeyedLimit limit, int decisions) {
+	private long roundTrips(RedisEndpoint endpoint, int reservoir, KeyedLimit limit, int decisions) {
 		RedisRateLimiter limiter = RedisRateLimiter.builder(factories.get(0))
 			.keyPrefix(TestRedis.uniquePrefix())
 			.timeout(Duration.ofSeconds(2))
-			.lease(lease)
+			.reservoir(reservoir)
 			.build();
 		try (RespClient client = endpoint.client()) {
 			limiter.ping();
@@ -92,7 +92,7 @@ class RedisLeaseTest {
 		RedisRateLimiter limiter = RedisRateLimiter.builder(factories.get(0))
 			.keyPrefix(TestRedis.uniquePrefix())
 			.timeout(Duration.ofSeconds(2))
-			.lease(5)
+			.reservoir(5)
 			.timeSource(clock)
 			.build();
 		// capacity 10, one token every 100 ms
@@ -134,21 +134,21 @@ class RedisLeaseTest {
 	}
 
 	@Test
-	void aFleetOverAdmitsAtMostTheLeasedPermitsItHolds() {
+	void aFleetOverAdmitsAtMostThePermitsItsReservoirsHold() {
 		ManualTimeSource clock = new ManualTimeSource();
 		String prefix = TestRedis.uniquePrefix();
 		List<RedisRateLimiter> fleet = factories.stream()
 			.map((factory) -> RedisRateLimiter.builder(factory)
 				.keyPrefix(prefix)
 				.timeout(Duration.ofSeconds(2))
-				.lease(LEASE)
+				.reservoir(RESERVOIR)
 				.timeSource(clock)
 				.build())
 			.toList();
 		// capacity 40, refill 40/s
 		KeyedLimit limit = new KeyedLimit("api", "client", Limit.tokenBucket("40/1s"));
 		try {
-			// t=0: each instance leases 10 and uses 1: Redis is empty, each holds 9
+			// t=0: each instance takes 10 into its reservoir and uses 1: Redis is empty, each holds 9
 			for (RedisRateLimiter instance : fleet) {
 				assertThat(instance.acquire(limit).isAllowed()).isTrue();
 			}
@@ -164,8 +164,8 @@ class RedisLeaseTest {
 				}
 			}
 			int exact = 40;
-			int bound = exact + fleet.size() * (LEASE - 1);
-			System.out.printf("lease over-admission in one instant: %d admitted, exact bound (capacity) %d,"
+			int bound = exact + fleet.size() * (RESERVOIR - 1);
+			System.out.printf("reservoir over-admission in one instant: %d admitted, exact bound (capacity) %d,"
 					+ " over-admitted %d, stated bound I*(N-1) = %d%n", burst, exact, burst - exact, bound - exact);
 			assertThat(burst).isEqualTo(72).isLessThanOrEqualTo(bound);
 			// over the whole 0.9s the fleet took exactly capacity + rate * t = 40 + 36: permits are moved, never made
@@ -183,7 +183,7 @@ class RedisLeaseTest {
 			.map((factory) -> RedisRateLimiter.builder(factory)
 				.keyPrefix(prefix)
 				.timeout(Duration.ofSeconds(2))
-				.lease(LEASE)
+				.reservoir(RESERVOIR)
 				.build())
 			.toList();
 		// capacity 20, refill 200/s
@@ -197,8 +197,8 @@ class RedisLeaseTest {
 			int[] allowed = FleetSupport.hammer(fleet, 2, attempts, (attempt) -> List.of(limit), 1, (attempt) -> 0);
 			double seconds = (System.nanoTime() - start) / 1e9;
 			double exact = 20 + 200 * seconds;
-			double bound = exact + fleet.size() * (LEASE - 1);
-			System.out.printf("lease fleet in real time: %d allowed in %.3fs, exact limit %.1f, bound %.1f%n",
+			double bound = exact + fleet.size() * (RESERVOIR - 1);
+			System.out.printf("reservoir fleet in real time: %d allowed in %.3fs, exact limit %.1f, bound %.1f%n",
 					allowed[0], seconds, exact, bound);
 			assertThat((double) allowed[0]).isLessThanOrEqualTo(bound);
 		}
