@@ -9,11 +9,7 @@ import dev.ratelimit.core.Limit;
 
 /**
  * The key under which the in-memory limiter stores a keyed limit whose client key is longer than
- * {@value #MAX_PLAIN_CHARS} characters: the SHA-256 of that key instead of the key, so that a client sending a long
- * header (or a SpEL or bean key built from one) costs a few dozen bytes however long its key is. Two keys share state
- * only if their digests collide, which SHA-256 makes practically impossible. The digest is taken over the key's UTF-16
- * code units, two bytes each, so that two different strings never give the same input (an encoding such as UTF-8
- * would map every unpaired surrogate to the same replacement).
+ * {@value #MAX_PLAIN_CHARS} characters: the SHA-256 of that key, so a long key costs a few dozen bytes.
  *
  * @param policy the policy name
  * @param limit the limit
@@ -40,6 +36,9 @@ record HashedKey(String policy, Limit limit, long digest0, long digest1, long di
 		return (storeKey instanceof KeyedLimit target) ? target.limit() : ((HashedKey) storeKey).limit();
 	}
 
+	// Two keys share state only if their digests collide, which SHA-256 makes practically impossible. The digest is
+	// taken over the key's UTF-16 code units, two bytes each, so two different strings never give the same input
+	// (UTF-8 would map every unpaired surrogate to the same replacement).
 	static HashedKey of(KeyedLimit target) {
 		String key = target.key();
 		ByteBuffer units = ByteBuffer.allocate(2 * key.length());

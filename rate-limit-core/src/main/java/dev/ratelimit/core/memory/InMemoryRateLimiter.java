@@ -33,37 +33,24 @@ import org.jspecify.annotations.Nullable;
  * A {@link RateLimiter} that keeps every key's state in this JVM.
  *
  * <p>
- * State lives in a Caffeine map. Each keyed limit is dropped once it has been idle for its limit's
- * {@link dev.ratelimit.core.Limit#retentionMicros() retention} (and at most half as long again), after which its state
- * would be indistinguishable from a fresh one. At most {@code maxKeys} keyed limits are held: beyond that, the keys
- * back to their fresh state are evicted first, then the keys nearest to it, so that a flood of new keys never hands a
- * client back the permits it spent while any key held carries no information (see {@link #evictedSpentKeys()}). A
- * call adds a key only if it takes permits, so a rejected call adds none, and a client key longer than 64 characters
- * is held as its SHA-256, so that every key costs a bounded number of bytes.
- *
- * <p>
- * Each keyed limit has its own version stamp, which is also its lock: no global lock. A call with one limit whose
- * state is a few numbers (token and leaky buckets, fixed and sliding windows) reads the state optimistically and
- * commits with one compare-and-set of the stamp, so a rejected call writes nothing at all; other calls hold the locks
- * of all their limits at once (taking all or none, so without deadlock), so that all their limits are decided
- * together.
- *
- * <p>
- * The hot path reads the map without Caffeine's bookkeeping, and so does {@link #inspect}: Caffeine sees a key's
- * creation and, for a key in use, one call each half retention, which extends its expiry (which is why a key may be
- * kept up to half a retention longer). Nothing else reads or extends it.
- *
- * <p>
- * The key last added or shown to Caffeine is also held beside it, with its slot and the cache time until which
- * Caffeine would return that slot: a call made with that very {@link KeyedLimit} instance finds its slot there, without
- * the look-up (about 6 ns of a 40 to 50 ns decision). It is written only when a key is added or shown to Caffeine, so
- * threads calling many keys do not contend on it, and cleared when that slot expires or is evicted and by
- * {@link #reset}.
+ * An idle key is dropped once its state equals a fresh one, and at most {@code maxKeys} keys are held. A client key
+ * longer than 64 characters is held as its SHA-256. The limiter is thread-safe and takes no global lock.
  */
 public final class InMemoryRateLimiter implements RateLimiter {
 
 	/** The default bound on tracked keys. */
 	public static final long DEFAULT_MAX_KEYS = 1_000_000;
+
+	/*
+	 * A key is dropped once idle for its limit's retention (and at most half as long again), when its state equals a
+	 * fresh one. A call adds a key only if it takes permits, so a rejected call adds none. The hot path and inspect
+	 * read the map without Caffeine's bookkeeping: Caffeine sees a key's creation and, for a key in use, one call each
+	 * half retention, which extends its expiry. Nothing else reads or extends it.
+	 *
+	 * Each slot's version stamp is also its lock: no global lock. A call with one bucket or window limit reads the
+	 * state optimistically and commits with one compare-and-set, so a rejected call writes nothing. Other calls hold
+	 * the locks of all their limits at once (all or none, so no deadlock), so all their limits are decided together.
+	 */
 
 	/** Each keyed limit's slot, under the key {@link HashedKey#storeKey} gives it: itself, or its digest. */
 	private final Cache<Object, Slot> slots;
@@ -84,7 +71,12 @@ public final class InMemoryRateLimiter implements RateLimiter {
 
 	private final KeyEvictor evictor;
 
-	/** The key last added or shown to Caffeine; see the class description. */
+	/*
+	 * The key last added or shown to Caffeine, with its slot and the cache time until which Caffeine would return that
+	 * slot. A call made with that very KeyedLimit instance finds its slot here without the look-up (about 6 ns of a 40
+	 * to 50 ns decision). It is written only when a key is added or shown to Caffeine, so threads calling many keys do
+	 * not contend on it. It is cleared when that slot expires or is evicted, and by reset.
+	 */
 	private volatile @Nullable Recent recent;
 
 	private InMemoryRateLimiter(Builder builder) {
@@ -637,7 +629,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	/**
 	 * Returns how many keys were evicted to stay within {@code maxKeys} while their state still differed from a fresh
 	 * one: each was the nearest to fresh when no key held was back to fresh, and its client got back the permits it
-	 * had spent (at most a share of its limit that as many other keys had spent too; see the class description).
+	 * had spent (at most a share of its limit that {@code maxKeys - maxKeys / 16} other keys had spent too).
 	 * @return the keys evicted before they were back to fresh
 	 */
 	public long evictedSpentKeys() {
@@ -809,7 +801,8 @@ public final class InMemoryRateLimiter implements RateLimiter {
 
 		/**
 		 * Sets the bound on keyed limits held. Beyond it, the keys back to their fresh state go first, then the keys
-		 * nearest to it, down to {@code maxKeys - maxKeys / 16}; see the class description.
+		 * nearest to it, down to {@code maxKeys - maxKeys / 16}. So a flood of new keys never hands a client back its
+		 * spent permits while a key held carries no information.
 		 * @param maxKeys the bound, at least 1
 		 * @return this builder
 		 */

@@ -24,27 +24,10 @@ import org.jspecify.annotations.Nullable;
 
 
 /**
- * Holds an {@link InMemoryRateLimiter} to its {@code maxKeys}. When a call adds a key beyond the bound, a sweep of
- * every key held starts on a background thread (never on the caller): it evicts each key whose state is back to fresh
- * (it carries no information) and, should that free fewer than {@code maxKeys / 16} keys, the keys nearest to fresh
- * until {@code maxKeys - maxKeys / 16} are left. A sweep reads every key once (the keys nearest to fresh twice) and
- * frees at least one sixteenth of the bound: at most 32 key reads per key added, cache misses of about 200 ns each on a
- * loaded 2-core machine, so a sweep of a million keys takes a few tenths of a second. Calls go on meanwhile. Should
- * keys come faster than sweeps free them, the store stops at {@code maxKeys + maxKeys / 16}: a call on a key not held
- * is then decided on a fresh state that is not kept (a new client's spent permits are forgotten until the sweep has
- * made room, and counted as evicted), so that no call ever waits for a sweep and memory stays bounded.
+ * Holds an {@link InMemoryRateLimiter} to its {@code maxKeys}.
  *
  * <p>
- * How near a key is to fresh is what evicting it would hand back: a cost-0 evaluation of its state now against that of
- * a fresh state of its limit, {@code max(0, fresh remaining - remaining)} permits, taken as a share of the limit's
- * capacity (so that keys of different limits compare fairly), ties going to the key that would be full soonest. So a
- * client that spent a share {@code s} of a limit gets permits back only if, at that moment, no key held is back to
- * fresh and at least {@code maxKeys - maxKeys / 16} other keys have spent a share of at least {@code s}.
- *
- * <p>
- * A key is evicted under its slot's lock, which the evictor then keeps: a call that decided on the slot before is
- * counted in what the evictor hands back, and a call that finds it after looks the key up again and decides on a new
- * slot (see {@link Slot#retire()}).
+ * A background sweep evicts the keys back to fresh, then the keys nearest to fresh. No call waits for a sweep.
  */
 final class KeyEvictor {
 
@@ -61,6 +44,14 @@ final class KeyEvictor {
 
 	/** The cost of a key whose state is back to fresh. */
 	static final long FRESH = 0;
+
+	/*
+	 * How near a key is to fresh is what evicting it would hand back: a cost-0 evaluation of its state now against a
+	 * fresh state of its limit, max(0, fresh remaining - remaining) permits, as a share of the limit's capacity (so
+	 * keys of different limits compare fairly). Ties go to the key that would be full soonest. So a client that spent
+	 * a share s of a limit gets permits back only if no key held is back to fresh and at least maxKeys - maxKeys / 16
+	 * other keys have spent a share of at least s.
+	 */
 
 	/** The share of the capacity handed back is held in 30 bits above the 32 bits of the milliseconds until full. */
 	private static final double SHARE_SCALE = 1 << 30;
@@ -139,6 +130,8 @@ final class KeyEvictor {
 	/**
 	 * Returns whether a call may add a key: the store is below {@code maxKeys + maxKeys / 16}.
 	 */
+	// Should keys come faster than sweeps free them, the store stops here: a call on a key not held is decided on a
+	// fresh state that is not kept (see notAdded). So no call waits for a sweep and memory stays bounded.
 	boolean hasRoom() {
 		return this.slots.estimatedSize() < this.ceiling;
 	}
@@ -179,6 +172,13 @@ final class KeyEvictor {
 		return this.permitsHandedBack.get();
 	}
 
+	/*
+	 * A sweep evicts each key back to fresh (it carries no information). Should that free fewer than maxKeys / 16
+	 * keys, it evicts the keys nearest to fresh until maxKeys - maxKeys / 16 are left. It reads every key once (the
+	 * nearest twice) and frees at least a sixteenth of the bound: at most 32 key reads per key added. A read is a
+	 * cache miss of about 200 ns on a loaded 2-core machine, so a sweep of a million keys takes a few tenths of a
+	 * second. Calls go on meanwhile.
+	 */
 	private void sweep() {
 		this.expireIdle.run();
 		long held = this.slots.estimatedSize();
@@ -234,6 +234,8 @@ final class KeyEvictor {
 		}
 	}
 
+	// A key is evicted under its slot's lock, which the evictor then keeps. A call that decided on the slot before is
+	// counted in what the evictor hands back; a call that finds it after looks the key up again (Slot.retire).
 	/**
 	 * Evicts a slot if, under its lock, evicting it costs at most {@code maxCost}.
 	 * @return the cost, or -1 if the slot stays

@@ -14,15 +14,10 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The state of one keyed limit and the stamp that guards it: even while the state is stable, odd while a writer
- * holds it. The state of buckets and windows is a few numbers held in the slot itself (no second object per key); the
- * algorithm's math runs on a state object made for the call, which the JIT keeps in registers.
- *
- * <p>
- * A slot leaves the cache in one of two ways. A {@code reset} {@link #discard() discards} it: a call that found it
- * before may still decide on it, and its permits are then forgotten with the state. An eviction {@link #retire()
- * retires} it: the evictor takes its lock, discards it and never lets go, so no call can decide on it any more; a call
- * that finds the stamp odd and the slot discarded looks the key up again.
+ * holds it.
  */
+// The state of buckets and windows is a few numbers held in the slot itself (no second object per key). The
+// algorithm's math runs on a state object made for the call, which the JIT keeps in registers.
 abstract class Slot {
 
 	private static final VarHandle STAMP;
@@ -88,6 +83,13 @@ abstract class Slot {
 		while (!RECORD_BY.compareAndSet(this, seen, next));
 		return true;
 	}
+
+	/*
+	 * A slot leaves the cache in one of two ways. A reset discards it: a call that found it before may still decide on
+	 * it, and its permits are then forgotten with the state. An eviction retires it: the evictor takes its lock,
+	 * discards it and never lets go, so no call can decide on it any more. A call that finds the stamp odd and the slot
+	 * discarded looks the key up again.
+	 */
 
 	/** Marks the slot as discarded by a reset: {@link #recordNext} refuses from now on. */
 	final void discard() {
