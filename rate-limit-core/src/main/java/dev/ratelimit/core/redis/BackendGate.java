@@ -5,17 +5,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Decides how a call uses Redis, from what the last calls learned of it. Redis is in one of three states:
- * <ul>
- * <li><em>up</em>: a call asks Redis and waits for its answer;</li>
- * <li><em>late</em>, for a cool-down after an answer came later than the timeout while the connection was up: a call
- * is decided by this instance and sent to Redis without waiting. Lateness may be this instance's own doing (a busy
- * CPU delays the reading of answers), so it never lets a call through unlimited. Once the cool-down has passed, one
- * call at a time (a probe) waits for Redis again, and an answer in time ends the state;</li>
- * <li><em>down</em>, after an error or a lost connection: a call is decided by the failure mode, and no call waits
- * for Redis. A background check (not a caller) finds when Redis works again.</li>
- * </ul>
- * While Redis is up, callers only read the gate's fields, which then stay in every core's cache.
+ * Decides how a call uses Redis, from what the last calls learned of it: Redis is up, late or down.
  */
 final class BackendGate {
 
@@ -32,6 +22,15 @@ final class BackendGate {
 		DOWN
 
 	}
+
+	/*
+	 * Late lasts a cool-down, after an answer came later than the timeout while the connection was up. Lateness may be
+	 * this instance's own doing (a busy CPU delays the reading of answers), so a late call is never let through
+	 * unlimited. After the cool-down, one call at a time (a probe) waits for Redis again; an answer in time ends the
+	 * state. Down follows an error or a lost connection: no call waits for Redis, and a background check (not a caller)
+	 * finds when Redis works again. While Redis is up, callers only read these fields, which then stay in every core's
+	 * cache.
+	 */
 
 	private final long coolDownNanos;
 

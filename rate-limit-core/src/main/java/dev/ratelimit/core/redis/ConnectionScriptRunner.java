@@ -21,22 +21,26 @@ import org.springframework.data.redis.core.script.RedisScript;
 
 /**
  * Runs commands through the blocking {@link RedisConnection} API of any {@link RedisConnectionFactory} (Jedis, or a
- * factory of another client), on a bounded pool of daemon threads, while the caller waits only until its deadline. A
- * blocked worker is bounded by the client's own read timeout. When every worker is busy, a call waits in a bounded
- * queue for a worker instead of failing: under load a healthy Redis keeps more calls in flight than there are workers
- * (or pooled connections), and a failure would make the limiter fall back for a whole cool-down. A queued call that
- * has a deadline and is still queued when its deadline passes does not touch Redis when a worker takes it, nor when
- * it gets a connection after waiting for one in the client's pool past its deadline: its caller has already timed out
- * and fallen back, so running it would take permits nobody gets. (With Jedis in cluster mode the connection borrows a
- * node's pooled connection only inside the script call, after that check; a wait there is bounded by the pool's own
- * {@code max-wait}, which should then be no longer than the timeout.) Calls without a deadline (a
- * give-back, a lease release, the warm-up) always run. Only when the queue is full does a call fail at once. The
- * script runs with EVALSHA (EVAL after NOSCRIPT), not as a function: the generic connection API has no FCALL.
+ * factory of another client), on a bounded pool of daemon threads. The caller waits only until its deadline. The
+ * script runs with EVALSHA (EVAL after NOSCRIPT): the generic connection API has no FCALL.
  */
 final class ConnectionScriptRunner implements ScriptRunner {
 
 	/** Most threads that run calls at a time. */
 	static final int MAX_WORKERS = 64;
+
+	/*
+	 * When every worker is busy, a call waits in a bounded queue instead of failing: under load a healthy Redis keeps
+	 * more calls in flight than there are workers (or pooled connections), and a failure would make the limiter fall
+	 * back for a whole cool-down. Only when the queue is full does a call fail at once. A blocked worker is bounded by
+	 * the client's own read timeout.
+	 *
+	 * A call with a deadline that has passed when a worker takes it, or when it gets a pooled connection, does not
+	 * touch Redis: its caller has timed out and fallen back, so running it would take permits nobody gets. (With Jedis
+	 * in cluster mode a node's pooled connection is borrowed only inside the script call, after that check; that wait
+	 * is bounded by the pool's max-wait, which should be no longer than the timeout.) Calls without a deadline (a
+	 * give-back, a lease release, the warm-up) always run.
+	 */
 
 	/** Most calls waiting for a worker; one more fails at once. */
 	static final int MAX_QUEUED = 10_000;

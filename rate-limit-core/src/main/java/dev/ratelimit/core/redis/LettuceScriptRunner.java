@@ -42,26 +42,8 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnection;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
- * Runs commands through Lettuce's asynchronous API on a connection of its own, opened through the factory's client
- * (standalone, Sentinel or Cluster): no thread is blocked but the caller's, and that one only until its deadline.
- * Lettuce routes each command to the node that owns its first key, in a cluster.
- *
- * <p>
- * The connection is opened on a background thread (connecting may block for the factory's connect timeout when Redis
- * is down). It is replaced only once it is closed: by the next call, or at once by {@link #reconnectIfClosed()}, which
- * the limiter's checks call while Redis is down, rather than after Lettuce's own reconnection back-off (which grows to
- * 30 s). Where the client cannot open a connection by itself (a static master/replica setup), the factory's connection
- * is borrowed instead.
- *
- * <p>
- * The script runs as a Redis 7 function: FUNCTION LOAD of its library once, then FCALL per call, which spares Redis
- * building the script's helpers on every call. Where Redis has no functions (before 7, or FCALL renamed away or not
- * permitted) the first FCALL says so, and this runner uses EVALSHA (EVAL after NOSCRIPT) from then on. Where the
- * function is missing (a fresh or restarted server, a new cluster node), that call runs with EVALSHA within its
- * deadline and the library is loaded in the background, on every master of a cluster; a call never waits for a load.
- * A call that Redis refuses before running a function but would run as a script until its first write (over
- * {@code maxmemory}, on a replica, without enough replicas, after a failed save) also runs with EVALSHA, so that both
- * forms answer every call alike.
+ * Runs commands through Lettuce's asynchronous API on a connection of its own (standalone, Sentinel or Cluster). Only
+ * the caller's thread waits, and only until its deadline. The script runs as a Redis 7 function, else with EVALSHA.
  */
 final class LettuceScriptRunner implements ScriptRunner {
 
@@ -84,6 +66,15 @@ final class LettuceScriptRunner implements ScriptRunner {
 
 	private final String library;
 
+	/*
+	 * The script runs as a Redis 7 function: FUNCTION LOAD of its library once, then FCALL per call, which spares Redis
+	 * building the script's helpers on every call. Where Redis has no functions (before 7, or FCALL renamed away or not
+	 * permitted) the first FCALL says so, and EVALSHA (EVAL after NOSCRIPT) is used from then on. Where the function is
+	 * missing (a fresh or restarted server, a new cluster node), that call runs with EVALSHA within its deadline and
+	 * the library loads in the background, on every master of a cluster: a call never waits for a load. A call that
+	 * Redis refuses before running a function but would run as a script (over maxmemory, on a replica, without enough
+	 * replicas, after a failed save) also runs with EVALSHA, so both forms answer every call alike.
+	 */
 	private final AtomicReference<Functions> functions = new AtomicReference<>(Functions.UNKNOWN);
 
 	/** Whether a FUNCTION LOAD is on its way; there is one at a time. */
@@ -98,6 +89,12 @@ final class LettuceScriptRunner implements ScriptRunner {
 		return thread;
 	});
 
+	/*
+	 * The connection opens on the connector thread, as connecting may block for the factory's connect timeout when
+	 * Redis is down. It is replaced only once closed: by the next call, or at once by reconnectIfClosed, which the
+	 * limiter's checks call while Redis is down, rather than after Lettuce's own back-off (which grows to 30 s).
+	 * Lettuce routes each command to the node that owns its first key, in a cluster.
+	 */
 	private final AtomicReference<@Nullable CompletableFuture<Native>> connection = new AtomicReference<>();
 
 	LettuceScriptRunner(RedisConnectionFactory connectionFactory, DecideScript script) {
@@ -259,7 +256,7 @@ final class LettuceScriptRunner implements ScriptRunner {
 
 	/**
 	 * Runs the script with FCALL, and with EVALSHA (then EVAL after NOSCRIPT) within the same deadline where the
-	 * function cannot run; see the class description.
+	 * function cannot run (see the comment on {@code functions}).
 	 */
 	@Override
 	public List<Object> eval(List<byte[]> keys, List<byte[]> args, long deadline, List<Withdrawal> withdrawals)

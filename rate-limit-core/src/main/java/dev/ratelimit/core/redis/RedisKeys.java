@@ -10,16 +10,8 @@ import dev.ratelimit.core.KeyedLimit;
 import org.springframework.data.redis.connection.ClusterSlotHashUtil;
 
 /**
- * Names the Redis key of a keyed limit: {@code prefix:{policy:HASH}:fingerprint}.
- *
- * <p>
- * The part in braces is the Redis Cluster hash tag, so that every limit of one policy and client lives in one slot
- * and is decided by one script call. The client key is never stored: {@code HASH} is the first 132 bits of its
- * SHA-256 in base64url (22 characters), so API keys stay secret and braces, newlines, unicode or very long keys are
- * harmless. A policy name made only of letters, digits, {@code .}, {@code _} and {@code -} (at most 64 of them) is
- * kept readable; any other is hashed the same way. The limit's {@link dev.ratelimit.core.Limit#fingerprint()
- * fingerprint} keeps differently configured limits apart, so a changed limit or a caller moving to another tier starts
- * from fresh state at its next call; the old state expires by itself.
+ * Names the Redis key of a keyed limit: {@code prefix:{policy:HASH}:fingerprint}. The braces are the Redis Cluster
+ * hash tag; {@code HASH} is 22 base64url characters of the client key's SHA-256.
  */
 final class RedisKeys {
 
@@ -40,6 +32,13 @@ final class RedisKeys {
 		return RedisSetting.checkKeyPrefix(prefix);
 	}
 
+	/*
+	 * The hash tag puts every limit of one policy and client in one slot, decided by one script call. The client key is
+	 * never stored: HASH is the first 132 bits of its SHA-256, so API keys stay secret and braces, newlines, unicode or
+	 * very long keys are harmless. A policy name of at most 64 letters, digits, '.', '_' and '-' stays readable; any
+	 * other is hashed the same way. The limit's fingerprint keeps differently configured limits apart, so a changed
+	 * limit or a caller moving to another tier starts from fresh state; the old state expires by itself.
+	 */
 	String key(KeyedLimit target) {
 		return this.prefix + ":{" + policy(target.policy()) + ":" + hash(target.key()) + "}:"
 				+ target.limit().fingerprint();
