@@ -6,9 +6,8 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One limit: an algorithm and its parameters. Immutable, and validated on construction so that every limit that
- * exists can be decided with exact integer arithmetic (all intermediate values stay below 2<sup>53</sup>, so the same
- * math runs in Java longs and in Redis Lua doubles).
+ * One limit: an algorithm and its parameters. Immutable. Validated on construction so that every limit is decided
+ * with exact integer arithmetic: all values stay below 2<sup>53</sup>, in Java longs and in Redis Lua doubles.
  *
  * <p>
  * Create one with {@link #tokenBucket(String)} and the other factories, or with {@link #builder(Algorithm)}.

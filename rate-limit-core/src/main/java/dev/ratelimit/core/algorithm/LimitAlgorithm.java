@@ -7,8 +7,6 @@ import org.jspecify.annotations.Nullable;
 /**
  * The math of one algorithm over its state. {@link #evaluate} never changes the state; {@link #apply} changes it
  * for a call that every limit allowed. Times are microseconds since the epoch; the caller reads the clock.
- *
- * <p>
  * Implementations are stateless singletons; states are not thread-safe and are guarded by the backend.
  *
  * @param <S> the type of the state of one key
