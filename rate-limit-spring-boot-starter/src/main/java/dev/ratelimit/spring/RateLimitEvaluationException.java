@@ -5,31 +5,11 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Thrown when a cost or key expression cannot be evaluated for a call because of what the call carries, before
- * anything is charged: a cost that evaluates to {@code null}, to a negative number or to text that is not a whole
- * number, or an expression that fails on a value the call supplies (a request header or parameter that is missing or
- * malformed). In a web request the starter answers it with {@code 400 Bad Request} and a problem whose detail names
- * the policy and says why, in fixed words that never repeat the request's values.
- *
- * <p>
- * It is the client's fault only when the failure clearly comes from the request, so an evaluation failure is
- * reported with this exception in these cases only:
- * <ul>
- * <li>SpEL met {@code null} where it needed an object (a method call, a property read or an index on
- * {@code null}), could not convert a value to the type needed, or found an index out of bounds;</li>
- * <li>a JDK method that the expression calls (such as {@code Long.parseLong} or a method of {@code String}) threw a
- * {@link NullPointerException}, an {@link IllegalArgumentException}, an {@link IndexOutOfBoundsException}, an
- * {@link ArithmeticException} or a {@link java.time.DateTimeException}, with no code of the application between
- * that method and SpEL.</li>
- * </ul>
- * Anything else is an error of the application and propagates as one (a {@code 500}): an expression that names a
- * method, property, type or bean that does not exist, an operator applied to types it does not support, a cost
- * that gives neither a number nor text ({@link IllegalStateException}), and any exception thrown by an application
- * bean that the expression calls, whatever its type. So is a failure for a {@code @RateLimited} method that is not
- * the handler of a web request: its arguments come from the application, so the interceptor throws an
- * {@link IllegalStateException} caused by this exception. Nor is this exception thrown for shadow policies, which
- * never refuse a call: a shadow policy whose key cannot be evaluated for a call, or a cost whose policies are all
- * shadow policies, is not decided for that call instead.
+ * Thrown when a cost or key expression of an enforced policy cannot be evaluated for a call because of what the call
+ * carries (a missing or malformed header or parameter), before anything is charged. In a web request the starter
+ * answers it with {@code 400 Bad Request}, in fixed words that never repeat the request's values. For a
+ * {@code @RateLimited} method that is not a request's handler, the interceptor throws an
+ * {@link IllegalStateException} instead, with this exception suppressed.
  */
 public class RateLimitEvaluationException extends RuntimeException {
 

@@ -8,18 +8,10 @@ import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
 /**
- * Limits calls of a method, or of every public method of a class, by a named policy of {@code ratelimit.policies}.
- * Repeatable: a method with several is limited by all of them, decided together. Usable as a meta-annotation.
- *
- * <pre class="code">
- * &#64;RateLimited("geocode-burst")
- * &#64;RateLimited(policy = "batch", cost = "#{#queries.size()}")
- * &#64;RateLimited(policy = "per-user", key = "#{#userId}")
- * </pre>
- *
- * When a limit rejects a call, the call throws {@code dev.ratelimit.core.RateLimitExceededException}, which a web
- * application answers with 429 Too Many Requests. Expressions are parsed, and policy names checked, when the
- * application starts.
+ * Limits calls of a method, or of every public method of a class, by a named policy of {@code ratelimit.policies},
+ * such as {@code @RateLimited(policy = "batch", cost = "#{#queries.size()}")}. Repeatable: several are decided
+ * together. A rejected call throws {@code RateLimitExceededException}, answered 429 in a web application. Expressions
+ * and policy names are checked at start-up. Usable as a meta-annotation.
  */
 @Target({ ElementType.METHOD, ElementType.TYPE, ElementType.ANNOTATION_TYPE })
 @Retention(RetentionPolicy.RUNTIME)

@@ -25,20 +25,9 @@ import dev.ratelimit.spring.Sleeper;
 /**
  * The aspect behind {@link RateLimited}: decides each call of an annotated method through the
  * {@link RateLimitService} before the method runs, and throws {@link RateLimitExceededException} when a limit
- * rejects it. For the handler method of a web request, the decision also covers the policies of the filters that
- * matched the request, and its concurrency permits are held until the response completes; otherwise, and for a
- * handler method invoked after the response completed (by an ERROR dispatch, say), they are held until the method
- * returns or throws.
- *
- * <p>
- * A cost or key expression of an enforced policy that cannot be evaluated for the arguments or the request of a
- * handler method throws {@link RateLimitEvaluationException} before anything is charged, for the filter's policies
- * too, and the starter answers it with 400. For any other method its arguments come from the application, so the
- * failure is the application's: an {@link IllegalStateException} with the same message and cause, and the
- * {@code RateLimitEvaluationException} as a suppressed exception (not a cause, which exception handlers match). A
- * shadow policy whose cost or key cannot be evaluated is not decided for the call. Should the cost, a key or the
- * decision fail otherwise (an error of the application), the filter's policies are left to the filter, which charges
- * them as for a handler method that never runs.
+ * rejects it. For a request's handler method the decision also covers the filters' policies, and a cost or key that
+ * cannot be evaluated throws {@link RateLimitEvaluationException} (400); for any other method, an
+ * {@link IllegalStateException}.
  */
 public final class RateLimitedInterceptor implements MethodInterceptor {
 
@@ -109,6 +98,8 @@ public final class RateLimitedInterceptor implements MethodInterceptor {
 			}
 			throw ex;
 		}
+		// A handler method's concurrency permits are held until the response completes. Otherwise, and for a handler
+		// method invoked after the response completed (an ERROR dispatch, say), until the method returns or throws.
 		boolean releasedByWeb = web != null && request != null && web.onDecision(request, result, handler);
 		if (!result.isAllowed()) {
 			throw new RateLimitExceededException(result.decision());

@@ -37,17 +37,6 @@ import dev.ratelimit.spring.annotation.RateLimitedMethods;
  * handler method, so that the filter can leave its policies to that method's single decision. Asks the application's
  * handler mappings as the {@code DispatcherServlet} will, on a view of the request whose attribute changes are
  * discarded.
- * <p>
- * Most requests cannot reach an annotated method at all, and for them the full look-up (every handler mapping, as
- * the {@code DispatcherServlet} will do it again) is skipped: on first use this remembers the path patterns and HTTP
- * methods of the annotated methods' request mappings, and a request whose path matches none of those patterns, or
- * whose method none of them accepts, is answered at once, without wrapping the request. This check is a superset of
- * the mappings' own conditions (it ignores parameters, headers and media types, and lets {@code HEAD} and
- * {@code OPTIONS} through), so a request that passes it still gets the full look-up, which also sees whether a more
- * specific mapping that is not annotated wins. The shortcut is taken only when every handler-method mapping is a
- * {@link RequestMappingInfoHandlerMapping} using path patterns (the default); annotated methods registered at run
- * time, after the first request, are seen only by the full look-up, so an application that registers them should
- * register them before it takes traffic.
  */
 public final class AnnotatedHandlerLookup {
 
@@ -57,6 +46,16 @@ public final class AnnotatedHandlerLookup {
 
 	private final Map<MethodClassKey, Boolean> annotated = new ConcurrentHashMap<>();
 
+	/*
+	 * Most requests cannot reach an annotated method, and for them the full look-up (every handler mapping, which the
+	 * DispatcherServlet will do again) is skipped. On first use this remembers the path patterns and HTTP methods of
+	 * the annotated methods' mappings; a request that matches none is answered at once, without wrapping it. The check
+	 * is a superset of the mappings' own conditions (it ignores parameters, headers and media types, and lets HEAD and
+	 * OPTIONS through), so a request that passes still gets the full look-up, which also sees whether a more specific
+	 * mapping that is not annotated wins. The shortcut needs every handler-method mapping to be a
+	 * RequestMappingInfoHandlerMapping using path patterns (the default). Annotated methods registered at run time,
+	 * after the first request, are seen only by the full look-up: register them before taking traffic.
+	 */
 	private volatile @Nullable Candidates candidates;
 
 	/**

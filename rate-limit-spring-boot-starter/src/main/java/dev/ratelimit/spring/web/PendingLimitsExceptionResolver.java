@@ -14,18 +14,9 @@ import org.springframework.web.servlet.ModelAndView;
 
 /**
  * Has the {@link RateLimitFilter} decide the policies it left for a {@code @RateLimited} handler method when the
- * request fails before that method is invoked (its arguments do not bind or validate, an interceptor throws): the
- * failure reaches the exception resolvers before its error response is written, so the request is charged (a
- * failing request is not free) and its error response carries the rate-limit headers, as the response of a handler
- * without the annotation would. A request over the limit is answered 429 instead, and one whose key expression
- * cannot be evaluated 400, as the filter would have answered them before the handler. Resolves nothing else,
- * leaving the failure to the other resolvers.
- *
- * <p>
- * Ordered {@code Ordered.HIGHEST_PRECEDENCE + 1}: right after Spring Boot's {@code DefaultErrorAttributes}, which
- * only records the failure for the error attributes and resolves nothing, so that the failure is recorded even when
- * this resolver answers it, and before every resolver that answers a failure, such as the one of
- * {@code @ExceptionHandler} methods.
+ * request fails before that method is invoked (its arguments do not bind, an interceptor throws). The request is
+ * charged, its error response carries the rate-limit headers, and it is answered 429 or 400 where the filter would
+ * have been. Resolves nothing else.
  */
 public final class PendingLimitsExceptionResolver implements HandlerExceptionResolver, Ordered {
 
@@ -50,6 +41,9 @@ public final class PendingLimitsExceptionResolver implements HandlerExceptionRes
 		}
 	}
 
+	// Right after Spring Boot's DefaultErrorAttributes, which only records the failure for the error attributes and
+	// resolves nothing, so the failure is recorded even when this resolver answers it; and before every resolver that
+	// answers a failure, such as the one of @ExceptionHandler methods.
 	@Override
 	public int getOrder() {
 		return Ordered.HIGHEST_PRECEDENCE + 1;

@@ -38,28 +38,10 @@ import dev.ratelimit.spring.Sleeper;
 import dev.ratelimit.spring.annotation.PendingLimits;
 
 /**
- * Limits the requests that match {@code ratelimit.filters}. A request matched by several filters is limited by the
- * union of their policies, in one decision: its enforced policies at the highest cost of the filters that name an
- * enforced policy, its shadow policies at the highest cost of all the filters.
- *
- * <p>
- * When the request's handler method carries {@code @RateLimited}, the filter does not decide: it leaves its policies
- * to the annotation's interceptor, which decides them together with the annotation's own once the method arguments
- * are known, so that the request is still decided once and charged once. Should the handler method never be invoked
- * (say, its arguments fail to bind), the filter decides its policies after all, since a failing request is not free:
- * when the failure reaches the MVC exception resolvers, through the {@link PendingLimitsExceptionResolver}, before
- * the error response is written, so that the response carries the rate-limit headers and a request over the limit is
- * answered 429, as without the annotation; else when the filter chain returns.
- *
- * <p>
- * A request for which a cost or key expression of an enforced policy cannot be evaluated (a
- * {@link RateLimitEvaluationException}) is answered 400 before anything is charged. Shadow policies never refuse a
- * request: a shadow policy whose key cannot be evaluated for it, or a filter whose policies are all shadow policies
- * and whose cost cannot be evaluated, is not decided for it.
- *
- * <p>
- * Concurrency permits taken for the request are released when the response completes: when the filter chain
- * returns, or for an asynchronous request when it completes, fails or times out.
+ * Limits the requests that match {@code ratelimit.filters}: one decision per request, for the matching rules' policies
+ * together. When the handler method carries {@code @RateLimited}, the annotation's interceptor decides them with its
+ * own. A cost or key of an enforced policy that cannot be evaluated is answered 400, before anything is charged.
+ * Concurrency permits are released when the response completes.
  */
 public class RateLimitFilter extends OncePerRequestFilter {
 
@@ -136,6 +118,9 @@ public class RateLimitFilter extends OncePerRequestFilter {
 			chain.doFilter(request, response);
 		}
 		finally {
+			// A failing request is not free. If the annotated handler method was never invoked (its arguments failed to
+			// bind, say), PendingLimitsExceptionResolver has charged the filter's policies before the error response,
+			// with headers and a 429 if over the limit. If the failure never reached it, they are charged here.
 			decideLeftover(limits, request, response, false);
 			if (request.isAsyncStarted()) {
 				request.getAsyncContext().addListener(new ReleaseOnCompletion(limits));
