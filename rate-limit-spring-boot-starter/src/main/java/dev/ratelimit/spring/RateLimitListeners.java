@@ -12,17 +12,14 @@ import org.springframework.util.ClassUtils;
 /**
  * Calls the {@link RateLimitListener}s so that none of them can change a decision or keep a permit: a listener that
  * throws is skipped for that call, logged, and reported to the other listeners through
- * {@link RateLimitListener#onListenerFailure(Class, Throwable)}, which the metrics count as
- * {@code ratelimit.listener.failures}. Thread-safe.
- *
- * <p>
- * A listener that fails on every call would fill the log: its first failure is logged at warn level with the stack
- * trace, later ones at most once a minute, with the number of failures since, and at debug level otherwise.
+ * {@link RateLimitListener#onListenerFailure(Class, Throwable)}. Thread-safe.
  */
 public final class RateLimitListeners {
 
 	private static final Log logger = LogFactory.getLog(RateLimitListeners.class);
 
+	// A listener that fails on every call would fill the log: its first failure is logged at warn level with the stack
+	// trace, later ones at most once a minute with the number of failures since, and at debug level otherwise.
 	private static final long WARNING_INTERVAL_NANOS = Duration.ofMinutes(1).toNanos();
 
 	private final List<RateLimitListener> listeners;

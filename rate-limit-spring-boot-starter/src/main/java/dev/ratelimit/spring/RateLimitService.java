@@ -24,17 +24,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * The single decision path of the starter, shared by the servlet filter and the {@code @RateLimited} interceptor:
  * resolves the caller's tier, each policy's limits for that tier and its key, and asks the {@link RateLimiter} for
- * all enforced limits of the call at once. Thread-safe.
- *
- * <p>
- * Shadow policies are decided in a second, separate call to the limiter, made only when the enforced limits allowed
- * the call, so that they can never change the enforced decision: a call rejected by an enforced limit takes nothing
- * from any limit, and a shadow limit that would reject never blocks the call. Nor does a shadow policy whose key
- * cannot be evaluated for the call: it is not decided for that call.
- *
- * <p>
- * A decision that holds concurrency permits has them renewed until {@link #release(RateLimitResult)}, so that a call
- * keeps its permits however long it runs; every result with permits must therefore be released.
+ * all enforced limits of the call at once. Shadow policies never change the enforced decision. Thread-safe.
  */
 public final class RateLimitService implements AutoCloseable {
 
@@ -128,6 +118,9 @@ public final class RateLimitService implements AutoCloseable {
 	 * call, naming its policy; nothing is charged then. A shadow policy whose key cannot be evaluated is not decided
 	 * for the call (and the exception is logged at debug level), since a shadow policy never refuses a call
 	 */
+	// Shadow policies are decided in a second call to the limiter, made only when the enforced limits allowed the
+	// call: a call rejected by an enforced limit takes nothing from any limit, and a shadow limit that would reject
+	// never blocks the call.
 	public RateLimitResult decideApplied(List<AppliedPolicy> applied, long cost, long shadowCost,
 			RateLimitContext context) {
 		if (applied.isEmpty()) {

@@ -31,16 +31,8 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector.Match;
 
 /**
  * The {@code ratelimits} actuator endpoint: the configured policies and filters, one client's state in a policy
- * (read without consuming anything), and forgetting that state.
- *
- * <p>
- * A client is named as the policy's key strategy reads it from a call: the raw API key for {@code api-key} (hashed
- * here exactly as for a decision), the principal's name for {@code principal}, the address for {@code ip}, the header
- * or expression value otherwise; {@code ip:ADDRESS} names a caller that fell back to its address. The client may
- * contain {@code /} (an IPv6 network, a base64 API key): the rest of the path names it. A client keyed by another
- * strategy than its policy's (by a {@code @RateLimited} method's {@code key}) is named as that strategy reads it, with
- * the strategy in the {@code strategy} parameter, written as in a policy's {@code key} property. The delete operation
- * lifts a client's limits, so expose it over HTTP only behind authorization.
+ * (read without consuming anything), and forgetting that state. The delete operation lifts a client's limits, so
+ * expose it over HTTP only behind authorization.
  */
 @Endpoint(id = "ratelimits")
 public class RateLimitsEndpoint {
@@ -118,6 +110,13 @@ public class RateLimitsEndpoint {
 
 	/**
 	 * Returns a client's state in a policy without consuming anything.
+	 * <p>
+	 * A client is named as the key strategy reads it from a call: the raw API key for {@code api-key} (hashed here
+	 * exactly as for a decision), the principal's name for {@code principal}, the address for {@code ip}, the header
+	 * or expression value otherwise; {@code ip:ADDRESS} names a caller that fell back to its address. The client may
+	 * contain {@code /} (an IPv6 network, a base64 API key): the rest of the path names it. A client keyed by another
+	 * strategy than its policy's (by a {@code @RateLimited} method's {@code key}) needs that strategy in
+	 * {@code strategy}.
 	 * @param policy the policy name
 	 * @param key the client, as the key strategy identifies it; its segments are joined with {@code /}
 	 * @param tier the tier whose limits to show, those a caller of that tier gets (for a tier the policy does not
@@ -160,6 +159,7 @@ public class RateLimitsEndpoint {
 
 	/**
 	 * Forgets a client's state in every limit of a policy, whatever its tier, so that its next call sees full limits.
+	 * The client is named as for {@link #key(String, String[], String, String)}.
 	 * @param policy the policy name
 	 * @param key the client, as the key strategy identifies it; its segments are joined with {@code /}
 	 * @param strategy the key strategy that keyed the client, if not the policy's, as in a policy's {@code key}

@@ -16,20 +16,19 @@ import dev.ratelimit.spring.RateLimitConfigurationException;
 
 /**
  * Refuses to start an application whose web server replaces the client address with one taken from a forwarding
- * header before the rate limiter sees the request, unless the operator chose whom the server believes: a client could
- * otherwise choose its own {@code ip} key (the fallback of most key strategies), whatever
- * {@code ratelimit.client.trusted-proxies} says.
- *
- * <p>
- * Tomcat's {@code RemoteIpValve}, which Spring Boot adds for {@code server.forward-headers-strategy=native} (also
- * when the property is not set and a cloud platform such as Kubernetes is detected) or when
- * {@code server.tomcat.remoteip.remote-ip-header} or {@code protocol-header} is set, believes every private and
- * loopback address unless {@code server.tomcat.remoteip.internal-proxies} says otherwise, and keeps no copy of the
- * address it replaces. Another server's {@code native} support believes what it believes, and Spring Boot has no
- * property to narrow it. Spring's {@code ForwardedHeaderFilter} ({@code framework}) needs no check: the client
- * address resolver reads the request beneath it.
+ * header before the rate limiter sees the request, unless the operator chose whom the server believes. A client could
+ * otherwise choose its own {@code ip} key, whatever {@code ratelimit.client.trusted-proxies} says.
  */
 final class ServerForwardHeadersCheck {
+
+	/*
+	 * Spring Boot adds Tomcat's RemoteIpValve for server.forward-headers-strategy=native (also when the property is
+	 * not set and a cloud platform such as Kubernetes is detected), or when remote-ip-header or protocol-header is set.
+	 * The valve believes every private and loopback address unless internal-proxies says otherwise, and keeps no copy
+	 * of the address it replaces. Another server's native support believes what it believes, and Spring Boot has no
+	 * property to narrow it. ForwardedHeaderFilter (framework) needs no check: the client address resolver reads the
+	 * request beneath it.
+	 */
 
 	static final String STRATEGY = "server.forward-headers-strategy";
 

@@ -17,15 +17,8 @@ import dev.ratelimit.spring.RateLimitContext;
 
 /**
  * Resolves the client address of a request, the {@code ip} key strategy. The {@code Forwarded} and
- * {@code X-Forwarded-For} headers are honoured only when the direct peer is a trusted proxy: the client is then the
- * right-most address in the chain that is not itself a trusted proxy. Headers sent by anyone else are ignored, since
- * a client can write anything into them. The peer and the headers are read from the request as the web server
- * received it, beneath any request wrapper that answers another remote address (as Spring's
- * {@code ForwardedHeaderFilter} does).
- *
- * <p>
- * An IPv6 client usually holds a whole network (a /64 at least) and can change its address at will, so the
- * resolver can key IPv6 addresses by a prefix instead of whole.
+ * {@code X-Forwarded-For} headers are honoured only when the direct peer is a trusted proxy. IPv6 addresses can be
+ * keyed by a prefix, since an IPv6 client usually holds a whole network.
  */
 public final class ClientAddressResolver implements KeyResolver {
 
@@ -130,7 +123,10 @@ public final class ClientAddressResolver implements KeyResolver {
 	}
 
 	/**
-	 * Returns the address of the client that sent a request.
+	 * Returns the address of the client that sent a request. Behind a trusted proxy it is the right-most address in
+	 * the forwarded chain that is not itself a trusted proxy; headers sent by anyone else are ignored, since a client
+	 * can write anything into them. The peer and the headers are read from the request as the web server received it,
+	 * beneath any request wrapper that answers another remote address (as Spring's {@code ForwardedHeaderFilter} does).
 	 * @param request the request
 	 * @return the client address
 	 */

@@ -22,38 +22,33 @@ import dev.ratelimit.spring.RateLimitListener;
 import dev.ratelimit.spring.RateLimitOutcome;
 
 /**
- * Records every decision of the {@code RateLimitService} in Micrometer: {@value #REQUESTS} (a counter tagged
- * {@code policy}, {@code tier} and {@code outcome}), {@value #DECISION} (a timer tagged {@code backend}, publishing a
- * percentile histogram unless {@code management.metrics.distribution.percentiles-histogram.ratelimit.decision} says
- * otherwise), {@value #BACKEND_FAILURES} (a counter tagged {@code backend} and {@code exception}) and
- * {@value #LISTENER_FAILURES} (a counter tagged {@code listener}, the class of a {@code RateLimitListener} that threw).
- * No metric is ever tagged with a client key.
- *
- * <p>
- * Meters are created once and kept, never looked up in the registry per decision: at start-up for every configured
- * policy and tier (the outcomes {@code allowed} and {@code rejected}, or {@code shadow-rejected} for a shadow policy,
- * so that dashboards see zero rather than no data), and on first use for any other combination.
- *
- * <p>
- * The {@code tier} tag holds the tiers the policies know (those some policy lists, and the default tier); a caller
- * of any other tier, which whatever resolves tiers (a token's authority, say) could name at will, is counted as
- * {@value #OTHER_TIER}, so that the number of series stays bounded.
+ * Records every decision of the {@code RateLimitService} in Micrometer: {@value #REQUESTS}, {@value #DECISION},
+ * {@value #BACKEND_FAILURES} and {@value #LISTENER_FAILURES}. No metric is ever tagged with a client key.
  */
 public class RateLimitMetrics implements RateLimitListener {
 
-	/** The name of the decision counter. */
+	/** The name of the decision counter, tagged {@code policy}, {@code tier} and {@code outcome}. */
 	public static final String REQUESTS = "ratelimit.requests";
 
-	/** The name of the decision timer. */
+	/**
+	 * The name of the decision timer, tagged {@code backend}. It publishes a percentile histogram unless
+	 * {@code management.metrics.distribution.percentiles-histogram.ratelimit.decision} says otherwise.
+	 */
 	public static final String DECISION = "ratelimit.decision";
 
-	/** The name of the backend failure counter. */
+	/** The name of the backend failure counter, tagged {@code backend} and {@code exception}. */
 	public static final String BACKEND_FAILURES = "ratelimit.backend.failures";
 
-	/** The name of the counter of listeners that threw. */
+	/**
+	 * The name of the counter of listeners that threw, tagged {@code listener}: the class of the
+	 * {@code RateLimitListener}.
+	 */
 	public static final String LISTENER_FAILURES = "ratelimit.listener.failures";
 
-	/** The {@code tier} tag of a caller whose tier no policy knows. */
+	/**
+	 * The {@code tier} tag of a caller whose tier no policy knows: neither one that some policy lists nor the default
+	 * tier. Whatever resolves tiers could name any tier, so this keeps the number of series bounded.
+	 */
 	public static final String OTHER_TIER = "other";
 
 	/** The {@code exception} tag of the failure counter registered, at zero, before any failure. */
@@ -65,6 +60,8 @@ public class RateLimitMetrics implements RateLimitListener {
 
 	private static final Duration MAXIMUM_EXPECTED_DECISION = Duration.ofSeconds(1);
 
+	// Meters are created once and kept, never looked up in the registry per decision: at start-up for every
+	// configured policy and tier, and on first use for any other combination.
 	private final MeterRegistry registry;
 
 	private final Map<String, PolicyMeters> policies;
@@ -80,7 +77,9 @@ public class RateLimitMetrics implements RateLimitListener {
 	private final ConcurrentMap<Class<?>, Counter> listenerFailures = new ConcurrentHashMap<>();
 
 	/**
-	 * Creates the recorder and registers the meters of every configured policy and tier.
+	 * Creates the recorder and registers the meters of every configured policy and tier, at zero: the outcomes
+	 * {@code allowed} and {@code rejected}, or {@code shadow-rejected} for a shadow policy. So dashboards see zero
+	 * rather than no data.
 	 * @param registry the registry to record in
 	 * @param policies the configured policies
 	 * @param backend the name of the backend, such as {@code memory} or {@code redis}

@@ -10,14 +10,7 @@ import dev.ratelimit.spring.RateLimitResult;
 
 /**
  * Writes the rate-limit headers of a limited response, per draft-ietf-httpapi-ratelimit-headers-10:
- * {@code RateLimit-Policy} with one item per limit that applied ({@code "geocode-burst";q=10;w=2}: quota and the
- * seconds the limit takes to refill from empty), {@code RateLimit} for the limit closest to rejection
- * ({@code "geocode-burst";r=7;t=1}: permits remaining and seconds until full), and optionally the legacy
- * {@code X-RateLimit-Limit}, {@code X-RateLimit-Remaining} and {@code X-RateLimit-Reset} for that same limit.
- *
- * <p>
- * An item is named after its policy; a policy with several limits names them {@code policy[0]}, {@code policy[1]},
- * after their index in the policy's configured list. Seconds are rounded up.
+ * {@code RateLimit-Policy}, {@code RateLimit} and optionally the legacy {@code X-RateLimit-*} headers.
  */
 public class RateLimitHeaders {
 
@@ -52,6 +45,13 @@ public class RateLimitHeaders {
 
 	/**
 	 * Writes the headers for a result, unless no limit applied or the response is committed.
+	 * <p>
+	 * {@code RateLimit-Policy} has one item per limit that applied ({@code "geocode-burst";q=10;w=2}: quota and the
+	 * seconds the limit takes to refill from empty). {@code RateLimit} describes the limit closest to rejection
+	 * ({@code "geocode-burst";r=7;t=1}: permits remaining and seconds until full), as do {@code X-RateLimit-Limit},
+	 * {@code X-RateLimit-Remaining} and {@code X-RateLimit-Reset}. An item is named after its policy; a policy with
+	 * several limits names them {@code policy[0]}, {@code policy[1]}, by their index in its configured list. Seconds
+	 * are rounded up.
 	 * @param response the response
 	 * @param result the result
 	 */
