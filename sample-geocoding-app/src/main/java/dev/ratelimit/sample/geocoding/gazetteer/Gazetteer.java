@@ -22,21 +22,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * An immutable, in-memory world gazetteer: finds places by name and the place nearest to a
- * coordinate. Safe for use by many threads.
- * <p>
- * <b>Search</b> compares {@linkplain NameFolding folded} names (case, accents and punctuation
- * ignored). All folded names are held sorted, so the places whose name equals the query, and
- * after them those whose name starts with it, form one contiguous run found by binary search.
- * The data carry no population, so ordering within a group is by closeness and then
- * alphabetical: exact matches spelled as the query (accents included) before other exact
- * matches, then by country, admin1 code, name and coordinates; prefix matches shorter names
- * first, then by folded name and the same keys.
- * <p>
- * <b>Nearest place</b> uses a {@link NearestPlaceIndex k-d tree on the unit sphere}.
- * <p>
- * The data file is a gzip-compressed, tab-separated file with a header row and the columns
- * {@code name, country, admin1, lat, lon}.
+ * An immutable, in-memory world gazetteer: finds places by {@linkplain NameFolding folded} name
+ * and the place nearest to a coordinate, with a {@link NearestPlaceIndex k-d tree on the unit
+ * sphere}. Safe for use by many threads.
  */
 public final class Gazetteer {
 
@@ -56,6 +44,8 @@ public final class Gazetteer {
 	private final Place[] places;
 
 	/** Folded names in ascending order; {@code placeByKey[i]} is the place of {@code sortedKeys[i]}. */
+	// All folded names are held sorted, so the places whose name equals the query, and after them
+	// those whose name starts with it, form one contiguous run found by binary search.
 	private final String[] sortedKeys;
 
 	private final int[] placeByKey;
@@ -114,7 +104,8 @@ public final class Gazetteer {
 	}
 
 	/**
-	 * Loads the gazetteer from a gzip-compressed TSV file on the classpath.
+	 * Loads the gazetteer from a gzip-compressed TSV file on the classpath, with a header row and the
+	 * columns {@code name, country, admin1, lat, lon}.
 	 * @param resource the classpath location, such as {@link #DEFAULT_RESOURCE}
 	 * @return the gazetteer
 	 * @throws UncheckedIOException if the resource is missing or cannot be read
@@ -219,7 +210,10 @@ public final class Gazetteer {
 
 	/**
 	 * Finds places by name, ignoring case, accents and punctuation: first the places whose whole
-	 * name matches, then those whose name starts with the query.
+	 * name matches, then those whose name starts with the query. The data carry no population, so
+	 * within a group: exact matches spelled as the query (accents included) before other exact
+	 * matches, then by country, admin1 code, name and coordinates; prefix matches shorter names
+	 * first, then by folded name and the same keys.
 	 * @param query the name or the start of a name, such as {@code sao paulo}
 	 * @param country an ISO 3166-1 alpha-2 code to keep only places in that country (any case),
 	 * or {@code null} for all countries

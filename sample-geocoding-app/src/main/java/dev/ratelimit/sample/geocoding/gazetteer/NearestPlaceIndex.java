@@ -2,21 +2,19 @@ package dev.ratelimit.sample.geocoding.gazetteer;
 
 /**
  * A static k-d tree over points on the unit sphere, answering "which point is nearest to this
- * one?" by great-circle distance.
- * <p>
- * Each latitude/longitude becomes a unit vector {@code (x, y, z)}. The straight-line (chord)
- * distance between two unit vectors grows monotonically with their great-circle distance, so the
- * nearest point in 3-D space is the nearest point on the globe. Working in 3-D removes the usual
- * special cases of latitude/longitude grids: there is no seam at the antimeridian and no
- * crowding of meridians at the poles.
- * <p>
- * The tree is implicit: the node for the index range {@code [lo, hi)} sits at
- * {@code mid = (lo + hi) >>> 1}, everything in {@code [lo, mid)} lies on or below its
- * coordinate on the node's split axis, everything in {@code (mid, hi)} on or above. A query
- * visits O(log n) nodes for well-spread data; building takes O(n log n).
+ * one?" by great-circle distance. A query visits O(log n) nodes for well-spread data; building
+ * takes O(n log n).
  */
 final class NearestPlaceIndex {
 
+	/*
+	 * Each latitude/longitude becomes a unit vector (x, y, z). The chord distance between two unit
+	 * vectors grows monotonically with their great-circle distance, so the nearest point in 3-D is
+	 * the nearest on the globe, with no seam at the antimeridian and no crowding at the poles.
+	 *
+	 * The tree is implicit: the node for the range [lo, hi) sits at mid = (lo + hi) >>> 1; all of
+	 * [lo, mid) lies on or below its coordinate on the node's split axis, all of (mid, hi) on or above.
+	 */
 	private final double[][] axes;
 
 	private final double[] x;

@@ -24,10 +24,7 @@ import dev.ratelimit.spring.PolicyRegistry;
 /**
  * API callers authenticate with {@code X-API-Key}; the API itself is open to anonymous callers (who get the anonymous
  * tier). The actuator's view of one client ({@code /actuator/ratelimits/POLICY/CLIENT}) needs the operator's
- * credentials: its reset (DELETE) would let anyone lift their own limits, and its read would tell anyone, unthrottled,
- * whether a guessed API key has been used. The overview ({@code GET /actuator/ratelimits}, the configuration) and the
- * health status stay open; the health details are the operator's too
- * ({@code management.endpoint.health.show-details=when-authorized}).
+ * credentials. The overview, and the health status without its details, stay open.
  */
 @Configuration(proxyBeanMethods = false)
 @EnableConfigurationProperties(ApiKeyProperties.class)
@@ -47,7 +44,8 @@ public class SecurityConfiguration {
 			.authorizeHttpRequests((requests) -> requests
 				// the overview shows the configuration only
 				.requestMatchers(HttpMethod.GET, "/actuator/ratelimits").permitAll()
-				// one client's state answers whether a guessed API key is in use; its reset lifts its limits
+				// one client's state tells anyone, unthrottled, whether a guessed API key is in use; its reset lifts
+				// its limits. Health details are the operator's too (show-details=when-authorized).
 				.requestMatchers("/actuator/ratelimits/**").hasRole("OPERATOR")
 				.anyRequest().permitAll());
 		return http.build();
