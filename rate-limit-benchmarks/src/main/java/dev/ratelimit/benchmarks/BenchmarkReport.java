@@ -18,16 +18,6 @@ import org.apache.commons.math3.distribution.TDistribution;
 /**
  * Writes {@code docs/BENCHMARKS.md} from the result files of one run and prints one line per ratio of issue 7,
  * {@code ratio NAME VALUE} (ours divided by theirs; above 1 is better, except for bytes).
- *
- * <p>
- * It reads every {@code *.json} file of the results folder: JMH result files (a JSON array), and the files of the
- * measurements that JMH does not make (an object with a {@code measurements} array of {@code name}, {@code score},
- * {@code error}, {@code unit}). A measurement's name is {@code Class.method[param=value,...]} for JMH results. A ratio
- * whose measurements are missing is reported as pending, so that a section (Redis, HTTP) joins the report as soon as
- * its results appear under the names listed in {@link #RATIOS}.
- *
- * <p>
- * Usage: {@code BenchmarkReport RESULTS_DIR OUTPUT.md MODE COMMIT [NOTES.md]}.
  */
 public final class BenchmarkReport {
 
@@ -123,6 +113,18 @@ public final class BenchmarkReport {
 	private BenchmarkReport() {
 	}
 
+	/*
+	 * Every *.json file of the results folder is read: JMH result files (a JSON array), and the files of the
+	 * measurements that JMH does not make (an object with a measurements array of name, score, error, unit). A JMH
+	 * measurement is named Class.method[param=value,...]. A ratio whose measurements are missing is reported as
+	 * pending, so a section (Redis, HTTP) joins the report as soon as its results appear under the names in RATIOS.
+	 */
+
+	/**
+	 * Writes the report. Usage: {@code BenchmarkReport RESULTS_DIR OUTPUT.md MODE COMMIT [NOTES.md]}.
+	 * @param args the results folder, the report file, the mode, the commit and optionally a notes file
+	 * @throws IOException if a file cannot be read or written
+	 */
 	public static void main(String[] args) throws IOException {
 		if (args.length < 4) {
 			System.err.println("usage: BenchmarkReport RESULTS_DIR OUTPUT.md MODE COMMIT [NOTES.md]");

@@ -27,13 +27,6 @@ import dev.ratelimit.core.memory.InMemoryRateLimiter;
 /**
  * A million clients, each call from a random one: the cost of finding a key's state among many (cache misses
  * dominate) and of creating state for a key seen for the first time.
- *
- * <p>
- * The same work on both sides: ours is called as an application calls it, with a {@link KeyedLimit} made for the
- * request; Bucket4j keeps one bucket per client in a {@link ConcurrentHashMap} and creates it with
- * {@code computeIfAbsent}, sharing one {@link Bandwidth} between all buckets. Both stores are filled with every key
- * before measuring, so the measurement sees the steady state. Allowed path: each key has the paid tier of the mission,
- * 1000 per minute, and is called about once a second. Rejected path: each key holds one permit per hour, taken by the fill.
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
@@ -43,6 +36,13 @@ import dev.ratelimit.core.memory.InMemoryRateLimiter;
 @Threads(1)
 public class ManyKeys {
 
+	/*
+	 * The same work on both sides: ours is called as an application calls it, with a KeyedLimit made for the request;
+	 * Bucket4j keeps one bucket per client in a ConcurrentHashMap, created with computeIfAbsent and sharing one
+	 * Bandwidth. Both stores hold every key before measuring, so the measurement sees the steady state. Allowed path:
+	 * each key has the paid tier of the mission, 1000 per minute, and is called about once a second. Rejected path:
+	 * each key holds one permit per hour, taken by the fill.
+	 */
 	static final String POLICY = "api";
 
 	/**

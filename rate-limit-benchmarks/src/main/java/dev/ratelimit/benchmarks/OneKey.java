@@ -24,16 +24,8 @@ import dev.ratelimit.core.KeyedLimit;
 import dev.ratelimit.core.memory.InMemoryRateLimiter;
 
 /**
- * One hot key, every thread calling it: the cost of a decision itself, and of contention on one key's state.
- *
- * <p>
- * The same work on every side: each call finds the key's state by the key and then decides. Ours looks the
- * {@link KeyedLimit} up in its own bounded store ({@link InMemoryRateLimiter#acquire(KeyedLimit)}) and returns a full
- * {@link Decision} (remaining, retry-after, reset-after); each competitor looks its limiter up by the same key in a
- * {@link ConcurrentHashMap}, which is how an application keeps one limiter per client with them, and returns only a
- * boolean. {@link #oursTryAcquire()} is ours returning a boolean too ({@link InMemoryRateLimiter#tryAcquire}), the
- * same answer as the competitors'. {@link #bucket4jDirect()} skips the lookup and is shown for reference, not used in
- * ratios.
+ * One hot key, every thread calling it: the cost of a decision itself, and of contention on one key's state. Every
+ * side does the same work: it finds the key's state by the key, then decides.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.Throughput)
@@ -43,6 +35,13 @@ import dev.ratelimit.core.memory.InMemoryRateLimiter;
 @Fork(value = 2, jvmArgsAppend = { "-Xms1g", "-Xmx1g" })
 public abstract class OneKey {
 
+	/*
+	 * Ours looks the KeyedLimit up in its own bounded store (acquire(KeyedLimit)) and returns a full Decision
+	 * (remaining, retry-after, reset-after). Each competitor looks its limiter up by the same key in a
+	 * ConcurrentHashMap, as an application keeps one limiter per client with them, and returns only a boolean.
+	 * oursTryAcquire is ours returning a boolean too, the same answer as the competitors'. bucket4jDirect skips the
+	 * look-up and is shown for reference, not used in ratios.
+	 */
 	static final String POLICY = "api";
 
 	static final String KEY = "client-1";

@@ -19,13 +19,7 @@ import org.openjdk.jmh.infra.BenchmarkParams;
 
 /**
  * Decisions per second against one Redis server (started by {@code run.sh}), each a synchronous call that returns
- * once Redis has answered. The subclasses fix the number of JMH threads, so the number of requests in flight: every
- * side is called by the same threads, each with one blocking call at a time, over one multiplexed Lettuce connection
- * per side (see {@link RedisSides}).
- *
- * <p>
- * {@code keys=1}: one hot key for every call; {@code keys=100000}: a key picked at random per call. Only the side of
- * the running method is built (and connected) in its fork.
+ * once Redis has answered. The subclasses fix the number of JMH threads, so the number of requests in flight.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.Throughput)
@@ -35,6 +29,9 @@ import org.openjdk.jmh.infra.BenchmarkParams;
 @Fork(value = 1, jvmArgsAppend = { "-Xms1g", "-Xmx1g" })
 public abstract class RedisBenchmark {
 
+	// Every side is called by the same threads, each with one blocking call at a time, over one multiplexed Lettuce
+	// connection per side (see RedisSides). keys=1: one hot key for every call; keys=100000: a key picked at random per
+	// call. Only the side of the running method is built (and connected) in its fork.
 	@Param({ "1", "100000" })
 	public int keys;
 

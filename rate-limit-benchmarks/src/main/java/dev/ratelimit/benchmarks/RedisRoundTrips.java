@@ -15,13 +15,7 @@ import io.lettuce.core.api.sync.RedisCommands;
 
 /**
  * Redis round trips per decision, one hot key, 64 threads making synchronous decisions for a fixed time, per side:
- * the commands the side's Lettuce client sent (its command listener) and, from the server, the scripts it ran (the
- * {@code calls} of {@code cmdstat_fcall}, {@code cmdstat_eval} and {@code cmdstat_evalsha} in
- * {@code INFO commandstats}, after a {@code CONFIG RESETSTAT}; commands a script calls inside Redis are not round
- * trips and are not counted), each divided by the decisions made.
- *
- * <p>
- * Usage: {@code RedisRoundTrips SECONDS OUTPUT.json SIDE...}, with {@code BENCH_REDIS_PORT} set.
+ * the commands the side's Lettuce client sent and the scripts the server ran, each divided by the decisions made.
  */
 public final class RedisRoundTrips {
 
@@ -30,6 +24,12 @@ public final class RedisRoundTrips {
 	private RedisRoundTrips() {
 	}
 
+	/**
+	 * Measures each side. Usage: {@code RedisRoundTrips SECONDS OUTPUT.json SIDE...}, with {@code BENCH_REDIS_PORT}
+	 * set.
+	 * @param args the seconds per side, the result file and the sides
+	 * @throws Exception if a measurement fails
+	 */
 	public static void main(String[] args) throws Exception {
 		double seconds = Double.parseDouble(args[0]);
 		List<String> lines = new ArrayList<>();
@@ -90,6 +90,8 @@ public final class RedisRoundTrips {
 		return decisions.get();
 	}
 
+	// The calls of cmdstat_fcall, cmdstat_eval and cmdstat_evalsha in INFO commandstats, after a CONFIG RESETSTAT.
+	// Commands a script calls inside Redis are not round trips and are not counted.
 	private static long scripts(String commandStats) throws IOException {
 		long calls = 0;
 		for (String line : commandStats.split("\r?\n")) {

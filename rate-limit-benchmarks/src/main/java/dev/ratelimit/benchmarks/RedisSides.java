@@ -35,18 +35,17 @@ import dev.ratelimit.core.redis.RedisRateLimiter;
 /**
  * The Redis-backed limiters the Redis benchmarks compare, each behind the same one-call interface: decide one permit
  * for a key, synchronously, and answer whether it is allowed.
- *
- * <p>
- * Fairness: every side gets one multiplexed Lettuce connection to the same server (ours and Spring Cloud Gateway
- * through a Spring Data {@link LettuceConnectionFactory} with its default shared native connection, Bucket4j through a
- * {@link RedisClient} connection as its documentation shows), the same limit (a token bucket of
- * {@link #PER_SECOND} per second with a burst of one second's refill, so that nearly every call is allowed), and is
- * called by the same JMH threads, one blocking call per thread at a time. The server is started by {@code run.sh}
- * and found through the {@code BENCH_REDIS_PORT} environment variable.
  */
 final class RedisSides {
 
 	/** A rate far above what a server can decide: every call is allowed. */
+	/*
+	 * Fairness: every side gets one multiplexed Lettuce connection to the same server (ours and Spring Cloud Gateway
+	 * through a Spring Data LettuceConnectionFactory with its default shared native connection, Bucket4j through a
+	 * RedisClient connection as its documentation shows), the same limit (a token bucket of PER_SECOND per second with
+	 * a burst of one second's refill, so nearly every call is allowed), and the same JMH threads, one blocking call per
+	 * thread at a time. The server is started by run.sh and found through BENCH_REDIS_PORT.
+	 */
 	static final long PER_SECOND = 1_000_000_000L;
 
 	/** The lease size of ours in lease (two-tier) mode. */

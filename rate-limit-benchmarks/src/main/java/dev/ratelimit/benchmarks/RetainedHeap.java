@@ -14,22 +14,8 @@ import dev.ratelimit.core.memory.InMemoryRateLimiter;
 
 /**
  * Measures the heap a limiter retains per key: the used heap after a full GC, before and after one call for each of
- * N distinct keys, divided by N. The client names exist before the first measurement and outlive the second, so they
- * are not counted on either side (an application holds its keys anyway); what is counted is everything the store
- * keeps for a key: for ours the {@link KeyedLimit} it retains as the map key, its entry and the state; for Bucket4j
- * the map entry, the bucket, its configuration and its state. Bucket4j is measured twice: with each bucket built as
- * its documentation shows ({@code addLimit(limit -> limit.capacity(..).refillGreedy(..))}, so each bucket has its own
- * {@code Bandwidth}), and with one {@code Bandwidth} shared by all buckets.
- *
- * <p>
- * With a key length ({@code KEY_CHARS}, ours only), each call gets a key of that many characters made for it, as a
- * request's header value is, and not kept by the benchmark: the store is then charged for whatever it keeps of a long
- * key (a hostile client's 8 KB header, say), which the short names above do not show.
- *
- * <p>
- * Run it in a JVM of its own per library: {@code java -cp benchmarks.jar dev.ratelimit.benchmarks.RetainedHeap ours
- * 1000000 result.json}, or {@code ... RetainedHeap ours 50000 result.json 8192} for 8 KB keys. It writes one JSON
- * object to the file and a line to standard output.
+ * N distinct keys, divided by N. Ours and Bucket4j (with a {@code Bandwidth} per bucket, as its documentation shows,
+ * and with one shared) are measured alike.
  */
 public final class RetainedHeap {
 
@@ -38,6 +24,26 @@ public final class RetainedHeap {
 	private RetainedHeap() {
 	}
 
+	/*
+	 * The client names exist before the first measurement and outlive the second, so they are not counted on either
+	 * side (an application holds its keys anyway). What is counted is everything the store keeps for a key: for ours
+	 * the KeyedLimit it retains as the map key, its entry and the state; for Bucket4j the map entry, the bucket, its
+	 * configuration and its state. Bucket4j is built as its documentation shows (addLimit(limit ->
+	 * limit.capacity(..).refillGreedy(..)), a Bandwidth per bucket), and with one Bandwidth shared by all buckets.
+	 *
+	 * With a key length (KEY_CHARS, ours only), each call gets a key of that many characters made for it, as a
+	 * request's header value is, and not kept by the benchmark: the store is then charged for whatever it keeps of a
+	 * long key (a hostile client's 8 KB header, say), which the short names do not show.
+	 */
+
+	/**
+	 * Runs the measurement in a JVM of its own per library:
+	 * {@code java -cp benchmarks.jar dev.ratelimit.benchmarks.RetainedHeap ours 1000000 result.json}, or
+	 * {@code ... RetainedHeap ours 50000 result.json 8192} for 8 KB keys. Writes one JSON object to the file and a
+	 * line to standard output.
+	 * @param args the library, the number of keys, the result file and optionally the key length
+	 * @throws Exception if the measurement fails
+	 */
 	public static void main(String[] args) throws Exception {
 		if (args.length < 2) {
 			System.err.println(

@@ -28,16 +28,9 @@ import dev.ratelimit.core.memory.InMemoryRateLimiter;
 import dev.ratelimit.core.redis.RedisRateLimiter;
 
 /**
- * The time of one sliding-window-log decision on a full log: one key holding {@code entries} entries of one permit,
- * one a microsecond, in a window of {@code entries} microseconds. {@link #rejected()}: the clock stands still, so
- * every call finds the log full; {@link #allowed()}: the clock moves on a microsecond per call, so one entry leaves the
- * window and the call takes its place, and the log stays full. Compare {@code entries=1000} with
- * {@code entries=100000}: the time must not grow with the log.
- *
- * <p>
- * {@code backend=memory} (the default) decides in this JVM; {@code backend=redis} on the Redis server found through
- * {@code BENCH_REDIS_PORT} (as {@code run.sh} starts one), one round trip per call. Not part of {@code run.sh}'s
- * report; run it alone: {@code java -jar benchmarks.jar SlidingLogCost -p backend=memory,redis}.
+ * The time of one sliding-window-log decision on a full log of {@code entries} entries, in memory or on Redis. The
+ * time must not grow with the log. Not part of {@code run.sh}'s report; run it alone:
+ * {@code java -jar benchmarks.jar SlidingLogCost -p backend=memory,redis}.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -49,6 +42,12 @@ import dev.ratelimit.core.redis.RedisRateLimiter;
 public class SlidingLogCost {
 
 	/** 2026-01-01T00:00Z in microseconds. */
+	/*
+	 * One key holds entries entries of one permit, one a microsecond, in a window of entries microseconds. rejected():
+	 * the clock stands still, so every call finds the log full. allowed(): the clock moves on a microsecond per call,
+	 * so one entry leaves the window, the call takes its place, and the log stays full. backend=memory (the default)
+	 * decides in this JVM; backend=redis on the server found through BENCH_REDIS_PORT, one round trip per call.
+	 */
 	private static final long START = 1_767_225_600_000_000L;
 
 	@Param({ "1000", "100000" })

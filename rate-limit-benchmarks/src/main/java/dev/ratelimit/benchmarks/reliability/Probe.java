@@ -25,10 +25,7 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * A client that times each of its requests, for what wrk cannot tell: the latency of the requests sent during an
  * outage, and which client each answer belongs to. It is open-loop: a request is due every {@code 1/rate} seconds
- * whether or not the earlier ones were answered, and is sent by one of {@value #WORKERS} workers, each with a
- * keep-alive connection of its own to each instance (plain HTTP/1.1 over a socket: nothing between the probe and the
- * app but the kernel). A request's latency runs from when it was due until its answer, so that it also counts a
- * wait for a free worker when the app holds them all.
+ * whether or not the earlier ones were answered, and is sent by one of {@value #WORKERS} workers.
  */
 final class Probe implements AutoCloseable {
 
@@ -38,6 +35,9 @@ final class Probe implements AutoCloseable {
 	/** The status of a request without an answer within the probe's timeout. */
 	static final int TIMED_OUT = -2;
 
+	// Each worker has a keep-alive connection of its own to each instance (plain HTTP/1.1 over a socket: nothing
+	// between the probe and the app but the kernel). A request's latency runs from when it was due until its answer,
+	// so it also counts a wait for a free worker when the app holds them all.
 	static final int WORKERS = 64;
 
 	private final List<SampleApp> targets;
