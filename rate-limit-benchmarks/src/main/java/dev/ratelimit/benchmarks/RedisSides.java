@@ -38,7 +38,6 @@ import dev.ratelimit.core.redis.RedisRateLimiter;
  */
 final class RedisSides {
 
-	/** A rate far above what a server can decide: every call is allowed. */
 	/*
 	 * Fairness: every side gets one multiplexed Lettuce connection to the same server (ours and Spring Cloud Gateway
 	 * through a Spring Data LettuceConnectionFactory with its default shared native connection, Bucket4j through a
@@ -46,6 +45,8 @@ final class RedisSides {
 	 * a burst of one second's refill, so nearly every call is allowed), and the same JMH threads, one blocking call per
 	 * thread at a time. The server is started by run.sh and found through BENCH_REDIS_PORT.
 	 */
+
+	/** A rate far above what a server can decide: every call is allowed. */
 	static final long PER_SECOND = 1_000_000_000L;
 
 	/** The lease size of ours in lease (two-tier) mode. */

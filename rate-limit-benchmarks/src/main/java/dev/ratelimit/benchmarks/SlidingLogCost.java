@@ -41,13 +41,14 @@ import dev.ratelimit.core.redis.RedisRateLimiter;
 @Threads(1)
 public class SlidingLogCost {
 
-	/** 2026-01-01T00:00Z in microseconds. */
 	/*
 	 * One key holds entries entries of one permit, one a microsecond, in a window of entries microseconds. rejected():
 	 * the clock stands still, so every call finds the log full. allowed(): the clock moves on a microsecond per call,
 	 * so one entry leaves the window, the call takes its place, and the log stays full. backend=memory (the default)
 	 * decides in this JVM; backend=redis on the server found through BENCH_REDIS_PORT, one round trip per call.
 	 */
+
+	/** 2026-01-01T00:00Z in microseconds. */
 	private static final long START = 1_767_225_600_000_000L;
 
 	@Param({ "1000", "100000" })

@@ -104,6 +104,9 @@ public final class RateLimitService implements AutoCloseable {
 		return decideApplied(applied, cost, cost, context);
 	}
 
+	// Shadow policies are decided in a second call to the limiter, made only when the enforced limits allowed the
+	// call: a call rejected by an enforced limit takes nothing from any limit, and a shadow limit that would reject
+	// never blocks the call.
 	/**
 	 * Decides a call against the given policies, its enforced and its shadow policies at costs of their own: every
 	 * enforced limit together, in one call to the limiter, so that the call is charged once and a rejected call is
@@ -118,9 +121,6 @@ public final class RateLimitService implements AutoCloseable {
 	 * call, naming its policy; nothing is charged then. A shadow policy whose key cannot be evaluated is not decided
 	 * for the call (and the exception is logged at debug level), since a shadow policy never refuses a call
 	 */
-	// Shadow policies are decided in a second call to the limiter, made only when the enforced limits allowed the
-	// call: a call rejected by an enforced limit takes nothing from any limit, and a shadow limit that would reject
-	// never blocks the call.
 	public RateLimitResult decideApplied(List<AppliedPolicy> applied, long cost, long shadowCost,
 			RateLimitContext context) {
 		if (applied.isEmpty()) {

@@ -127,11 +127,11 @@ final class KeyEvictor {
 		}
 	}
 
+	// Should keys come faster than sweeps free them, the store stops here: a call on a key not held is decided on a
+	// fresh state that is not kept (see notAdded). So no call waits for a sweep and memory stays bounded.
 	/**
 	 * Returns whether a call may add a key: the store is below {@code maxKeys + maxKeys / 16}.
 	 */
-	// Should keys come faster than sweeps free them, the store stops here: a call on a key not held is decided on a
-	// fresh state that is not kept (see notAdded). So no call waits for a sweep and memory stays bounded.
 	boolean hasRoom() {
 		return this.slots.estimatedSize() < this.ceiling;
 	}

@@ -16,8 +16,6 @@ import org.jspecify.annotations.Nullable;
  * The state of one keyed limit and the stamp that guards it: even while the state is stable, odd while a writer
  * holds it.
  */
-// The state of buckets and windows is a few numbers held in the slot itself (no second object per key). The
-// algorithm's math runs on a state object made for the call, which the JIT keeps in registers.
 abstract class Slot {
 
 	private static final VarHandle STAMP;
@@ -213,6 +211,11 @@ abstract class Slot {
 			LockSupport.parkNanos(1);
 		}
 	}
+
+	/*
+	 * The state of buckets and windows is a few numbers held in the slot itself (no second object per key). The
+	 * algorithm's math runs on a state object made for the call, which the JIT keeps in registers.
+	 */
 
 	/**
 	 * A token or leaky bucket: a level and the time of that level.

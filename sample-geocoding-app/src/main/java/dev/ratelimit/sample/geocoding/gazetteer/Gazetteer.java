@@ -43,9 +43,9 @@ public final class Gazetteer {
 
 	private final Place[] places;
 
-	/** Folded names in ascending order; {@code placeByKey[i]} is the place of {@code sortedKeys[i]}. */
 	// All folded names are held sorted, so the places whose name equals the query, and after them
 	// those whose name starts with it, form one contiguous run found by binary search.
+	/** Folded names in ascending order; {@code placeByKey[i]} is the place of {@code sortedKeys[i]}. */
 	private final String[] sortedKeys;
 
 	private final int[] placeByKey;
