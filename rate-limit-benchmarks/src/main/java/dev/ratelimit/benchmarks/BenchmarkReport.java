@@ -16,12 +16,16 @@ import java.util.stream.Stream;
 import org.apache.commons.math3.distribution.TDistribution;
 
 /**
- * Writes {@code docs/BENCHMARKS.md} from the result files of one run and prints one line per ratio of issue 7,
- * {@code ratio NAME VALUE} (ours divided by theirs; above 1 is better, except for bytes).
+ * Writes {@code docs/BENCHMARKS.md} from the result files of one run and prints one line
+ * per ratio of issue 7, {@code ratio NAME VALUE} (ours divided by theirs; above 1 is
+ * better, except for bytes).
  */
 public final class BenchmarkReport {
 
-	/** A measurement: a score with its error (99.9% confidence half-width for JMH) and unit. */
+	/**
+	 * A measurement: a score with its error (99.9% confidence half-width for JMH) and
+	 * unit.
+	 */
 	record Measurement(String name, double score, double error, String unit, double allocBytesPerOp) {
 	}
 
@@ -33,9 +37,10 @@ public final class BenchmarkReport {
 		}
 
 		/**
-		 * Whether the value meets the target, given the run's other measurements: round trips per decision in lease
-		 * mode may exceed 1/N by the one lease still open when counting stopped (taken, its permits not all used), so
-		 * they meet the target when the round trips are at most {@code ceil(decisions / N) + 1}.
+		 * Whether the value meets the target, given the run's other measurements: round
+		 * trips per decision in lease mode may exceed 1/N by the one lease still open
+		 * when counting stopped (taken, its permits not all used), so they meet the
+		 * target when the round trips are at most {@code ceil(decisions / N) + 1}.
 		 */
 		boolean met(double value, Map<String, Measurement> measurements) {
 			Measurement decisions = measurements.get(this.ours + ".decisions");
@@ -83,10 +88,13 @@ public final class BenchmarkReport {
 					1.0, false, REDIS_PENDING),
 			new Ratio("redis-round-trips-vs-scg", "RedisRoundTrips.ours", "RedisRoundTrips.springCloudGateway", 1.0,
 					true, REDIS_PENDING),
-			new Ratio(LEASE_RATIO, "RedisRoundTrips.oursLease", "RedisRoundTrips.ours",
-					1.0 / 100, true, REDIS_PENDING));
+			new Ratio(LEASE_RATIO, "RedisRoundTrips.oursLease", "RedisRoundTrips.ours", 1.0 / 100, true,
+					REDIS_PENDING));
 
-	/** The competitors of the one-key benchmarks, in table order, with what each call does. */
+	/**
+	 * The competitors of the one-key benchmarks, in table order, with what each call
+	 * does.
+	 */
 	private static final Map<String, String> ONE_KEY_ROWS = new LinkedHashMap<>();
 
 	static {
@@ -98,8 +106,8 @@ public final class BenchmarkReport {
 		ONE_KEY_ROWS.put("bucket4jSynchronized", "Bucket4j synchronized bucket: `map.get(key).tryConsume(1)`");
 		ONE_KEY_ROWS.put("resilience4j", "Resilience4j `AtomicRateLimiter`: `map.get(key).acquirePermission()`");
 		ONE_KEY_ROWS.put("guava", "Guava `RateLimiter`: `map.get(key).tryAcquire()`");
-		ONE_KEY_ROWS.put("bucket4jDirect", "Bucket4j default bucket without lookup: `bucket.tryConsume(1)` "
-				+ "(reference only)");
+		ONE_KEY_ROWS.put("bucket4jDirect",
+				"Bucket4j default bucket without lookup: `bucket.tryConsume(1)` " + "(reference only)");
 	}
 
 	private static final Map<String, String> MANY_KEYS_ROWS = new LinkedHashMap<>();
@@ -114,15 +122,19 @@ public final class BenchmarkReport {
 	}
 
 	/*
-	 * Every *.json file of the results folder is read: JMH result files (a JSON array), and the files of the
-	 * measurements that JMH does not make (an object with a measurements array of name, score, error, unit). A JMH
-	 * measurement is named Class.method[param=value,...]. A ratio whose measurements are missing is reported as
-	 * pending, so a section (Redis, HTTP) joins the report as soon as its results appear under the names in RATIOS.
+	 * Every *.json file of the results folder is read: JMH result files (a JSON array),
+	 * and the files of the measurements that JMH does not make (an object with a
+	 * measurements array of name, score, error, unit). A JMH measurement is named
+	 * Class.method[param=value,...]. A ratio whose measurements are missing is reported
+	 * as pending, so a section (Redis, HTTP) joins the report as soon as its results
+	 * appear under the names in RATIOS.
 	 */
 
 	/**
-	 * Writes the report. Usage: {@code BenchmarkReport RESULTS_DIR OUTPUT.md MODE COMMIT [NOTES.md]}.
-	 * @param args the results folder, the report file, the mode, the commit and optionally a notes file
+	 * Writes the report. Usage:
+	 * {@code BenchmarkReport RESULTS_DIR OUTPUT.md MODE COMMIT [NOTES.md]}.
+	 * @param args the results folder, the report file, the mode, the commit and
+	 * optionally a notes file
 	 * @throws IOException if a file cannot be read or written
 	 */
 	public static void main(String[] args) throws IOException {
@@ -165,9 +177,8 @@ public final class BenchmarkReport {
 				StringBuilder name = new StringBuilder(simple);
 				if (!params.isEmpty()) {
 					StringBuilder list = new StringBuilder();
-					new TreeMap<>(params).forEach((k, v) -> list.append(list.length() > 0 ? "," : "").append(k)
-						.append('=')
-						.append(v));
+					new TreeMap<>(params)
+						.forEach((k, v) -> list.append(list.length() > 0 ? "," : "").append(k).append('=').append(v));
 					name.append('[').append(list).append(']');
 				}
 				Map<String, Object> primary = (Map<String, Object>) result.get("primaryMetric");
@@ -180,17 +191,20 @@ public final class BenchmarkReport {
 				List<List<Double>> passes = raw.computeIfAbsent(measurement.name(), (k) -> new ArrayList<>());
 				List<Double> iterations = iterations(primary.get("rawData"));
 				if (!passes.isEmpty() && !iterations.isEmpty()) {
-					// Another pass of the same benchmark (run.sh runs the in-memory classes in several passes, so that
-					// the machine's drift falls on every benchmark alike): pool the iterations of all passes.
+					// Another pass of the same benchmark (run.sh runs the in-memory
+					// classes in several passes, so that
+					// the machine's drift falls on every benchmark alike): pool the
+					// iterations of all passes.
 					Measurement earlier = into.get(measurement.name());
 					measurement = pooled(measurement, passes, iterations, earlier.allocBytesPerOp());
 				}
 				passes.add(iterations);
 				into.put(measurement.name(), measurement);
 				environment.merge("passes", passes.size(), (a, b) -> Math.max((Integer) a, (Integer) b));
-				environment.putIfAbsent("jdk", result.get("jdkVersion") + " (" + result.get("vmName") + " "
-						+ result.get("vmVersion") + ")");
-				environment.putIfAbsent("warmup", whole(result.get("warmupIterations")) + " × " + result.get("warmupTime"));
+				environment.putIfAbsent("jdk",
+						result.get("jdkVersion") + " (" + result.get("vmName") + " " + result.get("vmVersion") + ")");
+				environment.putIfAbsent("warmup",
+						whole(result.get("warmupIterations")) + " × " + result.get("warmupTime"));
 				environment.putIfAbsent("measurement",
 						whole(result.get("measurementIterations")) + " × " + result.get("measurementTime"));
 				environment.putIfAbsent("forks", whole(result.get("forks")));
@@ -208,7 +222,9 @@ public final class BenchmarkReport {
 		}
 	}
 
-	/** The iteration scores of every fork, from JMH's {@code rawData} (a list per fork). */
+	/**
+	 * The iteration scores of every fork, from JMH's {@code rawData} (a list per fork).
+	 */
 	private static List<Double> iterations(Object rawData) {
 		List<Double> iterations = new ArrayList<>();
 		if (rawData instanceof List<?> forks) {
@@ -224,8 +240,9 @@ public final class BenchmarkReport {
 	}
 
 	/**
-	 * A measurement pooled from the iterations of earlier passes and of {@code latest}: their mean, and the half-width
-	 * of its 99.9% confidence interval (Student's t, as JMH computes its error).
+	 * A measurement pooled from the iterations of earlier passes and of {@code latest}:
+	 * their mean, and the half-width of its 99.9% confidence interval (Student's t, as
+	 * JMH computes its error).
 	 */
 	private static Measurement pooled(Measurement latest, List<List<Double>> passes, List<Double> iterations,
 			double earlierAlloc) {
@@ -252,8 +269,9 @@ public final class BenchmarkReport {
 	}
 
 	/**
-	 * The lowest and highest ratio the two scores' errors allow, or {@code null} if either error is unknown. When the
-	 * denominator's error reaches zero, the highest is infinite: the run cannot bound the ratio from above.
+	 * The lowest and highest ratio the two scores' errors allow, or {@code null} if
+	 * either error is unknown. When the denominator's error reaches zero, the highest is
+	 * infinite: the run cannot bound the ratio from above.
 	 */
 	private static double[] range(Measurement ours, Measurement theirs) {
 		if (Double.isNaN(ours.error()) || Double.isNaN(theirs.error())) {
@@ -274,8 +292,11 @@ public final class BenchmarkReport {
 			Path results, Path notes) throws IOException {
 		StringBuilder out = new StringBuilder();
 		out.append("# Benchmarks\n\n");
-		out.append("Generated by `rate-limit-benchmarks/run.sh").append("quick".equals(mode) ? " --quick" : "")
-			.append("` from commit `").append(commit).append("`. Every number below comes from one run on one machine; ")
+		out.append("Generated by `rate-limit-benchmarks/run.sh")
+			.append("quick".equals(mode) ? " --quick" : "")
+			.append("` from commit `")
+			.append(commit)
+			.append("`. Every number below comes from one run on one machine; ")
 			.append("the machines are shared and noisy, so compare the **ratios** (ours ÷ theirs, measured side by side ")
 			.append("in the same run), not the absolute numbers. ")
 			.append("quick".equals(mode) ? "**This is a quick run** (short warm-up): peers' numbers may be too low; "
@@ -290,7 +311,10 @@ public final class BenchmarkReport {
 			Double value = value(ratio, m);
 			out.append("| `").append(ratio.name()).append("` | ");
 			if (value == null) {
-				out.append("— | | ").append(ratio.targetText()).append(" | pending: ").append(pendingReason(ratio))
+				out.append("— | | ")
+					.append(ratio.targetText())
+					.append(" | pending: ")
+					.append(pendingReason(ratio))
 					.append(" |\n");
 			}
 			else {
@@ -312,7 +336,8 @@ public final class BenchmarkReport {
 		out.append('\n');
 
 		out.append("## In memory, one key\n\n");
-		out.append("One hot key that every thread calls. *Allowed*: a billion permits per second, so every call passes. ")
+		out.append(
+				"One hot key that every thread calls. *Allowed*: a billion permits per second, so every call passes. ")
 			.append("*Rejected*: 1000 per second, so all but a few calls per million are turned away. ")
 			.append("The same work on every side: each call finds the key's limiter by its key, decides, and answers. ")
 			.append("Each competitor's limiter is looked up by the same key in a `ConcurrentHashMap` and answers a ")
@@ -345,7 +370,10 @@ public final class BenchmarkReport {
 		Measurement oursBytes = m.get("RetainedHeap.ours");
 		for (String library : List.of("ours", "bucket4j", "bucket4jSharedBandwidth")) {
 			Measurement bytes = m.get("RetainedHeap." + library);
-			out.append("| ").append(library).append(" | ").append((bytes != null) ? format(bytes.score()) : "—")
+			out.append("| ")
+				.append(library)
+				.append(" | ")
+				.append((bytes != null) ? format(bytes.score()) : "—")
 				.append(" | ");
 			if (bytes != null && oursBytes != null && !"ours".equals(library)) {
 				out.append(format(oursBytes.score() / bytes.score()));
@@ -392,27 +420,33 @@ public final class BenchmarkReport {
 		out.append("| cores (`nproc`) | ").append(Runtime.getRuntime().availableProcessors()).append(" |\n");
 		out.append("| CPU | ").append(cpuModel()).append(" |\n");
 		out.append("| memory | ").append(memTotal()).append(" |\n");
-		out.append("| OS | ").append(System.getProperty("os.name")).append(' ').append(System.getProperty("os.version"))
+		out.append("| OS | ")
+			.append(System.getProperty("os.name"))
+			.append(' ')
+			.append(System.getProperty("os.version"))
 			.append(" |\n");
-		out.append("| JDK | ").append(environment.getOrDefault("jdk", System.getProperty("java.vm.version")))
+		out.append("| JDK | ")
+			.append(environment.getOrDefault("jdk", System.getProperty("java.vm.version")))
 			.append(" |\n");
-		out.append("| JMH | warm-up ").append(environment.getOrDefault("warmup", "?")).append(", measurement ")
-			.append(environment.getOrDefault("measurement", "?")).append(", forks ")
+		out.append("| JMH | warm-up ")
+			.append(environment.getOrDefault("warmup", "?"))
+			.append(", measurement ")
+			.append(environment.getOrDefault("measurement", "?"))
+			.append(", forks ")
 			.append(environment.getOrDefault("forks", "?"))
-			.append(((Integer) environment.getOrDefault("passes", 1) > 1)
-					? " per pass, " + environment.get("passes")
-							+ " passes of the in-memory classes and of the one-thread Redis hot-key pair (pooled)"
-					: "")
+			.append(((Integer) environment.getOrDefault("passes", 1) > 1) ? " per pass, " + environment.get("passes")
+					+ " passes of the in-memory classes and of the one-thread Redis hot-key pair (pooled)" : "")
 			.append(", JVM args (per class) `")
-			.append(environment.getOrDefault("jvmArgs", "?")).append("` |\n");
+			.append(environment.getOrDefault("jvmArgs", "?"))
+			.append("` |\n");
 		Properties versions = new Properties();
 		try (InputStream in = BenchmarkReport.class.getResourceAsStream("/benchmark-versions.properties")) {
 			if (in != null) {
 				versions.load(in);
 			}
 		}
-		for (String name : List.of("rate-limit", "caffeine", "bucket4j", "resilience4j", "guava", "spring-cloud-gateway", "lettuce",
-				"jmh")) {
+		for (String name : List.of("rate-limit", "caffeine", "bucket4j", "resilience4j", "guava",
+				"spring-cloud-gateway", "lettuce", "jmh")) {
 			out.append("| ").append(name).append(" | ").append(versions.getProperty(name, "?")).append(" |\n");
 		}
 		out.append('\n');
@@ -422,12 +456,12 @@ public final class BenchmarkReport {
 		}
 
 		out.append("## Reproduce\n\n");
-		out.append("```\nrate-limit-benchmarks/run.sh          # full: 10 × 1 s warm-up, 5 × 1 s measurement, 2 forks (in memory, 2 passes of 1)\n")
+		out.append(
+				"```\nrate-limit-benchmarks/run.sh          # full: 10 × 1 s warm-up, 5 × 1 s measurement, 2 forks (in memory, 2 passes of 1)\n")
 			.append("rate-limit-benchmarks/run.sh --quick  # under 6 minutes, for checking, not for claims\n```\n\n")
 			.append("Result files: ");
 		try (Stream<Path> files = Files.list(results)) {
-			out.append(String.join(", ",
-					files.map((f) -> "`" + f.getFileName() + "`").sorted().toList()));
+			out.append(String.join(", ", files.map((f) -> "`" + f.getFileName() + "`").sorted().toList()));
 		}
 		out.append(".\n");
 		return out.toString();
@@ -445,7 +479,9 @@ public final class BenchmarkReport {
 		if (ours != null && best != null) {
 			double value = ours.score() / best.score();
 			double[] range = range(ours, best);
-			out.append("| ").append(label).append(", vs the best of Bucket4j synchronized, Resilience4j and Guava (")
+			out.append("| ")
+				.append(label)
+				.append(", vs the best of Bucket4j synchronized, Resilience4j and Guava (")
 				.append(best.name().substring(benchmark.length() + 1, best.name().indexOf('[')))
 				.append(") | ")
 				.append(format(value))
@@ -512,7 +548,8 @@ public final class BenchmarkReport {
 				out.append(" | ").append((found != null) ? opsPerSecond(found) : "—");
 			}
 			Measurement trips = m.get("RedisRoundTrips." + side);
-			out.append(" | ").append((trips != null) ? String.format(Locale.ROOT, "%.3f", trips.score()) : "—")
+			out.append(" | ")
+				.append((trips != null) ? String.format(Locale.ROOT, "%.3f", trips.score()) : "—")
 				.append(" |\n");
 		}
 		Measurement ceiling = m.get("RedisCeiling.evalsha");
@@ -539,10 +576,15 @@ public final class BenchmarkReport {
 		}
 		out.append("| measurement | score | unit |\n|---|---:|---|\n");
 		for (Measurement measurement : found) {
-			boolean small = Math.abs(measurement.score()) < 100 && measurement.score() != Math.rint(measurement.score());
-			out.append("| `").append(measurement.name()).append("` | ")
+			boolean small = Math.abs(measurement.score()) < 100
+					&& measurement.score() != Math.rint(measurement.score());
+			out.append("| `")
+				.append(measurement.name())
+				.append("` | ")
 				.append(small ? String.format(Locale.ROOT, "%.3f", measurement.score()) : opsPerSecond(measurement))
-				.append(" | ").append(measurement.unit()).append(" |\n");
+				.append(" | ")
+				.append(measurement.unit())
+				.append(" |\n");
 		}
 		out.append('\n');
 	}

@@ -6,8 +6,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Just enough of a JSON reader for JMH's result files and the small result files of the other measurements: objects
- * become maps, arrays lists, numbers doubles.
+ * Just enough of a JSON reader for JMH's result files and the small result files of the
+ * other measurements: objects become maps, arrays lists, numbers doubles.
  */
 final class Json {
 

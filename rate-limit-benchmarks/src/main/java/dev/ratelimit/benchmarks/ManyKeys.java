@@ -25,8 +25,8 @@ import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.memory.InMemoryRateLimiter;
 
 /**
- * A million clients, each call from a random one: the cost of finding a key's state among many (cache misses
- * dominate) and of creating state for a key seen for the first time.
+ * A million clients, each call from a random one: the cost of finding a key's state among
+ * many (cache misses dominate) and of creating state for a key seen for the first time.
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
@@ -37,11 +37,13 @@ import dev.ratelimit.core.memory.InMemoryRateLimiter;
 public class ManyKeys {
 
 	/*
-	 * The same work on both sides: ours is called as an application calls it, with a KeyedLimit made for the request;
-	 * Bucket4j keeps one bucket per client in a ConcurrentHashMap, created with computeIfAbsent and sharing one
-	 * Bandwidth. Both stores hold every key before measuring, so the measurement sees the steady state. Allowed path:
-	 * each key has the paid tier of the mission, 1000 per minute, and is called about once a second. Rejected path:
-	 * each key holds one permit per hour, taken by the fill.
+	 * The same work on both sides: ours is called as an application calls it, with a
+	 * KeyedLimit made for the request; Bucket4j keeps one bucket per client in a
+	 * ConcurrentHashMap, created with computeIfAbsent and sharing one Bandwidth. Both
+	 * stores hold every key before measuring, so the measurement sees the steady state.
+	 * Allowed path: each key has the paid tier of the mission, 1000 per minute, and is
+	 * called about once a second. Rejected path: each key holds one permit per hour,
+	 * taken by the fill.
 	 */
 	static final String POLICY = "api";
 
@@ -123,7 +125,8 @@ public class ManyKeys {
 	}
 
 	/**
-	 * Each thread's own random sequence of clients (xorshift, so that no shared generator is measured).
+	 * Each thread's own random sequence of clients (xorshift, so that no shared generator
+	 * is measured).
 	 */
 	@State(Scope.Thread)
 	public static class Cursor {
@@ -148,7 +151,8 @@ public class ManyKeys {
 	}
 
 	/**
-	 * Ours answering the same boolean as Bucket4j's {@code tryConsume}: {@code InMemoryRateLimiter.tryAcquire}.
+	 * Ours answering the same boolean as Bucket4j's {@code tryConsume}:
+	 * {@code InMemoryRateLimiter.tryAcquire}.
 	 */
 	@Benchmark
 	public boolean oursTryAcquire(Clients clients, Ours ours, Cursor cursor) {

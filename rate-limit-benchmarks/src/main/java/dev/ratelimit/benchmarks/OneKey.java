@@ -24,8 +24,9 @@ import dev.ratelimit.core.KeyedLimit;
 import dev.ratelimit.core.memory.InMemoryRateLimiter;
 
 /**
- * One hot key, every thread calling it: the cost of a decision itself, and of contention on one key's state. Every
- * side does the same work: it finds the key's state by the key, then decides.
+ * One hot key, every thread calling it: the cost of a decision itself, and of contention
+ * on one key's state. Every side does the same work: it finds the key's state by the key,
+ * then decides.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.Throughput)
@@ -36,11 +37,12 @@ import dev.ratelimit.core.memory.InMemoryRateLimiter;
 public abstract class OneKey {
 
 	/*
-	 * Ours looks the KeyedLimit up in its own bounded store (acquire(KeyedLimit)) and returns a full Decision
-	 * (remaining, retry-after, reset-after). Each competitor looks its limiter up by the same key in a
-	 * ConcurrentHashMap, as an application keeps one limiter per client with them, and returns only a boolean.
-	 * oursTryAcquire is ours returning a boolean too, the same answer as the competitors'. bucket4jDirect skips the
-	 * look-up and is shown for reference, not used in ratios.
+	 * Ours looks the KeyedLimit up in its own bounded store (acquire(KeyedLimit)) and
+	 * returns a full Decision (remaining, retry-after, reset-after). Each competitor
+	 * looks its limiter up by the same key in a ConcurrentHashMap, as an application
+	 * keeps one limiter per client with them, and returns only a boolean. oursTryAcquire
+	 * is ours returning a boolean too, the same answer as the competitors'.
+	 * bucket4jDirect skips the look-up and is shown for reference, not used in ratios.
 	 */
 	static final String POLICY = "api";
 
@@ -69,10 +71,11 @@ public abstract class OneKey {
 		this.ours = InMemoryRateLimiter.builder().build();
 		this.oursKey = new KeyedLimit(POLICY, KEY, scenario.limit());
 		this.bucket4j.put(KEY, Bucket.builder().addLimit(scenario.bandwidth()).build());
-		this.bucket4jSynchronized.put(KEY, Bucket.builder()
-			.addLimit(scenario.bandwidth())
-			.withSynchronizationStrategy(SynchronizationStrategy.SYNCHRONIZED)
-			.build());
+		this.bucket4jSynchronized.put(KEY,
+				Bucket.builder()
+					.addLimit(scenario.bandwidth())
+					.withSynchronizationStrategy(SynchronizationStrategy.SYNCHRONIZED)
+					.build());
 		this.bucket4jDirect = Bucket.builder().addLimit(scenario.bandwidth()).build();
 		this.resilience4j.put(KEY, io.github.resilience4j.ratelimiter.RateLimiter.of(KEY, scenario.resilience4j()));
 		this.guava.put(KEY, scenario.guava());

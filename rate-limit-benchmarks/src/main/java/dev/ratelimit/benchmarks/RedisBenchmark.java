@@ -18,8 +18,9 @@ import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.BenchmarkParams;
 
 /**
- * Decisions per second against one Redis server (started by {@code run.sh}), each a synchronous call that returns
- * once Redis has answered. The subclasses fix the number of JMH threads, so the number of requests in flight.
+ * Decisions per second against one Redis server (started by {@code run.sh}), each a
+ * synchronous call that returns once Redis has answered. The subclasses fix the number of
+ * JMH threads, so the number of requests in flight.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.Throughput)
@@ -29,8 +30,10 @@ import org.openjdk.jmh.infra.BenchmarkParams;
 @Fork(value = 1, jvmArgsAppend = { "-Xms1g", "-Xmx1g" })
 public abstract class RedisBenchmark {
 
-	// Every side is called by the same threads, each with one blocking call at a time, over one multiplexed Lettuce
-	// connection per side (see RedisSides). keys=1: one hot key for every call; keys=100000: a key picked at random per
+	// Every side is called by the same threads, each with one blocking call at a time,
+	// over one multiplexed Lettuce
+	// connection per side (see RedisSides). keys=1: one hot key for every call;
+	// keys=100000: a key picked at random per
 	// call. Only the side of the running method is built (and connected) in its fork.
 	@Param({ "1", "100000" })
 	public int keys;
@@ -58,7 +61,10 @@ public abstract class RedisBenchmark {
 		return (this.keys == 1) ? this.names[0] : this.names[ThreadLocalRandom.current().nextInt(this.keys)];
 	}
 
-	/** Ours, token bucket: {@code RedisRateLimiter.acquire(keyedLimit)}, one FCALL (EVALSHA before Redis 7). */
+	/**
+	 * Ours, token bucket: {@code RedisRateLimiter.acquire(keyedLimit)}, one FCALL
+	 * (EVALSHA before Redis 7).
+	 */
 	@Benchmark
 	public boolean ours() {
 		return this.side.decide(key());
@@ -70,7 +76,9 @@ public abstract class RedisBenchmark {
 		return this.side.decide(key());
 	}
 
-	/** Ours, token bucket in lease mode ({@link RedisSides#LEASE} permits per round trip). */
+	/**
+	 * Ours, token bucket in lease mode ({@link RedisSides#LEASE} permits per round trip).
+	 */
 	@Benchmark
 	public boolean oursLease() {
 		return this.side.decide(key());
@@ -82,7 +90,10 @@ public abstract class RedisBenchmark {
 		return this.side.decide(key());
 	}
 
-	/** Spring Cloud Gateway's {@code RedisRateLimiter} as a library: {@code isAllowed(route, key).block()}. */
+	/**
+	 * Spring Cloud Gateway's {@code RedisRateLimiter} as a library:
+	 * {@code isAllowed(route, key).block()}.
+	 */
 	@Benchmark
 	public boolean springCloudGateway() {
 		return this.side.decide(key());

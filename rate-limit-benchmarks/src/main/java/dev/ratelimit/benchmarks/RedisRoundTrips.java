@@ -14,8 +14,9 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 
 /**
- * Redis round trips per decision, one hot key, 64 threads making synchronous decisions for a fixed time, per side:
- * the commands the side's Lettuce client sent and the scripts the server ran, each divided by the decisions made.
+ * Redis round trips per decision, one hot key, 64 threads making synchronous decisions
+ * for a fixed time, per side: the commands the side's Lettuce client sent and the scripts
+ * the server ran, each divided by the decisions made.
  */
 public final class RedisRoundTrips {
 
@@ -25,8 +26,8 @@ public final class RedisRoundTrips {
 	}
 
 	/**
-	 * Measures each side. Usage: {@code RedisRoundTrips SECONDS OUTPUT.json SIDE...}, with {@code BENCH_REDIS_PORT}
-	 * set.
+	 * Measures each side. Usage: {@code RedisRoundTrips SECONDS OUTPUT.json SIDE...},
+	 * with {@code BENCH_REDIS_PORT} set.
 	 * @param args the seconds per side, the result file and the sides
 	 * @throws Exception if a measurement fails
 	 */
@@ -65,8 +66,7 @@ public final class RedisRoundTrips {
 	}
 
 	private static String measurement(String name, double score, String unit) {
-		return String.format(Locale.ROOT, "  {\"name\": \"%s\", \"score\": %.6f, \"unit\": \"%s\"}", name, score,
-				unit);
+		return String.format(Locale.ROOT, "  {\"name\": \"%s\", \"score\": %.6f, \"unit\": \"%s\"}", name, score, unit);
 	}
 
 	private static long run(RedisSides.Side side, double seconds) throws InterruptedException {
@@ -90,7 +90,8 @@ public final class RedisRoundTrips {
 		return decisions.get();
 	}
 
-	// The calls of cmdstat_fcall, cmdstat_eval and cmdstat_evalsha in INFO commandstats, after a CONFIG RESETSTAT.
+	// The calls of cmdstat_fcall, cmdstat_eval and cmdstat_evalsha in INFO commandstats,
+	// after a CONFIG RESETSTAT.
 	// Commands a script calls inside Redis are not round trips and are not counted.
 	private static long scripts(String commandStats) throws IOException {
 		long calls = 0;

@@ -33,17 +33,20 @@ import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.redis.RedisRateLimiter;
 
 /**
- * The Redis-backed limiters the Redis benchmarks compare, each behind the same one-call interface: decide one permit
- * for a key, synchronously, and answer whether it is allowed.
+ * The Redis-backed limiters the Redis benchmarks compare, each behind the same one-call
+ * interface: decide one permit for a key, synchronously, and answer whether it is
+ * allowed.
  */
 final class RedisSides {
 
 	/*
-	 * Fairness: every side gets one multiplexed Lettuce connection to the same server (ours and Spring Cloud Gateway
-	 * through a Spring Data LettuceConnectionFactory with its default shared native connection, Bucket4j through a
-	 * RedisClient connection as its documentation shows), the same limit (a token bucket of PER_SECOND per second with
-	 * a burst of one second's refill, so nearly every call is allowed), and the same JMH threads, one blocking call per
-	 * thread at a time. The server is started by run.sh and found through BENCH_REDIS_PORT.
+	 * Fairness: every side gets one multiplexed Lettuce connection to the same server
+	 * (ours and Spring Cloud Gateway through a Spring Data LettuceConnectionFactory with
+	 * its default shared native connection, Bucket4j through a RedisClient connection as
+	 * its documentation shows), the same limit (a token bucket of PER_SECOND per second
+	 * with a burst of one second's refill, so nearly every call is allowed), and the same
+	 * JMH threads, one blocking call per thread at a time. The server is started by
+	 * run.sh and found through BENCH_REDIS_PORT.
 	 */
 
 	/** A rate far above what a server can decide: every call is allowed. */
@@ -57,7 +60,10 @@ final class RedisSides {
 
 		boolean decide(String key);
 
-		/** Commands this side's client has sent to Redis so far (Lettuce command listener). */
+		/**
+		 * Commands this side's client has sent to Redis so far (Lettuce command
+		 * listener).
+		 */
 		long commandsSent();
 
 		@Override
@@ -168,7 +174,8 @@ final class RedisSides {
 		CommandCounter counter = new CommandCounter();
 		LettuceConnectionFactory factory = connectionFactory(counter);
 		ReactiveStringRedisTemplate template = new ReactiveStringRedisTemplate(factory);
-		// The script as Spring Cloud Gateway publishes it in its jar, loaded as its auto-configuration loads it.
+		// The script as Spring Cloud Gateway publishes it in its jar, loaded as its
+		// auto-configuration loads it.
 		RedisScript<List<Long>> script = (RedisScript) RedisScript
 			.of(new ClassPathResource("META-INF/scripts/request_rate_limiter.lua"), List.class);
 		GenericApplicationContext context = new GenericApplicationContext();
@@ -176,12 +183,13 @@ final class RedisSides {
 		context.refresh();
 		ConfigurationService configurationService = new ConfigurationService(context.getBeanFactory(),
 				DefaultConversionService::getSharedInstance, () -> null);
-		org.springframework.cloud.gateway.filter.ratelimit.RedisRateLimiter limiter =
-				new org.springframework.cloud.gateway.filter.ratelimit.RedisRateLimiter(template, script,
-						configurationService);
-		limiter.getConfig().put("bench", new org.springframework.cloud.gateway.filter.ratelimit.RedisRateLimiter.Config()
-			.setReplenishRate(Math.toIntExact(PER_SECOND))
-			.setBurstCapacity(PER_SECOND));
+		org.springframework.cloud.gateway.filter.ratelimit.RedisRateLimiter limiter = new org.springframework.cloud.gateway.filter.ratelimit.RedisRateLimiter(
+				template, script, configurationService);
+		limiter.getConfig()
+			.put("bench",
+					new org.springframework.cloud.gateway.filter.ratelimit.RedisRateLimiter.Config()
+						.setReplenishRate(Math.toIntExact(PER_SECOND))
+						.setBurstCapacity(PER_SECOND));
 		limiter.setApplicationContext(context);
 		return new Side() {
 

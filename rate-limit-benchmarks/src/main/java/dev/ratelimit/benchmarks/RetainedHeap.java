@@ -13,9 +13,10 @@ import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.memory.InMemoryRateLimiter;
 
 /**
- * Measures the heap a limiter retains per key: the used heap after a full GC, before and after one call for each of
- * N distinct keys, divided by N. Ours and Bucket4j (with a {@code Bandwidth} per bucket, as its documentation shows,
- * and with one shared) are measured alike.
+ * Measures the heap a limiter retains per key: the used heap after a full GC, before and
+ * after one call for each of N distinct keys, divided by N. Ours and Bucket4j (with a
+ * {@code Bandwidth} per bucket, as its documentation shows, and with one shared) are
+ * measured alike.
  */
 public final class RetainedHeap {
 
@@ -25,29 +26,33 @@ public final class RetainedHeap {
 	}
 
 	/*
-	 * The client names exist before the first measurement and outlive the second, so they are not counted on either
-	 * side (an application holds its keys anyway). What is counted is everything the store keeps for a key: for ours
-	 * the KeyedLimit it retains as the map key, its entry and the state; for Bucket4j the map entry, the bucket, its
-	 * configuration and its state. Bucket4j is built as its documentation shows (addLimit(limit ->
-	 * limit.capacity(..).refillGreedy(..)), a Bandwidth per bucket), and with one Bandwidth shared by all buckets.
+	 * The client names exist before the first measurement and outlive the second, so they
+	 * are not counted on either side (an application holds its keys anyway). What is
+	 * counted is everything the store keeps for a key: for ours the KeyedLimit it retains
+	 * as the map key, its entry and the state; for Bucket4j the map entry, the bucket,
+	 * its configuration and its state. Bucket4j is built as its documentation shows
+	 * (addLimit(limit -> limit.capacity(..).refillGreedy(..)), a Bandwidth per bucket),
+	 * and with one Bandwidth shared by all buckets.
 	 *
-	 * With a key length (KEY_CHARS, ours only), each call gets a key of that many characters made for it, as a
-	 * request's header value is, and not kept by the benchmark: the store is then charged for whatever it keeps of a
-	 * long key (a hostile client's 8 KB header, say), which the short names do not show.
+	 * With a key length (KEY_CHARS, ours only), each call gets a key of that many
+	 * characters made for it, as a request's header value is, and not kept by the
+	 * benchmark: the store is then charged for whatever it keeps of a long key (a hostile
+	 * client's 8 KB header, say), which the short names do not show.
 	 */
 
 	/**
 	 * Runs the measurement in a JVM of its own per library:
-	 * {@code java -cp benchmarks.jar dev.ratelimit.benchmarks.RetainedHeap ours 1000000 result.json}, or
-	 * {@code ... RetainedHeap ours 50000 result.json 8192} for 8 KB keys. Writes one JSON object to the file and a
-	 * line to standard output.
-	 * @param args the library, the number of keys, the result file and optionally the key length
+	 * {@code java -cp benchmarks.jar dev.ratelimit.benchmarks.RetainedHeap ours 1000000 result.json},
+	 * or {@code ... RetainedHeap ours 50000 result.json 8192} for 8 KB keys. Writes one
+	 * JSON object to the file and a line to standard output.
+	 * @param args the library, the number of keys, the result file and optionally the key
+	 * length
 	 * @throws Exception if the measurement fails
 	 */
 	public static void main(String[] args) throws Exception {
 		if (args.length < 2) {
-			System.err.println(
-					"usage: RetainedHeap ours|bucket4j|bucket4jSharedBandwidth KEYS [RESULT.json [KEY_CHARS]]");
+			System.err
+				.println("usage: RetainedHeap ours|bucket4j|bucket4jSharedBandwidth KEYS [RESULT.json [KEY_CHARS]]");
 			System.exit(2);
 		}
 		String library = args[0];
@@ -62,7 +67,10 @@ public final class RetainedHeap {
 		}
 		String padding = "x".repeat(Math.max(0, keyChars));
 		Limit limit = Limit.tokenBucket("60/1m");
-		Bandwidth bandwidth = Bandwidth.builder().capacity(60).refillGreedy(60, java.time.Duration.ofMinutes(1)).build();
+		Bandwidth bandwidth = Bandwidth.builder()
+			.capacity(60)
+			.refillGreedy(60, java.time.Duration.ofMinutes(1))
+			.build();
 		long before = usedAfterGc();
 		Object store = switch (library) {
 			case "ours" -> {
@@ -75,12 +83,15 @@ public final class RetainedHeap {
 				yield limiter;
 			}
 			case "bucket4j" -> {
-				// As Bucket4j's documentation builds a bucket: its limit described in the builder.
+				// As Bucket4j's documentation builds a bucket: its limit described in the
+				// builder.
 				ConcurrentHashMap<String, Bucket> buckets = new ConcurrentHashMap<>();
 				for (String name : names) {
-					buckets.computeIfAbsent(name, (key) -> Bucket.builder()
-						.addLimit((spec) -> spec.capacity(60).refillGreedy(60, java.time.Duration.ofMinutes(1)))
-						.build()).tryConsume(1);
+					buckets
+						.computeIfAbsent(name, (key) -> Bucket.builder()
+							.addLimit((spec) -> spec.capacity(60).refillGreedy(60, java.time.Duration.ofMinutes(1)))
+							.build())
+						.tryConsume(1);
 				}
 				yield buckets;
 			}

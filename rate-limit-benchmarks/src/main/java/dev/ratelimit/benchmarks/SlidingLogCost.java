@@ -28,8 +28,9 @@ import dev.ratelimit.core.memory.InMemoryRateLimiter;
 import dev.ratelimit.core.redis.RedisRateLimiter;
 
 /**
- * The time of one sliding-window-log decision on a full log of {@code entries} entries, in memory or on Redis. The
- * time must not grow with the log. Not part of {@code run.sh}'s report; run it alone:
+ * The time of one sliding-window-log decision on a full log of {@code entries} entries,
+ * in memory or on Redis. The time must not grow with the log. Not part of
+ * {@code run.sh}'s report; run it alone:
  * {@code java -jar benchmarks.jar SlidingLogCost -p backend=memory,redis}.
  */
 @State(Scope.Benchmark)
@@ -42,10 +43,12 @@ import dev.ratelimit.core.redis.RedisRateLimiter;
 public class SlidingLogCost {
 
 	/*
-	 * One key holds entries entries of one permit, one a microsecond, in a window of entries microseconds. rejected():
-	 * the clock stands still, so every call finds the log full. allowed(): the clock moves on a microsecond per call,
-	 * so one entry leaves the window, the call takes its place, and the log stays full. backend=memory (the default)
-	 * decides in this JVM; backend=redis on the server found through BENCH_REDIS_PORT, one round trip per call.
+	 * One key holds entries entries of one permit, one a microsecond, in a window of
+	 * entries microseconds. rejected(): the clock stands still, so every call finds the
+	 * log full. allowed(): the clock moves on a microsecond per call, so one entry leaves
+	 * the window, the call takes its place, and the log stays full. backend=memory (the
+	 * default) decides in this JVM; backend=redis on the server found through
+	 * BENCH_REDIS_PORT, one round trip per call.
 	 */
 
 	/** 2026-01-01T00:00Z in microseconds. */
@@ -117,7 +120,10 @@ public class SlidingLogCost {
 		return this.limiter.acquire(this.key, 1).isAllowed();
 	}
 
-	/** A call a microsecond after the previous one: the oldest entry has left, so it is allowed. */
+	/**
+	 * A call a microsecond after the previous one: the oldest entry has left, so it is
+	 * allowed.
+	 */
 	@Benchmark
 	public boolean allowed() {
 		this.now++;

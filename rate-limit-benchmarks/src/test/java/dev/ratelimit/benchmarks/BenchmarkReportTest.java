@@ -15,8 +15,9 @@ import org.junit.jupiter.api.io.TempDir;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The report's arithmetic, from JMH-shaped result files written here: passes pooled by their iterations, ratio ranges
- * from both errors, the three verdicts, the lease allowance and the pending rows.
+ * The report's arithmetic, from JMH-shaped result files written here: passes pooled by
+ * their iterations, ratio ranges from both errors, the three verdicts, the lease
+ * allowance and the pending rows.
  */
 class BenchmarkReportTest {
 
@@ -37,8 +38,10 @@ class BenchmarkReportTest {
 		write("memory-pass2.json", jmh("OneKeyOneThread.oursTryAcquire", "path", "allowed", 15, 1, 14, 16),
 				jmh("OneKeyOneThread.bucket4j", "path", "allowed", 10, 0.5, 10, 10));
 		Report report = render();
-		// mean of 10, 12, 14, 16 is 13 (the first pass alone would give 1.10, the last 1.50); the half-width is
-		// t(0.9995; 3) = 12.924 times s = sqrt(20 / 3) over sqrt(4): 16.69, and Bucket4j's four equal scores have none
+		// mean of 10, 12, 14, 16 is 13 (the first pass alone would give 1.10, the last
+		// 1.50); the half-width is
+		// t(0.9995; 3) = 12.924 times s = sqrt(20 / 3) over sqrt(4): 16.69, and
+		// Bucket4j's four equal scores have none
 		assertThat(report.stdout()).contains("ratio memory-1t-vs-bucket4j 1.30\n");
 		assertThat(report.markdown()).contains("| `memory-1t-vs-bucket4j` | 1.30 | 0.00 – 2.97 | ≥ 1.20 | met |");
 		assertThat(report.markdown()).contains("2 passes of the in-memory classes");
@@ -61,13 +64,13 @@ class BenchmarkReportTest {
 	@Test
 	void allowsTheLeaseStillOpenWhenCountingStopped() throws IOException {
 		roundTrips(0.010001, 100_000);
-		assertThat(render().markdown())
-			.contains("| `redis-lease-round-trips-vs-plain` | 0.01 |  | ≤ 0.01 | met |");
+		assertThat(render().markdown()).contains("| `redis-lease-round-trips-vs-plain` | 0.01 |  | ≤ 0.01 | met |");
 	}
 
 	@Test
 	void missesTheLeaseTargetBeyondThatOneLease() throws IOException {
-		// 1,020 round trips for 100,000 decisions: 1,000 leases of 100 and one open would be 1,001
+		// 1,020 round trips for 100,000 decisions: 1,000 leases of 100 and one open would
+		// be 1,001
 		roundTrips(0.0102, 100_000);
 		assertThat(render().markdown())
 			.contains("| `redis-lease-round-trips-vs-plain` | 0.01 |  | ≤ 0.01 | **missed** |");

@@ -7,10 +7,16 @@ import java.util.Locale;
  */
 public enum Algorithm {
 
-	/** Tokens refill continuously up to a capacity; a call takes as many tokens as it costs. */
+	/**
+	 * Tokens refill continuously up to a capacity; a call takes as many tokens as it
+	 * costs.
+	 */
 	TOKEN_BUCKET("token-bucket"),
 
-	/** A queue of fixed depth that drains at a constant rate; policing rejects when full, shaping delays. */
+	/**
+	 * A queue of fixed depth that drains at a constant rate; policing rejects when full,
+	 * shaping delays.
+	 */
 	LEAKY_BUCKET("leaky-bucket"),
 
 	/** A counter per window aligned to the epoch. */
@@ -40,10 +46,12 @@ public enum Algorithm {
 	}
 
 	/**
-	 * Returns the algorithm with the given configuration name, ignoring case, dashes and underscores.
+	 * Returns the algorithm with the given configuration name, ignoring case, dashes and
+	 * underscores.
 	 * @param name a name such as {@code token-bucket} or {@code TOKEN_BUCKET}
 	 * @return the algorithm
-	 * @throws InvalidLimitException for {@link Limit.Parameter#ALGORITHM} if no algorithm has that name
+	 * @throws InvalidLimitException for {@link Limit.Parameter#ALGORITHM} if no algorithm
+	 * has that name
 	 */
 	public static Algorithm fromConfigName(String name) {
 		String wanted = name.trim().toLowerCase(Locale.ROOT).replace('_', '-');

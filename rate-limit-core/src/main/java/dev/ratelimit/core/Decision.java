@@ -7,11 +7,13 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The answer of a {@link RateLimiter} for one call: allowed only if every limit allows it. Immutable.
+ * The answer of a {@link RateLimiter} for one call: allowed only if every limit allows
+ * it. Immutable.
  *
  * <p>
- * The summary accessors ({@link #remaining()}, {@link #limit()}, {@link #resetAfter()}) describe the <em>deciding</em>
- * limit: the one that rejected (the longest wait) or, for an allowed call, the one closest to rejection.
+ * The summary accessors ({@link #remaining()}, {@link #limit()}, {@link #resetAfter()})
+ * describe the <em>deciding</em> limit: the one that rejected (the longest wait) or, for
+ * an allowed call, the one closest to rejection.
  */
 public final class Decision {
 
@@ -38,7 +40,10 @@ public final class Decision {
 
 	private final boolean allowed;
 
-	/** The statuses, or {@code null} for a decision on one limit, which keeps its status in {@link #only}. */
+	/**
+	 * The statuses, or {@code null} for a decision on one limit, which keeps its status
+	 * in {@link #only}.
+	 */
 	private final @Nullable List<LimitStatus> statuses;
 
 	private final @Nullable LimitStatus only;
@@ -143,8 +148,9 @@ public final class Decision {
 	}
 
 	/**
-	 * Returns a decision made without the backend, which failed: the call is allowed ({@link Source#FAILED_OPEN})
-	 * or rejected ({@link Source#FAILED_CLOSED}) without any limit's status.
+	 * Returns a decision made without the backend, which failed: the call is allowed
+	 * ({@link Source#FAILED_OPEN}) or rejected ({@link Source#FAILED_CLOSED}) without any
+	 * limit's status.
 	 * @param allowed whether the call is allowed
 	 * @param retryAfterMicros for a rejected call, when to try again
 	 * @return the decision
@@ -188,7 +194,8 @@ public final class Decision {
 	}
 
 	/**
-	 * Returns each limit's status, in the order the limits were given (empty when the backend was unavailable).
+	 * Returns each limit's status, in the order the limits were given (empty when the
+	 * backend was unavailable).
 	 * @return the statuses
 	 */
 	public List<LimitStatus> statuses() {
@@ -236,8 +243,9 @@ public final class Decision {
 	}
 
 	/**
-	 * Returns, for a rejected call, how long to wait until the same call would pass with no other calls in between:
-	 * the longest wait of any limit. Zero for an allowed call and for a call that can never pass.
+	 * Returns, for a rejected call, how long to wait until the same call would pass with
+	 * no other calls in between: the longest wait of any limit. Zero for an allowed call
+	 * and for a call that can never pass.
 	 * @return the wait
 	 */
 	public Duration retryAfter() {
@@ -262,7 +270,8 @@ public final class Decision {
 	}
 
 	/**
-	 * Returns how long an allowed call must wait for its turn before it proceeds (shaping leaky buckets).
+	 * Returns how long an allowed call must wait for its turn before it proceeds (shaping
+	 * leaky buckets).
 	 * @return the delay, zero for most calls
 	 */
 	public Duration delay() {
@@ -276,7 +285,8 @@ public final class Decision {
 	}
 
 	/**
-	 * Returns whether the call costs more than some limit can ever grant, so that retrying never helps.
+	 * Returns whether the call costs more than some limit can ever grant, so that
+	 * retrying never helps.
 	 * @return whether the call can never pass
 	 */
 	public boolean exceedsCapacity() {

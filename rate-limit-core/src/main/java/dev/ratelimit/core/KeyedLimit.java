@@ -3,12 +3,15 @@ package dev.ratelimit.core;
 import java.util.Objects;
 
 /**
- * A limit applied to one key within one policy: the unit whose state a limiter keeps. Two keyed limits share state
- * only when policy, key and every parameter of the limit are equal, so that a changed limit (or a caller moving to
- * another tier with other limits) starts from fresh state.
+ * A limit applied to one key within one policy: the unit whose state a limiter keeps. Two
+ * keyed limits share state only when policy, key and every parameter of the limit are
+ * equal, so that a changed limit (or a caller moving to another tier with other limits)
+ * starts from fresh state.
  *
- * @param policy the name of the policy the limit belongs to, such as {@code geocode-burst}
- * @param key the client key, such as an API key or an address; any text, hashed by backends that store it
+ * @param policy the name of the policy the limit belongs to, such as
+ * {@code geocode-burst}
+ * @param key the client key, such as an API key or an address; any text, hashed by
+ * backends that store it
  * @param limit the limit
  */
 public record KeyedLimit(String policy, String key, Limit limit) {
@@ -25,7 +28,8 @@ public record KeyedLimit(String policy, String key, Limit limit) {
 		Objects.requireNonNull(limit, "limit must not be null");
 	}
 
-	// Written out rather than generated: a keyed limit is hashed and compared on every decision.
+	// Written out rather than generated: a keyed limit is hashed and compared on every
+	// decision.
 	@Override
 	public boolean equals(Object other) {
 		if (this == other) {

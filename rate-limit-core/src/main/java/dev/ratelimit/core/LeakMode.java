@@ -10,14 +10,18 @@ public enum LeakMode {
 	/** Admit the call at once if it fits in the bucket, else reject it. */
 	POLICE,
 
-	/** Admit the call if it fits, but delay it until the water ahead of it has drained. */
+	/**
+	 * Admit the call if it fits, but delay it until the water ahead of it has drained.
+	 */
 	SHAPE;
 
 	/**
-	 * Returns the mode with the given configuration name ({@code police} or {@code shape}), ignoring case.
+	 * Returns the mode with the given configuration name ({@code police} or
+	 * {@code shape}), ignoring case.
 	 * @param name the name
 	 * @return the mode
-	 * @throws InvalidLimitException for {@link Limit.Parameter#MODE} if no mode has that name
+	 * @throws InvalidLimitException for {@link Limit.Parameter#MODE} if no mode has that
+	 * name
 	 */
 	public static LeakMode fromConfigName(String name) {
 		String wanted = name.trim().toUpperCase(Locale.ROOT);

@@ -3,7 +3,8 @@ package dev.ratelimit.core;
 import java.util.Objects;
 
 /**
- * A concurrency permit held by an allowed call, given back with {@link RateLimiter#release(Decision)}.
+ * A concurrency permit held by an allowed call, given back with
+ * {@link RateLimiter#release(Decision)}.
  *
  * @param target the concurrency limit the permit belongs to
  * @param id the identity of the permit within that limit's state

@@ -6,18 +6,23 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One limit: an algorithm and its parameters. Immutable. Validated on construction so that every limit is decided
- * with exact integer arithmetic: all values stay below 2<sup>53</sup>, in Java longs and in Redis Lua doubles.
+ * One limit: an algorithm and its parameters. Immutable. Validated on construction so
+ * that every limit is decided with exact integer arithmetic: all values stay below
+ * 2<sup>53</sup>, in Java longs and in Redis Lua doubles.
  *
  * <p>
- * Create one with {@link #tokenBucket(String)} and the other factories, or with {@link #builder(Algorithm)}.
+ * Create one with {@link #tokenBucket(String)} and the other factories, or with
+ * {@link #builder(Algorithm)}.
  */
 public final class Limit {
 
 	/** How long a concurrency lease lives unless released, by default. */
 	public static final Duration DEFAULT_LEASE_TIME = Duration.ofMinutes(1);
 
-	/** Extra retention for a token bucket that starts below capacity; see {@link #retentionMicros()}. */
+	/**
+	 * Extra retention for a token bucket that starts below capacity; see
+	 * {@link #retentionMicros()}.
+	 */
 	static final long PARTIAL_START_RETENTION_MICROS = 86_400_000_000L;
 
 	/** The longest sliding-window log a key may hold. */
@@ -92,11 +97,13 @@ public final class Limit {
 			long gcd = gcd(r.permits(), r.periodMicros());
 			this.unitsPerMicro = r.permits() / gcd;
 			this.unitsPerPermit = r.periodMicros() / gcd;
-			// each parameter below is valid on its own, and only their combination is not: none is named
+			// each parameter below is valid on its own, and only their combination is
+			// not: none is named
 			if (bucket && this.capacity > Rate.MAX_EXACT / this.unitsPerPermit) {
-				throw new InvalidLimitException(null, null, "The " + what + " with rate " + r + " and capacity "
-						+ this.capacity + " is too fine-grained to count exactly; lower the capacity or use a rate"
-						+ " whose period divides evenly by its permits");
+				throw new InvalidLimitException(null, null,
+						"The " + what + " with rate " + r + " and capacity " + this.capacity
+								+ " is too fine-grained to count exactly; lower the capacity or use a rate"
+								+ " whose period divides evenly by its permits");
 			}
 			if (builder.algorithm == Algorithm.SLIDING_WINDOW_COUNTER
 					&& r.permits() > Rate.MAX_EXACT / r.periodMicros()) {
@@ -105,9 +112,10 @@ public final class Limit {
 						+ " use a shorter window or a token bucket");
 			}
 			if (builder.algorithm == Algorithm.SLIDING_WINDOW_LOG && r.permits() > MAX_LOG_PERMITS) {
-				throw new InvalidLimitException(null, null, "The " + what + " with rate " + r + " would keep up to "
-						+ r.permits() + " timestamps per key; at most " + MAX_LOG_PERMITS
-						+ " are allowed, use a sliding-window-counter instead");
+				throw new InvalidLimitException(null, null,
+						"The " + what + " with rate " + r + " would keep up to " + r.permits()
+								+ " timestamps per key; at most " + MAX_LOG_PERMITS
+								+ " are allowed, use a sliding-window-counter instead");
 			}
 			if (builder.initial != null) {
 				if (builder.algorithm != Algorithm.TOKEN_BUCKET) {
@@ -156,7 +164,8 @@ public final class Limit {
 					"'" + name + "' of a " + what + " must be positive (was " + duration + ")");
 		}
 		try {
-			long micros = Math.addExact(Math.multiplyExact(duration.getSeconds(), 1_000_000L), duration.getNano() / 1000);
+			long micros = Math.addExact(Math.multiplyExact(duration.getSeconds(), 1_000_000L),
+					duration.getNano() / 1000);
 			if (micros > Rate.MAX_EXACT) {
 				throw new ArithmeticException();
 			}
@@ -267,8 +276,9 @@ public final class Limit {
 	}
 
 	/**
-	 * Returns the most permits the limit grants at once: a bucket's capacity, a window's permits, or the calls in
-	 * flight of a concurrency limit. This is the quota ({@code q}) of the {@code RateLimit-Policy} header.
+	 * Returns the most permits the limit grants at once: a bucket's capacity, a window's
+	 * permits, or the calls in flight of a concurrency limit. This is the quota
+	 * ({@code q}) of the {@code RateLimit-Policy} header.
 	 * @return the capacity
 	 */
 	public long capacity() {
@@ -292,7 +302,8 @@ public final class Limit {
 	}
 
 	/**
-	 * Returns the longest delay a shaping leaky bucket imposes, or {@code -1} if only its depth bounds the delay.
+	 * Returns the longest delay a shaping leaky bucket imposes, or {@code -1} if only its
+	 * depth bounds the delay.
 	 * @return the longest delay in microseconds, or -1
 	 */
 	public long maxWaitMicros() {
@@ -300,7 +311,8 @@ public final class Limit {
 	}
 
 	/**
-	 * Returns how long a concurrency permit lives if it is never released (0 for other algorithms).
+	 * Returns how long a concurrency permit lives if it is never released (0 for other
+	 * algorithms).
 	 * @return the lease time in microseconds
 	 */
 	public long leaseTimeMicros() {
@@ -308,9 +320,9 @@ public final class Limit {
 	}
 
 	/**
-	 * Returns the refill rate in units per microsecond, where a permit is {@link #unitsPerPermit()} units. The two
-	 * are the rate's permits and period divided by their greatest common divisor, so that refill is continuous and
-	 * exact.
+	 * Returns the refill rate in units per microsecond, where a permit is
+	 * {@link #unitsPerPermit()} units. The two are the rate's permits and period divided
+	 * by their greatest common divisor, so that refill is continuous and exact.
 	 * @return units per microsecond (0 for concurrency)
 	 */
 	public long unitsPerMicro() {
@@ -326,9 +338,10 @@ public final class Limit {
 	}
 
 	/**
-	 * Returns the time the limit takes to restore its whole capacity from nothing: a bucket's capacity divided by its
-	 * rate (rounded up to a microsecond), a window's length, or a concurrency lease time. This is the window
-	 * ({@code w}) of the {@code RateLimit-Policy} header.
+	 * Returns the time the limit takes to restore its whole capacity from nothing: a
+	 * bucket's capacity divided by its rate (rounded up to a microsecond), a window's
+	 * length, or a concurrency lease time. This is the window ({@code w}) of the
+	 * {@code RateLimit-Policy} header.
 	 * @return the window in microseconds
 	 */
 	public long windowMicros() {
@@ -340,11 +353,13 @@ public final class Limit {
 	}
 
 	/**
-	 * Returns how long a key's state must be kept after its last use. After that long without a call, the state is
-	 * indistinguishable from a fresh one and may be dropped: a bucket's fill time, a fixed window or log's length, two
-	 * windows for the sliding counter, a lease time for concurrency. A token bucket that starts below capacity
-	 * ({@link #initial()} &lt; {@link #capacity()}) is distinguishable from a fresh one for ever once full, so it is
-	 * kept for one more day after its fill time; a key idle for longer starts again at {@code initial}.
+	 * Returns how long a key's state must be kept after its last use. After that long
+	 * without a call, the state is indistinguishable from a fresh one and may be dropped:
+	 * a bucket's fill time, a fixed window or log's length, two windows for the sliding
+	 * counter, a lease time for concurrency. A token bucket that starts below capacity
+	 * ({@link #initial()} &lt; {@link #capacity()}) is distinguishable from a fresh one
+	 * for ever once full, so it is kept for one more day after its fill time; a key idle
+	 * for longer starts again at {@code initial}.
 	 * @return the retention in microseconds
 	 */
 	public long retentionMicros() {
@@ -356,18 +371,21 @@ public final class Limit {
 	}
 
 	/**
-	 * Returns a short text that identifies every parameter of this limit, used to keep the state of differently
-	 * configured limits apart: a changed limit starts from fresh state.
+	 * Returns a short text that identifies every parameter of this limit, used to keep
+	 * the state of differently configured limits apart: a changed limit starts from fresh
+	 * state.
 	 * @return the fingerprint, such as {@code tb-5-1000000-10-10}
 	 */
 	public String fingerprint() {
 		return switch (this.algorithm) {
 			case TOKEN_BUCKET -> "tb-" + rateParts() + "-" + this.capacity + "-" + this.initial;
-			case LEAKY_BUCKET -> "lb-" + rateParts() + "-" + this.capacity + "-" + this.mode.name().charAt(0)
-					+ this.maxWaitMicros;
+			case LEAKY_BUCKET ->
+				"lb-" + rateParts() + "-" + this.capacity + "-" + this.mode.name().charAt(0) + this.maxWaitMicros;
 			case FIXED_WINDOW -> "fw-" + rateParts();
-			// "swl2": the log's Redis members carry running totals since issue 18; a new name keeps the members of the
-			// previous format, which this script cannot read, apart from it during a rolling deploy
+			// "swl2": the log's Redis members carry running totals since issue 18; a new
+			// name keeps the members of the
+			// previous format, which this script cannot read, apart from it during a
+			// rolling deploy
 			case SLIDING_WINDOW_LOG -> "swl2-" + rateParts();
 			case SLIDING_WINDOW_COUNTER -> "swc-" + rateParts();
 			case CONCURRENCY -> "cc-" + this.capacity + "-" + this.leaseTimeMicros;
@@ -404,13 +422,15 @@ public final class Limit {
 	}
 
 	/**
-	 * Returns the limit as it would be configured, such as {@code token-bucket 5/1s capacity=10}.
+	 * Returns the limit as it would be configured, such as
+	 * {@code token-bucket 5/1s capacity=10}.
 	 */
 	@Override
 	public String toString() {
 		StringBuilder text = new StringBuilder(this.algorithm.configName());
 		if (this.algorithm == Algorithm.CONCURRENCY) {
-			return text.append(" max=").append(this.capacity)
+			return text.append(" max=")
+				.append(this.capacity)
 				.append(" lease-time=")
 				.append(Rate.formatMicros(this.leaseTimeMicros))
 				.toString();
@@ -458,7 +478,8 @@ public final class Limit {
 		 * Sets the rate.
 		 * @param rate the rate, such as {@code 5/1s}
 		 * @return this builder
-		 * @throws InvalidLimitException for {@link Parameter#RATE} if the rate does not parse
+		 * @throws InvalidLimitException for {@link Parameter#RATE} if the rate does not
+		 * parse
 		 */
 		public Builder rate(String rate) {
 			this.rate = Rate.parse(rate);

@@ -8,7 +8,8 @@ import java.time.Duration;
  * @param target the keyed limit
  * @param allowed whether this limit allowed the call
  * @param remaining permits left after the call
- * @param retryAfterMicros when rejected, the wait until this limit would allow the call; 0 when allowed
+ * @param retryAfterMicros when rejected, the wait until this limit would allow the call;
+ * 0 when allowed
  * @param resetAfterMicros the wait until this limit is back to full capacity
  * @param delayMicros the shaping delay this limit imposes
  * @param exceedsCapacity whether the call costs more than this limit can ever grant

@@ -9,10 +9,11 @@ import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A number of permits per period, written {@code N/PERIOD}: {@code 5/1s}, {@code 60/1m}, {@code 60/m},
- * {@code 1/10s}, {@code 100/500ms}. The period is a Spring-style duration ({@code 500ms}, {@code 1s}, {@code 1m},
- * {@code 1h}, {@code 1d}, also {@code us} and ISO-8601 such as {@code PT1M}) or a bare unit ({@code s}, {@code m},
- * {@code h}, {@code d}). The period is held in whole microseconds.
+ * A number of permits per period, written {@code N/PERIOD}: {@code 5/1s}, {@code 60/1m},
+ * {@code 60/m}, {@code 1/10s}, {@code 100/500ms}. The period is a Spring-style duration
+ * ({@code 500ms}, {@code 1s}, {@code 1m}, {@code 1h}, {@code 1d}, also {@code us} and
+ * ISO-8601 such as {@code PT1M}) or a bare unit ({@code s}, {@code m}, {@code h},
+ * {@code d}). The period is held in whole microseconds.
  */
 public final class Rate {
 
@@ -35,7 +36,8 @@ public final class Rate {
 	 * @param permits the number of permits, at least 1
 	 * @param period the period, a positive whole number of microseconds
 	 * @return the rate
-	 * @throws InvalidLimitException for {@link Limit.Parameter#RATE} if either value is out of range
+	 * @throws InvalidLimitException for {@link Limit.Parameter#RATE} if either value is
+	 * out of range
 	 */
 	public static Rate of(long permits, Duration period) {
 		String text = permits + "/" + period;
@@ -46,8 +48,8 @@ public final class Rate {
 	 * Parses {@code N/PERIOD}.
 	 * @param text the rate, such as {@code 5/1s}
 	 * @return the rate
-	 * @throws InvalidLimitException for {@link Limit.Parameter#RATE}, with a message that names the text and what
-	 * would be right
+	 * @throws InvalidLimitException for {@link Limit.Parameter#RATE}, with a message that
+	 * names the text and what would be right
 	 */
 	public static Rate parse(String text) {
 		if (text == null || text.isBlank()) {
@@ -123,8 +125,8 @@ public final class Rate {
 				case "m" -> Duration.ofMinutes(amount);
 				case "h" -> Duration.ofHours(amount);
 				case "d" -> Duration.ofDays(amount);
-				default -> throw invalid(text, "Invalid rate '" + text + "': unknown unit '"
-						+ matcher.group(2) + "'; use ns, us, ms, s, m, h or d");
+				default -> throw invalid(text, "Invalid rate '" + text + "': unknown unit '" + matcher.group(2)
+						+ "'; use ns, us, ms, s, m, h or d");
 			};
 		}
 		catch (ArithmeticException ex) {
@@ -187,7 +189,8 @@ public final class Rate {
 	}
 
 	/**
-	 * Returns the rate as {@code N/PERIOD} with the largest unit that divides the period, such as {@code 5/1s}.
+	 * Returns the rate as {@code N/PERIOD} with the largest unit that divides the period,
+	 * such as {@code 5/1s}.
 	 */
 	@Override
 	public String toString() {

@@ -6,8 +6,9 @@ import java.util.List;
  * Decides whether calls may proceed. Implementations are thread-safe.
  *
  * <p>
- * A call names one or more {@link KeyedLimit keyed limits} and a cost. They are decided together: the call is
- * allowed only if every limit allows it, and a rejected call consumes nothing from any limit.
+ * A call names one or more {@link KeyedLimit keyed limits} and a cost. They are decided
+ * together: the call is allowed only if every limit allows it, and a rejected call
+ * consumes nothing from any limit.
  */
 public interface RateLimiter {
 
@@ -40,27 +41,29 @@ public interface RateLimiter {
 	}
 
 	/**
-	 * Returns each limit's current state without consuming anything: an allowed status of cost 0 with the permits
-	 * remaining and the wait until full.
+	 * Returns each limit's current state without consuming anything: an allowed status of
+	 * cost 0 with the permits remaining and the wait until full.
 	 * @param limits the keyed limits
 	 * @return one status per limit, in order
 	 */
 	List<LimitStatus> inspect(List<KeyedLimit> limits);
 
 	/**
-	 * Gives back the concurrency permits of an allowed decision. Calling it twice, or for a decision without leases,
-	 * does nothing.
+	 * Gives back the concurrency permits of an allowed decision. Calling it twice, or for
+	 * a decision without leases, does nothing.
 	 * @param decision the decision
 	 */
 	void release(Decision decision);
 
 	/**
-	 * Keeps the concurrency permits of an allowed decision whose call is still in flight: each lease then expires a
-	 * lease time from now, so that a call that lasts longer than its lease time (a stream, a long poll, a slow upload)
-	 * keeps holding its permit. Call it more often than the lease time while the call runs (the starter renews each
-	 * held decision every third of its shortest lease time); the lease time then only bounds what a crashed caller
-	 * leaves behind. A lease already released, or dropped once expired, stays gone. Does nothing for a decision
-	 * without leases; limiters without leases need not implement it.
+	 * Keeps the concurrency permits of an allowed decision whose call is still in flight:
+	 * each lease then expires a lease time from now, so that a call that lasts longer
+	 * than its lease time (a stream, a long poll, a slow upload) keeps holding its
+	 * permit. Call it more often than the lease time while the call runs (the starter
+	 * renews each held decision every third of its shortest lease time); the lease time
+	 * then only bounds what a crashed caller leaves behind. A lease already released, or
+	 * dropped once expired, stays gone. Does nothing for a decision without leases;
+	 * limiters without leases need not implement it.
 	 * @param decision the decision, allowed and not yet released
 	 */
 	default void renew(Decision decision) {

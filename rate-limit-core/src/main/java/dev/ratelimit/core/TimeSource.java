@@ -1,8 +1,8 @@
 package dev.ratelimit.core;
 
 /**
- * The clock a limiter reads, in microseconds since the epoch. Injectable so that tests control time exactly, as
- * Caffeine's {@code Ticker} is.
+ * The clock a limiter reads, in microseconds since the epoch. Injectable so that tests
+ * control time exactly, as Caffeine's {@code Ticker} is.
  */
 @FunctionalInterface
 public interface TimeSource {
@@ -14,8 +14,9 @@ public interface TimeSource {
 	long nowMicros();
 
 	/**
-	 * Returns a time source that starts at the wall-clock time and then advances with {@link System#nanoTime()}, so
-	 * that it never goes backwards when the wall clock is adjusted.
+	 * Returns a time source that starts at the wall-clock time and then advances with
+	 * {@link System#nanoTime()}, so that it never goes backwards when the wall clock is
+	 * adjusted.
 	 * @return the system time source
 	 */
 	static TimeSource system() {

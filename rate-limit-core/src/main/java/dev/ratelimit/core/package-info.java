@@ -1,5 +1,6 @@
 /**
- * The public API of the rate-limiting engine: limits, decisions and the limiter that makes them.
+ * The public API of the rate-limiting engine: limits, decisions and the limiter that
+ * makes them.
  */
 @NullMarked
 package dev.ratelimit.core;

@@ -46,8 +46,9 @@ class ArchitectureTest {
 	}
 
 	/**
-	 * One slice per package directly under the core, with their sub-packages, and one for the core's own package,
-	 * which a pattern such as {@code dev.ratelimit.core.(*)..} would leave out.
+	 * One slice per package directly under the core, with their sub-packages, and one for
+	 * the core's own package, which a pattern such as {@code dev.ratelimit.core.(*)..}
+	 * would leave out.
 	 */
 	private static final class TopLevelPackages implements SliceAssignment {
 

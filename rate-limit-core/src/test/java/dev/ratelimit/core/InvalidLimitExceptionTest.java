@@ -17,8 +17,8 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.junit.jupiter.params.provider.Arguments.arguments;
 
 /**
- * Every check of a limit's values throws an {@link InvalidLimitException} that names the parameter at fault, so that
- * the starter names the property without reading the message.
+ * Every check of a limit's values throws an {@link InvalidLimitException} that names the
+ * parameter at fault, so that the starter names the property without reading the message.
  */
 class InvalidLimitExceptionTest {
 

@@ -97,14 +97,14 @@ class LimitTest {
 			.isThrownBy(() -> Limit.builder(Algorithm.TOKEN_BUCKET).rate("5/1s").mode(LeakMode.SHAPE).build())
 			.withMessageContaining("'mode' applies to leaky buckets only");
 		assertThatIllegalArgumentException()
-			.isThrownBy(() -> Limit.builder(Algorithm.TOKEN_BUCKET).rate("5/1s").leaseTime(Duration.ofSeconds(1)).build())
+			.isThrownBy(
+					() -> Limit.builder(Algorithm.TOKEN_BUCKET).rate("5/1s").leaseTime(Duration.ofSeconds(1)).build())
 			.withMessageContaining("'lease-time' applies to concurrency limits only");
 	}
 
 	@Test
 	void rejectsLimitsTooFineGrainedToCountExactly() {
-		assertThatIllegalArgumentException()
-			.isThrownBy(() -> Limit.tokenBucket("999999937/1d", 999_999_937))
+		assertThatIllegalArgumentException().isThrownBy(() -> Limit.tokenBucket("999999937/1d", 999_999_937))
 			.withMessageContaining("too fine-grained");
 		assertThatIllegalArgumentException().isThrownBy(() -> Limit.slidingWindowCounter("1000000000/1d"))
 			.withMessageContaining("too large to weigh exactly");

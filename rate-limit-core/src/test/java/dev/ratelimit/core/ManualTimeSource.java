@@ -19,7 +19,8 @@ public final class ManualTimeSource implements TimeSource {
 	}
 
 	/**
-	 * Creates a clock at 2026-01-01T00:00Z, a whole number of days (so of every common window) since the epoch.
+	 * Creates a clock at 2026-01-01T00:00Z, a whole number of days (so of every common
+	 * window) since the epoch.
 	 */
 	public ManualTimeSource() {
 		this(1_767_225_600_000_000L);

@@ -5,11 +5,12 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A policy as applied to a call by a filter or an annotation, possibly with a key of its own that overrides the
- * policy's key.
+ * A policy as applied to a call by a filter or an annotation, possibly with a key of its
+ * own that overrides the policy's key.
  *
  * @param policy the policy
- * @param keyOverride the resolver that replaces the policy's key resolver, or {@code null}
+ * @param keyOverride the resolver that replaces the policy's key resolver, or
+ * {@code null}
  */
 public record AppliedPolicy(Policy policy, @Nullable KeyResolver keyOverride) {
 

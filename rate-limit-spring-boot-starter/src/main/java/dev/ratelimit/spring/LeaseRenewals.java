@@ -18,10 +18,11 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Renews the concurrency leases of the decisions held by calls still in flight, every third of the shortest lease
- * time of each decision, until the call releases them: a call keeps its permit however long it runs (a stream, a
- * long poll, a slow upload), and a lease time only bounds what a crashed instance leaves behind. One background
- * thread, started with the first decision that holds a lease.
+ * Renews the concurrency leases of the decisions held by calls still in flight, every
+ * third of the shortest lease time of each decision, until the call releases them: a call
+ * keeps its permit however long it runs (a stream, a long poll, a slow upload), and a
+ * lease time only bounds what a crashed instance leaves behind. One background thread,
+ * started with the first decision that holds a lease.
  */
 final class LeaseRenewals implements AutoCloseable {
 
@@ -36,7 +37,10 @@ final class LeaseRenewals implements AutoCloseable {
 
 	private volatile @Nullable ScheduledExecutorService scheduler;
 
-	/** The renewals of the decisions held, by decision (compared by identity: {@link Decision} has no equals). */
+	/**
+	 * The renewals of the decisions held, by decision (compared by identity:
+	 * {@link Decision} has no equals).
+	 */
 	private final Map<Decision, ScheduledFuture<?>> held = new ConcurrentHashMap<>();
 
 	private volatile boolean closed;
@@ -55,11 +59,13 @@ final class LeaseRenewals implements AutoCloseable {
 	}
 
 	/**
-	 * Starts renewing the leases of a decision, if it holds any, until {@link #release(Decision)}.
+	 * Starts renewing the leases of a decision, if it holds any, until
+	 * {@link #release(Decision)}.
 	 */
 	void hold(Decision decision) {
 		if (decision.leases().isEmpty() || this.closed) {
-			// closed: the application is stopping, and its permits lapse after their lease time
+			// closed: the application is stopping, and its permits lapse after their
+			// lease time
 			return;
 		}
 		long period = Long.MAX_VALUE;
@@ -68,8 +74,8 @@ final class LeaseRenewals implements AutoCloseable {
 		}
 		period = Math.max(MIN_PERIOD_MICROS, period);
 		try {
-			this.held.put(decision, scheduler().scheduleAtFixedRate(() -> renew(decision), period, period,
-					TimeUnit.MICROSECONDS));
+			this.held.put(decision,
+					scheduler().scheduleAtFixedRate(() -> renew(decision), period, period, TimeUnit.MICROSECONDS));
 		}
 		catch (RejectedExecutionException ex) {
 			// closed meanwhile: as above
@@ -77,8 +83,8 @@ final class LeaseRenewals implements AutoCloseable {
 	}
 
 	/**
-	 * Stops renewing a decision's leases; a renewal on its way may still land, which finds its lease released and
-	 * does nothing.
+	 * Stops renewing a decision's leases; a renewal on its way may still land, which
+	 * finds its lease released and does nothing.
 	 */
 	void release(Decision decision) {
 		ScheduledFuture<?> renewal = this.held.remove(decision);
@@ -99,7 +105,8 @@ final class LeaseRenewals implements AutoCloseable {
 			this.limiter.renew(decision);
 		}
 		catch (RuntimeException ex) {
-			// the next renewal tries again; should all fail for a lease time, the lease lapses
+			// the next renewal tries again; should all fail for a lease time, the lease
+			// lapses
 			if (logger.isDebugEnabled()) {
 				logger.debug("Could not renew a rate-limit lease", ex);
 			}

@@ -10,7 +10,8 @@ import org.jspecify.annotations.Nullable;
 import dev.ratelimit.core.Limit;
 
 /**
- * A named policy: how to key a caller, the limits for each tier, and whether it only observes (shadow). Immutable.
+ * A named policy: how to key a caller, the limits for each tier, and whether it only
+ * observes (shadow). Immutable.
  */
 public final class Policy {
 
@@ -33,8 +34,9 @@ public final class Policy {
 	 * @param keyResolver the resolver for that strategy
 	 * @param shadow whether the policy only observes and never rejects
 	 * @param limits the limits of callers whose tier has no limits of its own
-	 * @param tiers the limits of each tier, by lower-case tier name; without {@code limits}, those of the default tier
-	 * also apply to callers of a tier not listed
+	 * @param tiers the limits of each tier, by lower-case tier name; without
+	 * {@code limits}, those of the default tier also apply to callers of a tier not
+	 * listed
 	 */
 	public Policy(String name, String keyStrategy, KeyResolver keyResolver, boolean shadow, List<Limit> limits,
 			Map<String, List<Limit>> tiers) {
@@ -66,7 +68,8 @@ public final class Policy {
 
 	/**
 	 * Returns the key expression of the policy, parsed again, for checks at start-up.
-	 * @return the expression, or {@code null} if the key strategy is not SpEL {@code #{...}}
+	 * @return the expression, or {@code null} if the key strategy is not SpEL
+	 * {@code #{...}}
 	 */
 	public @Nullable RateLimitExpression keyExpression() {
 		String key = this.keyStrategy.trim();
@@ -82,7 +85,8 @@ public final class Policy {
 	}
 
 	/**
-	 * Returns whether the policy only observes: it is decided and recorded but never rejects.
+	 * Returns whether the policy only observes: it is decided and recorded but never
+	 * rejects.
 	 * @return whether the policy is a shadow policy
 	 */
 	public boolean isShadow() {
@@ -106,11 +110,13 @@ public final class Policy {
 	}
 
 	/**
-	 * Returns the limits for a tier: the tier's own if the policy lists the tier, else {@link #limits()}, else (a
-	 * policy with tiers only) those of the default tier, so that a caller of a tier the policy does not list, such as
-	 * one that a token names, is never unlimited by it. Only a tier listed with no limits is unlimited.
+	 * Returns the limits for a tier: the tier's own if the policy lists the tier, else
+	 * {@link #limits()}, else (a policy with tiers only) those of the default tier, so
+	 * that a caller of a tier the policy does not list, such as one that a token names,
+	 * is never unlimited by it. Only a tier listed with no limits is unlimited.
 	 * @param tier the lower-case tier name
-	 * @param defaultTier the lower-case tier of callers for whom no tier resolves ({@code ratelimit.default-tier})
+	 * @param defaultTier the lower-case tier of callers for whom no tier resolves
+	 * ({@code ratelimit.default-tier})
 	 * @return the limits
 	 */
 	public List<Limit> limitsFor(String tier, String defaultTier) {

@@ -11,7 +11,8 @@ import java.util.TreeSet;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The configured policies by name, and the tier of callers for whom no tier resolves. Immutable.
+ * The configured policies by name, and the tier of callers for whom no tier resolves.
+ * Immutable.
  */
 public final class PolicyRegistry {
 
@@ -34,7 +35,8 @@ public final class PolicyRegistry {
 	}
 
 	/**
-	 * Returns a tier name in the form used for look-ups: trimmed and lower case, since tiers are case-insensitive.
+	 * Returns a tier name in the form used for look-ups: trimmed and lower case, since
+	 * tiers are case-insensitive.
 	 * @param tier the tier name
 	 * @return the normalized name
 	 */
@@ -92,7 +94,8 @@ public final class PolicyRegistry {
 	}
 
 	/**
-	 * Returns every tier the policies know: those that some policy defines limits for, and the default tier.
+	 * Returns every tier the policies know: those that some policy defines limits for,
+	 * and the default tier.
 	 * @return the tier names, sorted
 	 */
 	public Set<String> knownTiers() {

@@ -4,8 +4,9 @@ import java.util.List;
 import java.util.stream.Collectors;
 
 /**
- * Thrown at start-up when the rate-limit configuration is invalid. Each problem names the property (such as
- * {@code ratelimit.policies.api.limits[0].rate}) or the annotated method, and says what is wrong.
+ * Thrown at start-up when the rate-limit configuration is invalid. Each problem names the
+ * property (such as {@code ratelimit.policies.api.limits[0].rate}) or the annotated
+ * method, and says what is wrong.
  */
 public class RateLimitConfigurationException extends RuntimeException {
 
@@ -51,8 +52,8 @@ public class RateLimitConfigurationException extends RuntimeException {
 	/**
 	 * One thing wrong with the configuration.
 	 *
-	 * @param property the property path, such as {@code ratelimit.policies.api.limits[0].rate}, or the annotated
-	 * element
+	 * @param property the property path, such as
+	 * {@code ratelimit.policies.api.limits[0].rate}, or the annotated element
 	 * @param reason what is wrong and what would be right
 	 */
 	public record Problem(String property, String reason) {

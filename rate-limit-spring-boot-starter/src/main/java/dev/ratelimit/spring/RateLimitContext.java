@@ -19,8 +19,9 @@ import org.springframework.security.core.context.SecurityContextHolder;
 import org.springframework.util.ClassUtils;
 
 /**
- * The call being limited: the web request if there is one, and for an annotated method its arguments. Key and tier
- * resolvers and SpEL expressions read it. Created per call; not thread-safe.
+ * The call being limited: the web request if there is one, and for an annotated method
+ * its arguments. Key and tier resolvers and SpEL expressions read it. Created per call;
+ * not thread-safe.
  */
 public final class RateLimitContext {
 
@@ -55,7 +56,8 @@ public final class RateLimitContext {
 	/**
 	 * Returns the context of a web request that a filter limits.
 	 * @param request the request
-	 * @param beanFactory the bean factory that {@code @beans} in expressions refer to, if any
+	 * @param beanFactory the bean factory that {@code @beans} in expressions refer to, if
+	 * any
 	 * @return the context
 	 */
 	public static RateLimitContext forRequest(HttpServletRequest request, @Nullable BeanFactory beanFactory) {
@@ -68,8 +70,10 @@ public final class RateLimitContext {
 	 * @param request the web request the invocation runs in, if any
 	 * @param method the invoked method
 	 * @param arguments the arguments
-	 * @param parameterNames the parameter names, as many as arguments (a missing name is {@code null})
-	 * @param beanFactory the bean factory that {@code @beans} in expressions refer to, if any
+	 * @param parameterNames the parameter names, as many as arguments (a missing name is
+	 * {@code null})
+	 * @param beanFactory the bean factory that {@code @beans} in expressions refer to, if
+	 * any
 	 * @return the context
 	 */
 	public static RateLimitContext forInvocation(@Nullable HttpServletRequest request, Method method,
@@ -117,8 +121,9 @@ public final class RateLimitContext {
 	}
 
 	/**
-	 * Returns the authenticated caller: the Spring Security authentication when Spring Security is present and the
-	 * caller is not anonymous, else the request's user principal.
+	 * Returns the authenticated caller: the Spring Security authentication when Spring
+	 * Security is present and the caller is not anonymous, else the request's user
+	 * principal.
 	 * @return the principal, or {@code null} for an anonymous caller
 	 */
 	public @Nullable Principal principal() {
@@ -145,8 +150,8 @@ public final class RateLimitContext {
 	}
 
 	/**
-	 * Resolves the variables of an expression from the call, lazily: {@code #request}, {@code #principal},
-	 * {@code #args} and each argument by name.
+	 * Resolves the variables of an expression from the call, lazily: {@code #request},
+	 * {@code #principal}, {@code #args} and each argument by name.
 	 */
 	private static final class CallEvaluationContext extends StandardEvaluationContext {
 

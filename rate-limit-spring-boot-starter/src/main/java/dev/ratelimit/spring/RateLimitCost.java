@@ -8,7 +8,8 @@ import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The permits a call takes: a fixed number or a SpEL expression evaluated for each call. Immutable.
+ * The permits a call takes: a fixed number or a SpEL expression evaluated for each call.
+ * Immutable.
  */
 public final class RateLimitCost {
 
@@ -74,8 +75,9 @@ public final class RateLimitCost {
 	}
 
 	/**
-	 * Returns the variables that the cost expression reads and that a request decided by the filter does not have
-	 * (see {@link RateLimitExpression#unknownRequestVariables}); none for a fixed cost.
+	 * Returns the variables that the cost expression reads and that a request decided by
+	 * the filter does not have (see {@link RateLimitExpression#unknownRequestVariables});
+	 * none for a fixed cost.
 	 * @return the unknown names
 	 */
 	public Set<String> unknownRequestVariables() {
@@ -95,10 +97,11 @@ public final class RateLimitCost {
 	 * Returns the cost of a call.
 	 * @param context the call
 	 * @return the permits, at least 0
-	 * @throws RateLimitEvaluationException if an expression fails on a value that the call carries, or gives
-	 * {@code null}, a negative number, or text that is not a whole number of permits
-	 * @throws IllegalStateException if an expression gives something that is neither a number nor text (such as a
-	 * collection), which is wrong for every call
+	 * @throws RateLimitEvaluationException if an expression fails on a value that the
+	 * call carries, or gives {@code null}, a negative number, or text that is not a whole
+	 * number of permits
+	 * @throws IllegalStateException if an expression gives something that is neither a
+	 * number nor text (such as a collection), which is wrong for every call
 	 */
 	public long evaluate(RateLimitContext context) {
 		RateLimitExpression expression = this.expression;
@@ -119,7 +122,8 @@ public final class RateLimitCost {
 		if (value instanceof Number number) {
 			try {
 				BigDecimal permits = new BigDecimal(number.toString());
-				// a fractional cost is rounded up: half a permit still takes a permit (and -0.5 is negative, not 0)
+				// a fractional cost is rounded up: half a permit still takes a permit
+				// (and -0.5 is negative, not 0)
 				return (permits.signum() < 0) ? -1 : permits.setScale(0, RoundingMode.CEILING).longValueExact();
 			}
 			catch (NumberFormatException ex) {
@@ -138,7 +142,8 @@ public final class RateLimitCost {
 			}
 		}
 		else if (value != null && !(value instanceof Number)) {
-			// a list, say, where its size was meant: wrong for every call, so the application's error
+			// a list, say, where its size was meant: wrong for every call, so the
+			// application's error
 			throw new IllegalStateException("Rate-limit cost " + expression.text() + " gave a "
 					+ value.getClass().getName() + ", which is not a number of permits; write an expression that gives"
 					+ " a number, such as #{#queries.size()} for a list, or text holding a whole number");

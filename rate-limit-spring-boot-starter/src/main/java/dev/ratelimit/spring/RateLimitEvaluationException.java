@@ -5,9 +5,10 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Thrown when a cost or key expression of an enforced policy cannot be evaluated for a call because of what the call
- * carries (a missing or malformed header or parameter), before anything is charged. In a web request the starter
- * answers it with {@code 400 Bad Request}, in fixed words that never repeat the request's values. For a
+ * Thrown when a cost or key expression of an enforced policy cannot be evaluated for a
+ * call because of what the call carries (a missing or malformed header or parameter),
+ * before anything is charged. In a web request the starter answers it with
+ * {@code 400 Bad Request}, in fixed words that never repeat the request's values. For a
  * {@code @RateLimited} method that is not a request's handler, the interceptor throws an
  * {@link IllegalStateException} instead, with this exception suppressed.
  */
@@ -25,9 +26,10 @@ public class RateLimitEvaluationException extends RuntimeException {
 
 	/**
 	 * Creates an exception.
-	 * @param expression the expression as written, such as {@code #{#queries.size()}}, for the log
-	 * @param reason why it could not be evaluated, in fixed words that never repeat the call's values, such as
-	 * {@code it evaluated to null}
+	 * @param expression the expression as written, such as {@code #{#queries.size()}},
+	 * for the log
+	 * @param reason why it could not be evaluated, in fixed words that never repeat the
+	 * call's values, such as {@code it evaluated to null}
 	 * @param cause the failure of the evaluation, if any
 	 */
 	public RateLimitEvaluationException(String expression, String reason, @Nullable Throwable cause) {
@@ -74,7 +76,8 @@ public class RateLimitEvaluationException extends RuntimeException {
 	}
 
 	/**
-	 * Returns the expression as written. It belongs in the log, not in a response: it is the application's.
+	 * Returns the expression as written. It belongs in the log, not in a response: it is
+	 * the application's.
 	 * @return the expression
 	 */
 	public String getExpression() {
@@ -90,15 +93,16 @@ public class RateLimitEvaluationException extends RuntimeException {
 	}
 
 	/**
-	 * Returns the detail of a problem response: what could not be evaluated and why, without the expression or any
-	 * value of the request.
-	 * @return the detail, such as {@code The cost expression of policy batch could not be evaluated for this request:
+	 * Returns the detail of a problem response: what could not be evaluated and why,
+	 * without the expression or any value of the request.
+	 * @return the detail, such as
+	 * {@code The cost expression of policy batch could not be evaluated for this request:
 	 * it evaluated to null}
 	 */
 	public String getDetail() {
 		String what = (this.part != null) ? "The " + this.part + " expression" : "A rate-limit expression";
-		return what + ((this.owner != null) ? " of " + this.owner : "")
-				+ " could not be evaluated for this request: " + this.reason;
+		return what + ((this.owner != null) ? " of " + this.owner : "") + " could not be evaluated for this request: "
+				+ this.reason;
 	}
 
 }

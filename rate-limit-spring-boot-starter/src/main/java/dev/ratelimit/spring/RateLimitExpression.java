@@ -32,16 +32,18 @@ import org.springframework.expression.spel.support.ReflectiveMethodResolver;
 import org.springframework.util.ClassUtils;
 
 /**
- * A SpEL expression written {@code #{...}} in configuration or in an annotation, parsed once when the application
- * starts and evaluated for each call against a {@link RateLimitContext}: method arguments by name, {@code #request},
+ * A SpEL expression written {@code #{...}} in configuration or in an annotation, parsed
+ * once when the application starts and evaluated for each call against a
+ * {@link RateLimitContext}: method arguments by name, {@code #request},
  * {@code #principal}, {@code #args} and {@code @beans}. Thread-safe.
  */
 public final class RateLimitExpression {
 
 	/**
-	 * Interpreted, whatever {@code spring.expression.compiler.mode} says: a compiled expression fails with SpEL's own
-	 * compiled-expression error, which would hide why a request could not be evaluated (and in mixed mode it would be
-	 * evaluated again, calling its beans twice).
+	 * Interpreted, whatever {@code spring.expression.compiler.mode} says: a compiled
+	 * expression fails with SpEL's own compiled-expression error, which would hide why a
+	 * request could not be evaluated (and in mixed mode it would be evaluated again,
+	 * calling its beans twice).
 	 */
 	private static final SpelExpressionParser PARSER = new SpelExpressionParser(
 			new SpelParserConfiguration(SpelCompilerMode.OFF, null));
@@ -52,7 +54,10 @@ public final class RateLimitExpression {
 
 	private static final String SPEL_PACKAGE = "org.springframework.expression.";
 
-	/** The variables of every call besides its arguments: those of {@link RateLimitContext}, and SpEL's own. */
+	/**
+	 * The variables of every call besides its arguments: those of
+	 * {@link RateLimitContext}, and SpEL's own.
+	 */
 	private static final Set<String> REQUEST_VARIABLES = Set.of("request", "principal", "this", "root");
 
 	private final String text;
@@ -65,7 +70,8 @@ public final class RateLimitExpression {
 	}
 
 	/**
-	 * Returns whether a configured value is an expression, that is, written {@code #{...}}.
+	 * Returns whether a configured value is an expression, that is, written
+	 * {@code #{...}}.
 	 * @param text the configured value
 	 * @return whether it is an expression
 	 */
@@ -78,7 +84,8 @@ public final class RateLimitExpression {
 	 * Parses an expression written {@code #{...}}.
 	 * @param text the expression with its {@code #{} and {@code }}
 	 * @return the parsed expression
-	 * @throws IllegalArgumentException if the text is not {@code #{...}} or does not parse, saying why
+	 * @throws IllegalArgumentException if the text is not {@code #{...}} or does not
+	 * parse, saying why
 	 */
 	public static RateLimitExpression parse(String text) {
 		if (!isExpression(text)) {
@@ -96,15 +103,17 @@ public final class RateLimitExpression {
 			throw new IllegalArgumentException("the expression '" + text + "' does not parse: " + ex.getMessage());
 		}
 		catch (StackOverflowError ex) {
-			// SpEL's parser recurses once per level of nesting: thousands of brackets exhaust the stack, which is
+			// SpEL's parser recurses once per level of nesting: thousands of brackets
+			// exhaust the stack, which is
 			// whole again once the parse has unwound
-			throw new IllegalArgumentException("the expression '" + abbreviate(text)
-					+ "' is nested too deeply to parse");
+			throw new IllegalArgumentException(
+					"the expression '" + abbreviate(text) + "' is nested too deeply to parse");
 		}
 	}
 
 	/**
-	 * Returns a text short enough for a message: its first 60 characters, and how many more there are.
+	 * Returns a text short enough for a message: its first 60 characters, and how many
+	 * more there are.
 	 */
 	private static String abbreviate(String text) {
 		return (text.length() <= 60) ? text : text.substring(0, 60) + "... (" + (text.length() - 60) + " more)";
@@ -114,12 +123,14 @@ public final class RateLimitExpression {
 	 * Evaluates the expression.
 	 * @param context the call
 	 * @return the value, possibly {@code null}
-	 * @throws RateLimitEvaluationException if evaluation fails on a value that the call carries, such as a request
-	 * header that is missing or a parameter that {@code Long.parseLong} rejects: SpEL met {@code null}, could not
-	 * convert a value or found an index out of bounds, or a JDK method that the expression calls threw one of the
-	 * exceptions that {@link RateLimitEvaluationException} lists
-	 * @throws IllegalStateException if evaluation fails otherwise in SpEL, naming the expression; an exception thrown
-	 * by application code that the expression calls propagates as it is
+	 * @throws RateLimitEvaluationException if evaluation fails on a value that the call
+	 * carries, such as a request header that is missing or a parameter that
+	 * {@code Long.parseLong} rejects: SpEL met {@code null}, could not convert a value or
+	 * found an index out of bounds, or a JDK method that the expression calls threw one
+	 * of the exceptions that {@link RateLimitEvaluationException} lists
+	 * @throws IllegalStateException if evaluation fails otherwise in SpEL, naming the
+	 * expression; an exception thrown by application code that the expression calls
+	 * propagates as it is
 	 */
 	public @Nullable Object evaluate(RateLimitContext context) {
 		try {
@@ -134,33 +145,40 @@ public final class RateLimitExpression {
 				throw new RateLimitEvaluationException(this.text, reason, ex);
 			}
 			if (ex instanceof EvaluationException) {
-				throw new IllegalStateException("Rate-limit expression " + this.text + " failed: " + ex.getMessage(), ex);
+				throw new IllegalStateException("Rate-limit expression " + this.text + " failed: " + ex.getMessage(),
+						ex);
 			}
-			// thrown by code that the expression calls, for its own reasons: its exception to report
+			// thrown by code that the expression calls, for its own reasons: its
+			// exception to report
 			throw ex;
 		}
 	}
 
 	/**
-	 * Returns why an evaluation failed when the failure clearly comes from a value that the call carries, such as a
-	 * request header or parameter that is missing or malformed, and so is the caller's fault rather than the
-	 * application's. That is so in two cases only:
+	 * Returns why an evaluation failed when the failure clearly comes from a value that
+	 * the call carries, such as a request header or parameter that is missing or
+	 * malformed, and so is the caller's fault rather than the application's. That is so
+	 * in two cases only:
 	 * <ul>
-	 * <li>SpEL itself met {@code null} where it needed an object (it called a method on {@code null}, read a
-	 * property of it, indexed into it, or applied an arithmetic operator or {@code matches} to it), could not convert
-	 * a value to the type needed
+	 * <li>SpEL itself met {@code null} where it needed an object (it called a method on
+	 * {@code null}, read a property of it, indexed into it, or applied an arithmetic
+	 * operator or {@code matches} to it), could not convert a value to the type needed
 	 * ({@code TYPE_CONVERSION_ERROR}), or found an index out of bounds;</li>
-	 * <li>a method of the JDK or of the request that the expression calls threw a {@link NullPointerException}, an
-	 * {@link IllegalArgumentException} (such as the {@link NumberFormatException} of {@code Long.parseLong}), an
-	 * {@link IndexOutOfBoundsException}, an {@link ArithmeticException} or a {@link DateTimeException}. The
-	 * {@link CallMethodResolver} marks such a failure of a method call from the method SpEL invoked, whatever the
-	 * stack trace; for what it does not see (a constructor, a property read), the exception counts as the call's if
-	 * it was thrown by JDK code (a class in a {@code java.} or {@code jdk.} package) and its stack trace, from the
-	 * frame that threw it down to SpEL, holds JDK code only, no code of the application.</li>
+	 * <li>a method of the JDK or of the request that the expression calls threw a
+	 * {@link NullPointerException}, an {@link IllegalArgumentException} (such as the
+	 * {@link NumberFormatException} of {@code Long.parseLong}), an
+	 * {@link IndexOutOfBoundsException}, an {@link ArithmeticException} or a
+	 * {@link DateTimeException}. The {@link CallMethodResolver} marks such a failure of a
+	 * method call from the method SpEL invoked, whatever the stack trace; for what it
+	 * does not see (a constructor, a property read), the exception counts as the call's
+	 * if it was thrown by JDK code (a class in a {@code java.} or {@code jdk.} package)
+	 * and its stack trace, from the frame that threw it down to SpEL, holds JDK code
+	 * only, no code of the application.</li>
 	 * </ul>
-	 * Any other failure is the application's: a method, property, type or bean that does not exist (which fails for
-	 * every call), an operator that does not apply to the operands' types, and any exception thrown by, or through,
-	 * an application bean or other non-JDK code, whatever its type.
+	 * Any other failure is the application's: a method, property, type or bean that does
+	 * not exist (which fails for every call), an operator that does not apply to the
+	 * operands' types, and any exception thrown by, or through, an application bean or
+	 * other non-JDK code, whatever its type.
 	 * @param failure what the evaluation threw
 	 * @return the reason in fixed words, or {@code null} if the failure is not the call's
 	 */
@@ -191,7 +209,8 @@ public final class RateLimitExpression {
 						thrown = thrown.getCause();
 					}
 					if (thrown instanceof SpelEvaluationException inner) {
-						// SpEL's own failure on the way in, such as converting a parameter to the method's type
+						// SpEL's own failure on the way in, such as converting a
+						// parameter to the method's type
 						return failureOfTheCall(inner);
 					}
 				}
@@ -207,11 +226,13 @@ public final class RateLimitExpression {
 	}
 
 	/**
-	 * Returns whether an arithmetic operator failed for want of an operand: one is {@code null} and the other is a
-	 * number or {@code null} too. The inserts of SpEL's error are the operator and the operands' type names,
-	 * {@code "null"} for a null operand; a unary {@code -} or {@code +} on a value that is not a number gives the
-	 * same inserts as a binary operator with a null right operand, so a value of any other type than a number next
-	 * to {@code null} is the expression's fault, as is an operator between two values of types it does not support.
+	 * Returns whether an arithmetic operator failed for want of an operand: one is
+	 * {@code null} and the other is a number or {@code null} too. The inserts of SpEL's
+	 * error are the operator and the operands' type names, {@code "null"} for a null
+	 * operand; a unary {@code -} or {@code +} on a value that is not a number gives the
+	 * same inserts as a binary operator with a null right operand, so a value of any
+	 * other type than a number next to {@code null} is the expression's fault, as is an
+	 * operator between two values of types it does not support.
 	 * @param inserts the inserts of the error
 	 * @return whether a number, or nothing, met a missing value
 	 */
@@ -240,8 +261,9 @@ public final class RateLimitExpression {
 	}
 
 	/**
-	 * Returns whether an exception was thrown by JDK code that the expression called itself: the frame that threw it
-	 * is JDK code, and so is every frame below it down to SpEL, so that no code of the application ran in between.
+	 * Returns whether an exception was thrown by JDK code that the expression called
+	 * itself: the frame that threw it is JDK code, and so is every frame below it down to
+	 * SpEL, so that no code of the application ran in between.
 	 * @param thrown the exception, unwrapped
 	 * @return whether it comes from the JDK
 	 */
@@ -259,7 +281,8 @@ public final class RateLimitExpression {
 	}
 
 	private static boolean isJdk(StackTraceElement frame) {
-		// java.lang.reflect.Method.invoke and the jdk.internal frames of reflection sit between SpEL and the method
+		// java.lang.reflect.Method.invoke and the jdk.internal frames of reflection sit
+		// between SpEL and the method
 		return isJdk(frame.getClassName());
 	}
 
@@ -268,9 +291,10 @@ public final class RateLimitExpression {
 	}
 
 	/**
-	 * Returns why a method of the JDK or of the request, called by the expression, failed when the failure is the
-	 * value it was given: a {@link NullPointerException} for a missing value, an {@link IllegalArgumentException}
-	 * (such as a {@link NumberFormatException}), an {@link IndexOutOfBoundsException}, an
+	 * Returns why a method of the JDK or of the request, called by the expression, failed
+	 * when the failure is the value it was given: a {@link NullPointerException} for a
+	 * missing value, an {@link IllegalArgumentException} (such as a
+	 * {@link NumberFormatException}), an {@link IndexOutOfBoundsException}, an
 	 * {@link ArithmeticException} or a {@link DateTimeException} for a malformed one.
 	 * @param thrown what the method threw
 	 * @return the reason in fixed words, or {@code null} for any other failure
@@ -287,10 +311,12 @@ public final class RateLimitExpression {
 	}
 
 	/**
-	 * Resolves the methods that an expression calls as SpEL does, and marks the failure of a method of the JDK or of
-	 * the request (any class implementing {@link ServletRequest}) that rejects the value it was given as the call's:
-	 * the method is known here, so this does not depend on a stack trace, which HotSpot leaves out of a hot implicit
-	 * exception ({@code OmitStackTraceInFastThrow}). Methods of the application's beans are left alone.
+	 * Resolves the methods that an expression calls as SpEL does, and marks the failure
+	 * of a method of the JDK or of the request (any class implementing
+	 * {@link ServletRequest}) that rejects the value it was given as the call's: the
+	 * method is known here, so this does not depend on a stack trace, which HotSpot
+	 * leaves out of a hot implicit exception ({@code OmitStackTraceInFastThrow}). Methods
+	 * of the application's beans are left alone.
 	 */
 	static final class CallMethodResolver implements MethodResolver {
 
@@ -327,7 +353,8 @@ public final class RateLimitExpression {
 	}
 
 	/**
-	 * A method of the JDK or of the request rejected the value the expression gave it; carries what it threw.
+	 * A method of the JDK or of the request rejected the value the expression gave it;
+	 * carries what it threw.
 	 */
 	static final class CallValueRejected extends RuntimeException {
 
@@ -343,10 +370,11 @@ public final class RateLimitExpression {
 	}
 
 	/**
-	 * Returns the variables that the expression reads ({@code #name}) and that no call of a method has: neither one
-	 * of the given parameter names nor {@code #request}, {@code #principal} or {@code #args} ({@link RateLimitContext})
-	 * nor SpEL's own {@code #this} and {@code #root}. Reported when the application starts, they would otherwise
-	 * read {@code null} on every call.
+	 * Returns the variables that the expression reads ({@code #name}) and that no call of
+	 * a method has: neither one of the given parameter names nor {@code #request},
+	 * {@code #principal} or {@code #args} ({@link RateLimitContext}) nor SpEL's own
+	 * {@code #this} and {@code #root}. Reported when the application starts, they would
+	 * otherwise read {@code null} on every call.
 	 * @param parameters the names of the method's parameters
 	 * @return the unknown names, without {@code #}, in the order they first appear
 	 */
@@ -359,9 +387,10 @@ public final class RateLimitExpression {
 	}
 
 	/**
-	 * Returns the variables that the expression reads ({@code #name}) and that a request decided by the filter does
-	 * not have: any but {@code #request}, {@code #principal}, {@code #this} and {@code #root}. A filter's request has
-	 * no method arguments, so not {@code #args} either: it is empty there.
+	 * Returns the variables that the expression reads ({@code #name}) and that a request
+	 * decided by the filter does not have: any but {@code #request}, {@code #principal},
+	 * {@code #this} and {@code #root}. A filter's request has no method arguments, so not
+	 * {@code #args} either: it is empty there.
 	 * @return the unknown names, without {@code #}, in the order they first appear
 	 */
 	public Set<String> unknownRequestVariables() {

@@ -1,9 +1,10 @@
 package dev.ratelimit.spring;
 
 /**
- * Called once for every decision the {@link RateLimitService} makes, and for every failure of the backend, for
- * example to record metrics. Implementations must be fast and thread-safe, and should not throw: a listener that
- * throws changes no decision and keeps no permit, but it is logged and counted (see {@link RateLimitListeners}).
+ * Called once for every decision the {@link RateLimitService} makes, and for every
+ * failure of the backend, for example to record metrics. Implementations must be fast and
+ * thread-safe, and should not throw: a listener that throws changes no decision and keeps
+ * no permit, but it is logged and counted (see {@link RateLimitListeners}).
  */
 @FunctionalInterface
 public interface RateLimitListener {
@@ -15,7 +16,8 @@ public interface RateLimitListener {
 	void onDecision(RateLimitEvent event);
 
 	/**
-	 * Receives a failure of the backend (such as a Redis timeout), which the failure mode then decided.
+	 * Receives a failure of the backend (such as a Redis timeout), which the failure mode
+	 * then decided.
 	 * @param backend the backend name, such as {@code redis}
 	 * @param failure the failure
 	 */
@@ -23,7 +25,8 @@ public interface RateLimitListener {
 	}
 
 	/**
-	 * Receives the failure of another listener, which was skipped for that call: the decision stands.
+	 * Receives the failure of another listener, which was skipped for that call: the
+	 * decision stands.
 	 * @param listener the class of the listener that threw
 	 * @param failure what it threw
 	 */

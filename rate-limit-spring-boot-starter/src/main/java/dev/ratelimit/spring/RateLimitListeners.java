@@ -10,16 +10,19 @@ import org.apache.commons.logging.LogFactory;
 import org.springframework.util.ClassUtils;
 
 /**
- * Calls the {@link RateLimitListener}s so that none of them can change a decision or keep a permit: a listener that
- * throws is skipped for that call, logged, and reported to the other listeners through
- * {@link RateLimitListener#onListenerFailure(Class, Throwable)}. Thread-safe.
+ * Calls the {@link RateLimitListener}s so that none of them can change a decision or keep
+ * a permit: a listener that throws is skipped for that call, logged, and reported to the
+ * other listeners through {@link RateLimitListener#onListenerFailure(Class, Throwable)}.
+ * Thread-safe.
  */
 public final class RateLimitListeners {
 
 	private static final Log logger = LogFactory.getLog(RateLimitListeners.class);
 
-	// A listener that fails on every call would fill the log: its first failure is logged at warn level with the stack
-	// trace, later ones at most once a minute with the number of failures since, and at debug level otherwise.
+	// A listener that fails on every call would fill the log: its first failure is logged
+	// at warn level with the stack
+	// trace, later ones at most once a minute with the number of failures since, and at
+	// debug level otherwise.
 	private static final long WARNING_INTERVAL_NANOS = Duration.ofMinutes(1).toNanos();
 
 	private final List<RateLimitListener> listeners;
@@ -91,7 +94,8 @@ public final class RateLimitListeners {
 				if (ex instanceof VirtualMachineError error) {
 					throw error;
 				}
-				// never passed on, so that two listeners cannot keep reporting each other's failures
+				// never passed on, so that two listeners cannot keep reporting each
+				// other's failures
 				if (logger.isDebugEnabled()) {
 					logger.debug("RateLimitListener " + ClassUtils.getUserClass(this.listeners.get(i)).getName()
 							+ " failed on the failure of " + type.getName(), ex);

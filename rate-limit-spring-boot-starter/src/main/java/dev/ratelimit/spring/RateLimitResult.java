@@ -12,13 +12,13 @@ import dev.ratelimit.core.LimitStatus;
 import org.jspecify.annotations.Nullable;
 
 /**
- * What the {@link RateLimitService} decided for one call: the decision of the enforced policies and, if the call was
- * allowed and shadow policies applied, their separate decision. Immutable.
+ * What the {@link RateLimitService} decided for one call: the decision of the enforced
+ * policies and, if the call was allowed and shadow policies applied, their separate
+ * decision. Immutable.
  */
 public final class RateLimitResult {
 
-	private static final RateLimitResult UNLIMITED = new RateLimitResult(Decision.unlimited(), null, "", 0,
-			List.of());
+	private static final RateLimitResult UNLIMITED = new RateLimitResult(Decision.unlimited(), null, "", 0, List.of());
 
 	private final Decision decision;
 
@@ -35,9 +35,11 @@ public final class RateLimitResult {
 	/**
 	 * Creates a result.
 	 * @param decision the decision of the enforced policies
-	 * @param shadowDecision the decision of the shadow policies, or {@code null} if none was made
+	 * @param shadowDecision the decision of the shadow policies, or {@code null} if none
+	 * was made
 	 * @param tier the caller's tier
-	 * @param cost the permits the call took, from the enforced and the shadow policies alike
+	 * @param cost the permits the call took, from the enforced and the shadow policies
+	 * alike
 	 * @param policies the names of every policy that applied
 	 */
 	public RateLimitResult(Decision decision, @Nullable Decision shadowDecision, String tier, long cost,
@@ -48,7 +50,8 @@ public final class RateLimitResult {
 	/**
 	 * Creates a result.
 	 * @param decision the decision of the enforced policies
-	 * @param shadowDecision the decision of the shadow policies, or {@code null} if none was made
+	 * @param shadowDecision the decision of the shadow policies, or {@code null} if none
+	 * was made
 	 * @param tier the caller's tier
 	 * @param cost the permits the call took from the enforced policies
 	 * @param shadowCost the permits the call took from the shadow policies
@@ -90,7 +93,8 @@ public final class RateLimitResult {
 
 	/**
 	 * Returns the decision of the shadow policies.
-	 * @return the decision, or {@code null} if no shadow policy applied or the call was rejected
+	 * @return the decision, or {@code null} if no shadow policy applied or the call was
+	 * rejected
 	 */
 	public @Nullable Decision shadowDecision() {
 		return this.shadowDecision;
@@ -121,9 +125,10 @@ public final class RateLimitResult {
 	}
 
 	/**
-	 * Returns the permits the call took from each shadow limit: the highest cost of all the filter rules and
-	 * annotations that applied, which can exceed {@link #cost()}, the highest of those with an enforced policy. The
-	 * shadow policies of a call are decided together, at this one cost.
+	 * Returns the permits the call took from each shadow limit: the highest cost of all
+	 * the filter rules and annotations that applied, which can exceed {@link #cost()},
+	 * the highest of those with an enforced policy. The shadow policies of a call are
+	 * decided together, at this one cost.
 	 * @return the cost of the shadow policies
 	 */
 	public long shadowCost() {
@@ -139,7 +144,8 @@ public final class RateLimitResult {
 	}
 
 	/**
-	 * Returns the status of every limit that applied: the enforced ones, then the shadow ones.
+	 * Returns the status of every limit that applied: the enforced ones, then the shadow
+	 * ones.
 	 * @return the statuses
 	 */
 	public List<LimitStatus> statuses() {
@@ -152,9 +158,9 @@ public final class RateLimitResult {
 	}
 
 	/**
-	 * Returns the status that the {@code RateLimit} header describes: for a rejected call the deciding limit, else
-	 * the limit closest to rejection (fewest permits remaining, then the longest wait until full), shadow limits
-	 * included.
+	 * Returns the status that the {@code RateLimit} header describes: for a rejected call
+	 * the deciding limit, else the limit closest to rejection (fewest permits remaining,
+	 * then the longest wait until full), shadow limits included.
 	 * @return the status, or {@code null} when no limit applied
 	 */
 	public @Nullable LimitStatus headlineStatus() {
@@ -198,7 +204,8 @@ public final class RateLimitResult {
 	}
 
 	/**
-	 * Returns how long the call must wait before it proceeds: the shaping delay of the enforced limits.
+	 * Returns how long the call must wait before it proceeds: the shaping delay of the
+	 * enforced limits.
 	 * @return the delay, zero for most calls
 	 */
 	public Duration delay() {
@@ -209,8 +216,8 @@ public final class RateLimitResult {
 	public String toString() {
 		return "RateLimitResult[" + (isAllowed() ? "allowed" : "rejected") + ", tier=" + this.tier + ", cost="
 				+ this.cost + ", policies=" + this.policies + ", decision=" + this.decision
-				+ ((this.shadowDecision != null)
-						? ", shadowCost=" + this.shadowCost + ", shadow=" + this.shadowDecision : "")
+				+ ((this.shadowDecision != null) ? ", shadowCost=" + this.shadowCost + ", shadow=" + this.shadowDecision
+						: "")
 				+ "]";
 	}
 

@@ -22,9 +22,10 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The single decision path of the starter, shared by the servlet filter and the {@code @RateLimited} interceptor:
- * resolves the caller's tier, each policy's limits for that tier and its key, and asks the {@link RateLimiter} for
- * all enforced limits of the call at once. Shadow policies never change the enforced decision. Thread-safe.
+ * The single decision path of the starter, shared by the servlet filter and the
+ * {@code @RateLimited} interceptor: resolves the caller's tier, each policy's limits for
+ * that tier and its key, and asks the {@link RateLimiter} for all enforced limits of the
+ * call at once. Shadow policies never change the enforced decision. Thread-safe.
  */
 public final class RateLimitService implements AutoCloseable {
 
@@ -47,9 +48,10 @@ public final class RateLimitService implements AutoCloseable {
 	 * @param limiter the limiter that decides
 	 * @param policies the configured policies
 	 * @param tierResolver the resolver of a caller's tier
-	 * @param listeners the listeners told of every decision; one that throws changes nothing (see
-	 * {@link RateLimitListeners})
-	 * @param backend the name of the backend, such as {@code memory} or {@code redis}, for listeners
+	 * @param listeners the listeners told of every decision; one that throws changes
+	 * nothing (see {@link RateLimitListeners})
+	 * @param backend the name of the backend, such as {@code memory} or {@code redis},
+	 * for listeners
 	 */
 	public RateLimitService(RateLimiter limiter, PolicyRegistry policies, TierResolver tierResolver,
 			List<RateLimitListener> listeners, String backend) {
@@ -79,8 +81,8 @@ public final class RateLimitService implements AutoCloseable {
 	 * @param policyNames the policy names
 	 * @param cost the permits the call takes
 	 * @param context the call
-	 * @return the result, which must be {@link #release(RateLimitResult) released} once the call ends if it holds
-	 * concurrency permits (they are renewed until then)
+	 * @return the result, which must be {@link #release(RateLimitResult) released} once
+	 * the call ends if it holds concurrency permits (they are renewed until then)
 	 * @throws IllegalArgumentException if a policy does not exist
 	 */
 	public RateLimitResult decide(List<String> policyNames, long cost, RateLimitContext context) {
@@ -89,37 +91,45 @@ public final class RateLimitService implements AutoCloseable {
 	}
 
 	/**
-	 * Decides a call against the given policies: every enforced limit together, in one call to the limiter, so that
-	 * the call is charged once and a rejected call is charged nothing.
-	 * @param applied the policies, with key overrides; a policy applied twice with the same key counts once
+	 * Decides a call against the given policies: every enforced limit together, in one
+	 * call to the limiter, so that the call is charged once and a rejected call is
+	 * charged nothing.
+	 * @param applied the policies, with key overrides; a policy applied twice with the
+	 * same key counts once
 	 * @param cost the permits the call takes
 	 * @param context the call
-	 * @return the result, which must be {@link #release(RateLimitResult) released} once the call ends if it holds
-	 * concurrency permits (they are renewed until then)
-	 * @throws RateLimitEvaluationException if the key expression of an enforced policy cannot be evaluated for the
-	 * call, naming its policy; nothing is charged then. A shadow policy whose key cannot be evaluated is not decided
-	 * for the call (and the exception is logged at debug level), since a shadow policy never refuses a call
+	 * @return the result, which must be {@link #release(RateLimitResult) released} once
+	 * the call ends if it holds concurrency permits (they are renewed until then)
+	 * @throws RateLimitEvaluationException if the key expression of an enforced policy
+	 * cannot be evaluated for the call, naming its policy; nothing is charged then. A
+	 * shadow policy whose key cannot be evaluated is not decided for the call (and the
+	 * exception is logged at debug level), since a shadow policy never refuses a call
 	 */
 	public RateLimitResult decideApplied(List<AppliedPolicy> applied, long cost, RateLimitContext context) {
 		return decideApplied(applied, cost, cost, context);
 	}
 
-	// Shadow policies are decided in a second call to the limiter, made only when the enforced limits allowed the
-	// call: a call rejected by an enforced limit takes nothing from any limit, and a shadow limit that would reject
+	// Shadow policies are decided in a second call to the limiter, made only when the
+	// enforced limits allowed the
+	// call: a call rejected by an enforced limit takes nothing from any limit, and a
+	// shadow limit that would reject
 	// never blocks the call.
 	/**
-	 * Decides a call against the given policies, its enforced and its shadow policies at costs of their own: every
-	 * enforced limit together, in one call to the limiter, so that the call is charged once and a rejected call is
-	 * charged nothing; then, if the call is allowed, the shadow limits in a second call.
-	 * @param applied the policies, with key overrides; a policy applied twice with the same key counts once
+	 * Decides a call against the given policies, its enforced and its shadow policies at
+	 * costs of their own: every enforced limit together, in one call to the limiter, so
+	 * that the call is charged once and a rejected call is charged nothing; then, if the
+	 * call is allowed, the shadow limits in a second call.
+	 * @param applied the policies, with key overrides; a policy applied twice with the
+	 * same key counts once
 	 * @param cost the permits the call takes from the enforced policies
 	 * @param shadowCost the permits the call takes from the shadow policies
 	 * @param context the call
-	 * @return the result, which must be {@link #release(RateLimitResult) released} once the call ends if it holds
-	 * concurrency permits (they are renewed until then)
-	 * @throws RateLimitEvaluationException if the key expression of an enforced policy cannot be evaluated for the
-	 * call, naming its policy; nothing is charged then. A shadow policy whose key cannot be evaluated is not decided
-	 * for the call (and the exception is logged at debug level), since a shadow policy never refuses a call
+	 * @return the result, which must be {@link #release(RateLimitResult) released} once
+	 * the call ends if it holds concurrency permits (they are renewed until then)
+	 * @throws RateLimitEvaluationException if the key expression of an enforced policy
+	 * cannot be evaluated for the call, naming its policy; nothing is charged then. A
+	 * shadow policy whose key cannot be evaluated is not decided for the call (and the
+	 * exception is logged at debug level), since a shadow policy never refuses a call
 	 */
 	public RateLimitResult decideApplied(List<AppliedPolicy> applied, long cost, long shadowCost,
 			RateLimitContext context) {
@@ -127,7 +137,8 @@ public final class RateLimitService implements AutoCloseable {
 			return RateLimitResult.unlimited();
 		}
 		String tier = resolveTier(context);
-		// a few entries each: lists with a contains check keep the order and drop repeats without hashing
+		// a few entries each: lists with a contains check keep the order and drop repeats
+		// without hashing
 		List<KeyedLimit> enforced = new ArrayList<>(4);
 		List<KeyedLimit> shadow = List.of();
 		List<Policy> used = new ArrayList<>(applied.size());
@@ -139,7 +150,8 @@ public final class RateLimitService implements AutoCloseable {
 			if (!limits.isEmpty()) {
 				key = keyOf(application, context);
 				if (key == null) {
-					// a shadow policy whose key cannot be evaluated for this call: neither decided nor reported
+					// a shadow policy whose key cannot be evaluated for this call:
+					// neither decided nor reported
 					continue;
 				}
 			}
@@ -163,10 +175,12 @@ public final class RateLimitService implements AutoCloseable {
 		}
 		long start = System.nanoTime();
 		Decision decision = enforced.isEmpty() ? Decision.unlimited() : this.limiter.acquire(enforced, cost);
-		Decision shadowDecision = (decision.isAllowed() && !shadow.isEmpty())
-				? this.limiter.acquire(shadow, shadowCost) : null;
-		// no limit applied to the call (its policies have none for the tier): the backend was not asked, which a zero
-		// duration says; a decision that took less than the clock's resolution counts one nanosecond
+		Decision shadowDecision = (decision.isAllowed() && !shadow.isEmpty()) ? this.limiter.acquire(shadow, shadowCost)
+				: null;
+		// no limit applied to the call (its policies have none for the tier): the backend
+		// was not asked, which a zero
+		// duration says; a decision that took less than the clock's resolution counts one
+		// nanosecond
 		Duration duration = (enforced.isEmpty() && shadow.isEmpty()) ? Duration.ZERO
 				: Duration.ofNanos(Math.max(1, System.nanoTime() - start));
 		RateLimitResult result = new RateLimitResult(decision, shadowDecision, tier, cost, shadowCost, usedNames);
@@ -174,7 +188,8 @@ public final class RateLimitService implements AutoCloseable {
 			RateLimitEvent event = new RateLimitEvent(outcomes(used, result), tier, this.backend, duration, result);
 			this.listeners.decided(event);
 		}
-		// last, once nothing can throw: permits renewed until the caller releases the result it now has
+		// last, once nothing can throw: permits renewed until the caller releases the
+		// result it now has
 		this.renewals.hold(decision);
 		if (shadowDecision != null) {
 			this.renewals.hold(shadowDecision);
@@ -186,9 +201,10 @@ public final class RateLimitService implements AutoCloseable {
 	 * Returns the key of a policy for a call.
 	 * @param application the policy as applied to the call
 	 * @param context the call
-	 * @return the key, or {@code null} for a shadow policy whose key cannot be evaluated for the call or fails
-	 * @throws RateLimitEvaluationException if the key of an enforced policy cannot be evaluated for the call (and
-	 * whatever else its key resolver throws)
+	 * @return the key, or {@code null} for a shadow policy whose key cannot be evaluated
+	 * for the call or fails
+	 * @throws RateLimitEvaluationException if the key of an enforced policy cannot be
+	 * evaluated for the call (and whatever else its key resolver throws)
 	 */
 	private static @Nullable String keyOf(AppliedPolicy application, RateLimitContext context) {
 		Policy policy = application.policy();
@@ -208,14 +224,17 @@ public final class RateLimitService implements AutoCloseable {
 	}
 
 	/**
-	 * Handles a key or cost that failed for a call. Unless it serves shadow policies only, it is thrown: a
-	 * {@link RateLimitEvaluationException} named after what it belongs to by {@code attribution}, anything else as it
-	 * is. Shadow policies never refuse a call: the failure is then logged, and the caller leaves them undecided for the
-	 * call; at debug level when the call could not be evaluated (any client can cause that), at warn level when the
-	 * application's code failed, which a trial of the policy should bring to light without refusing anything.
+	 * Handles a key or cost that failed for a call. Unless it serves shadow policies
+	 * only, it is thrown: a {@link RateLimitEvaluationException} named after what it
+	 * belongs to by {@code attribution}, anything else as it is. Shadow policies never
+	 * refuse a call: the failure is then logged, and the caller leaves them undecided for
+	 * the call; at debug level when the call could not be evaluated (any client can cause
+	 * that), at warn level when the application's code failed, which a trial of the
+	 * policy should bring to light without refusing anything.
 	 * @param failure what the key or cost threw
 	 * @param shadow whether the key or cost serves shadow policies only
-	 * @param attribution names an evaluation failure after its owner, such as {@code (e) -> e.ofCost("policy api")}
+	 * @param attribution names an evaluation failure after its owner, such as
+	 * {@code (e) -> e.ofCost("policy api")}
 	 * @param shadowPolicies the shadow policies, for the log
 	 */
 	public static void throwUnlessShadow(RuntimeException failure, boolean shadow,
@@ -245,9 +264,12 @@ public final class RateLimitService implements AutoCloseable {
 		RateLimitOutcome failure = failureOutcome(decision);
 		boolean delayed = decision.isAllowed() && !decision.delay().isZero();
 		Decision shadowDecision = result.shadowDecision();
-		// decided by the failure mode (allow or deny), a shadow policy counts failed-open, since it lets every call
-		// through, not what it would have done: an outage looks neither like a trial rejecting every call nor like one
-		// rejecting anything; local fallback limits decide as the backend would, and count as such
+		// decided by the failure mode (allow or deny), a shadow policy counts
+		// failed-open, since it lets every call
+		// through, not what it would have done: an outage looks neither like a trial
+		// rejecting every call nor like one
+		// rejecting anything; local fallback limits decide as the backend would, and
+		// count as such
 		boolean shadowFailed = shadowDecision != null && failureOutcome(shadowDecision) != null;
 		for (Policy policy : used) {
 			if (!policy.isShadow()) {
@@ -263,10 +285,11 @@ public final class RateLimitService implements AutoCloseable {
 	}
 
 	/**
-	 * Returns an enforced policy's own verdict on a call that the backend decided (one that the failure mode decided
-	 * counts as such for every policy). Of a rejected call, only the policies whose limits rejected it count as
-	 * rejected, and of a delayed one only those whose limits delayed it, so that the outcomes of a policy show what
-	 * that policy does; the others allowed the call.
+	 * Returns an enforced policy's own verdict on a call that the backend decided (one
+	 * that the failure mode decided counts as such for every policy). Of a rejected call,
+	 * only the policies whose limits rejected it count as rejected, and of a delayed one
+	 * only those whose limits delayed it, so that the outcomes of a policy show what that
+	 * policy does; the others allowed the call.
 	 */
 	private static RateLimitOutcome enforcedOutcome(String policy, Decision decision, boolean delayed) {
 		if (!decision.isAllowed()) {
@@ -276,7 +299,8 @@ public final class RateLimitService implements AutoCloseable {
 	}
 
 	/**
-	 * Returns a shadow policy's verdict on a call that the backend, or local fallback limits, decided.
+	 * Returns a shadow policy's verdict on a call that the backend, or local fallback
+	 * limits, decided.
 	 */
 	private static RateLimitOutcome shadowOutcome(String policy, Decision shadowDecision) {
 		return rejectedBy(policy, shadowDecision) ? RateLimitOutcome.SHADOW_REJECTED : RateLimitOutcome.ALLOWED;
@@ -325,7 +349,8 @@ public final class RateLimitService implements AutoCloseable {
 	}
 
 	/**
-	 * Returns the number of decisions whose concurrency permits are held (renewed until released).
+	 * Returns the number of decisions whose concurrency permits are held (renewed until
+	 * released).
 	 * @return the decisions held
 	 */
 	public int heldDecisions() {
@@ -341,7 +366,8 @@ public final class RateLimitService implements AutoCloseable {
 	}
 
 	/**
-	 * Returns the tier of a call: the {@link TierResolver}'s answer, else the default tier.
+	 * Returns the tier of a call: the {@link TierResolver}'s answer, else the default
+	 * tier.
 	 * @param context the call
 	 * @return the lower-case tier
 	 */

@@ -3,8 +3,9 @@ package dev.ratelimit.spring;
 import java.time.Duration;
 
 /**
- * Waits out the delay of a shaping leaky bucket before a call proceeds. A bean of this type replaces the default,
- * which sleeps the calling thread; tests supply one that advances a fake clock instead.
+ * Waits out the delay of a shaping leaky bucket before a call proceeds. A bean of this
+ * type replaces the default, which sleeps the calling thread; tests supply one that
+ * advances a fake clock instead.
  */
 @FunctionalInterface
 public interface Sleeper {

@@ -12,7 +12,8 @@ import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
 /**
- * The starter's layering, as docs/ARCHITECTURE.md describes it: checked on the main classes.
+ * The starter's layering, as docs/ARCHITECTURE.md describes it: checked on the main
+ * classes.
  */
 class ArchitectureTests {
 
@@ -48,8 +49,9 @@ class ArchitectureTests {
 	}
 
 	/**
-	 * One slice per package directly under the starter's, with their sub-packages, and one for the starter's own
-	 * package, which a pattern such as {@code dev.ratelimit.spring.(*)..} would leave out.
+	 * One slice per package directly under the starter's, with their sub-packages, and
+	 * one for the starter's own package, which a pattern such as
+	 * {@code dev.ratelimit.spring.(*)..} would leave out.
 	 */
 	private static final class TopLevelPackages implements SliceAssignment {
 

@@ -26,9 +26,10 @@ import static org.mockito.Mockito.mock;
 import static org.mockito.Mockito.verify;
 
 /**
- * The service renews the concurrency permits of the calls it decided until they are released: a call keeps its
- * permit however long it runs, every third of the lease time, and a released call is renewed no more. The scheduler
- * is driven by hand, with a manual clock.
+ * The service renews the concurrency permits of the calls it decided until they are
+ * released: a call keeps its permit however long it runs, every third of the lease time,
+ * and a released call is renewed no more. The scheduler is driven by hand, with a manual
+ * clock.
  */
 class LeaseRenewalTests {
 
@@ -71,7 +72,8 @@ class LeaseRenewalTests {
 			this.clock.advance(Duration.ofMillis(333));
 			this.renewals.forEach(Runnable::run);
 		}
-		// ten seconds into the first call, with a one-second lease: the second is still refused
+		// ten seconds into the first call, with a one-second lease: the second is still
+		// refused
 		assertThat(this.service.decide(List.of("streams"), 1, this.call).isAllowed()).isFalse();
 		this.service.release(first);
 		verify(this.renewal).cancel(false);

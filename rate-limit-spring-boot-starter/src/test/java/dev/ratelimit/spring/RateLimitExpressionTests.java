@@ -12,9 +12,10 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 /**
- * Whose fault a failing expression is does not depend on the stack trace of what it threw: HotSpot throws a hot
- * implicit exception without one ({@code OmitStackTraceInFastThrow}, on by default), and methods of the request are
- * the request's, whichever class implements them.
+ * Whose fault a failing expression is does not depend on the stack trace of what it
+ * threw: HotSpot throws a hot implicit exception without one
+ * ({@code OmitStackTraceInFastThrow}, on by default), and methods of the request are the
+ * request's, whichever class implements them.
  */
 class RateLimitExpressionTests {
 
@@ -23,7 +24,8 @@ class RateLimitExpressionTests {
 	@Test
 	void aJdkMethodRejectingAMissingValueIsTheRequestsFaultEvenOnceHotSpotThrowsItWithoutAStackTrace() {
 		RateLimitExpression expression = RateLimitExpression.parse("#{'v1-'.concat(#request.getHeader('X-Tenant'))}");
-		// enough calls for the JIT to compile String.concat's null check into a pre-allocated exception
+		// enough calls for the JIT to compile String.concat's null check into a
+		// pre-allocated exception
 		for (int i = 0; i < 60_000; i++) {
 			assertThatExceptionOfType(RateLimitEvaluationException.class)
 				.isThrownBy(() -> expression.evaluate(this.call))
@@ -52,8 +54,7 @@ class RateLimitExpressionTests {
 	void aMissingArgumentInArithmeticIsTheCallsFault() {
 		RateLimitExpression expression = RateLimitExpression.parse("#{#count + 1}");
 		assertThat(expression.evaluate(batch(4))).isEqualTo(5);
-		assertThatExceptionOfType(RateLimitEvaluationException.class)
-			.isThrownBy(() -> expression.evaluate(batch(null)))
+		assertThatExceptionOfType(RateLimitEvaluationException.class).isThrownBy(() -> expression.evaluate(batch(null)))
 			.withMessageEndingWith("it reads a value that this request does not have");
 	}
 
@@ -62,10 +63,10 @@ class RateLimitExpressionTests {
 		RateLimitContext request = withHeader("X-Count", "12");
 		// a header is text, whatever it holds: wrong for every request that has it
 		RateLimitExpression expression = RateLimitExpression.parse("#{#request.getHeader('X-Count') - 1}");
-		assertThatIllegalStateException()
-			.isThrownBy(() -> expression.evaluate(request))
+		assertThatIllegalStateException().isThrownBy(() -> expression.evaluate(request))
 			.withMessageContaining("The operator 'SUBTRACT' is not supported");
-		// SpEL reports a unary minus on text as a subtraction with a missing right operand: still not the request's
+		// SpEL reports a unary minus on text as a subtraction with a missing right
+		// operand: still not the request's
 		RateLimitExpression negated = RateLimitExpression.parse("#{-#request.getHeader('X-Count')}");
 		assertThatIllegalStateException().isThrownBy(() -> negated.evaluate(request))
 			.withMessageContaining("The operator 'SUBTRACT' is not supported");

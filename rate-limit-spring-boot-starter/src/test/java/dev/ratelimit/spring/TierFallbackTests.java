@@ -16,8 +16,8 @@ import dev.ratelimit.core.memory.InMemoryRateLimiter;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Which limits a policy applies to a caller of a tier it does not list: its {@code limits}, else (a policy with tiers
- * only) those of the default tier, never none.
+ * Which limits a policy applies to a caller of a tier it does not list: its
+ * {@code limits}, else (a policy with tiers only) those of the default tier, never none.
  */
 class TierFallbackTests {
 
@@ -31,9 +31,8 @@ class TierFallbackTests {
 
 	@Test
 	void aCallerOfATierThatNoPolicyListsGetsTheDefaultTiersLimits() {
-		RateLimitService service = service("gold",
-				policy("plans", List.of(), Map.of("free", List.of(Limit.fixedWindow("3/1m")), "paid",
-						List.of(Limit.fixedWindow("9/1m")))));
+		RateLimitService service = service("gold", policy("plans", List.of(),
+				Map.of("free", List.of(Limit.fixedWindow("3/1m")), "paid", List.of(Limit.fixedWindow("9/1m")))));
 		assertThat(allowed(service, 5, "plans")).containsExactly(true, true, true, false, false);
 		assertThat(service.decide(List.of("plans"), 1, this.call).tier()).isEqualTo("gold");
 	}
@@ -41,8 +40,9 @@ class TierFallbackTests {
 	@Test
 	void aTierListedByOnePolicyGetsTheDefaultTiersLimitsOfATierOnlyPolicyThatDoesNotListIt() {
 		RateLimitService service = service("gold",
-				policy("api", List.of(), Map.of("free", List.of(Limit.fixedWindow("3/1m")), "gold",
-						List.of(Limit.fixedWindow("100/1m")))),
+				policy("api", List.of(),
+						Map.of("free", List.of(Limit.fixedWindow("3/1m")), "gold",
+								List.of(Limit.fixedWindow("100/1m")))),
 				policy("search", List.of(), Map.of("free", List.of(Limit.fixedWindow("2/1m")))));
 		List<Boolean> allowed = allowed(service, 3, "api", "search");
 		assertThat(allowed).containsExactly(true, true, false);
@@ -53,8 +53,8 @@ class TierFallbackTests {
 
 	@Test
 	void aPolicyWithLimitsGivesThemToATierItDoesNotList() {
-		RateLimitService service = service("gold", policy("api", List.of(Limit.fixedWindow("4/1m")),
-				Map.of("free", List.of(Limit.fixedWindow("2/1m")))));
+		RateLimitService service = service("gold",
+				policy("api", List.of(Limit.fixedWindow("4/1m")), Map.of("free", List.of(Limit.fixedWindow("2/1m")))));
 		assertThat(allowed(service, 5, "api")).containsExactly(true, true, true, true, false);
 	}
 

@@ -15,9 +15,10 @@ import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Tomcat's access log of a sample app instance, as {@link SampleApp} configures it: one line per request with the
- * client key, the status, when the request began (epoch ms) and how long it took (µs). The server's own record of
- * what it admitted: it counts every request it answered, including those whose client gave up.
+ * Tomcat's access log of a sample app instance, as {@link SampleApp} configures it: one
+ * line per request with the client key, the status, when the request began (epoch ms) and
+ * how long it took (µs). The server's own record of what it admitted: it counts every
+ * request it answered, including those whose client gave up.
  */
 final class AccessLog {
 
@@ -28,7 +29,8 @@ final class AccessLog {
 	}
 
 	/**
-	 * Reads every log file of the directories (several instances: one fleet); an absent directory has no entries.
+	 * Reads every log file of the directories (several instances: one fleet); an absent
+	 * directory has no entries.
 	 */
 	static AccessLog read(List<Path> directories) {
 		List<Entry> entries = new ArrayList<>();
@@ -72,8 +74,8 @@ final class AccessLog {
 	}
 
 	/**
-	 * Returns the admitted (2xx) requests that began within {@code [from, to)} (epoch ms) of each client whose key
-	 * passes the filter.
+	 * Returns the admitted (2xx) requests that began within {@code [from, to)} (epoch ms)
+	 * of each client whose key passes the filter.
 	 */
 	Map<String, Long> admitted(Predicate<String> clients, long fromMillis, long toMillis) {
 		Map<String, Long> admitted = new HashMap<>();
@@ -94,7 +96,8 @@ final class AccessLog {
 	}
 
 	/**
-	 * Returns the most requests, whatever their status, that any client whose key passes the filter sent.
+	 * Returns the most requests, whatever their status, that any client whose key passes
+	 * the filter sent.
 	 */
 	long mostRequests(Predicate<String> clients) {
 		Map<String, Long> requests = new HashMap<>();
@@ -107,7 +110,8 @@ final class AccessLog {
 	}
 
 	/**
-	 * Returns the admitted requests of one client that began within {@code [from, to)} (epoch ms).
+	 * Returns the admitted requests of one client that began within {@code [from, to)}
+	 * (epoch ms).
 	 */
 	long admitted(String client, long fromMillis, long toMillis) {
 		return admitted(client::equals, fromMillis, toMillis).getOrDefault(client, 0L);

@@ -8,9 +8,10 @@ import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One scrape of the sample app's {@code /actuator/prometheus}: the rate limiter's meters ({@code ratelimit.requests},
- * {@code ratelimit.backend.failures}, {@code ratelimit.decision}) and the JVM's and Tomcat's thread gauges. The
- * campaign takes differences of two scrapes around a phase.
+ * One scrape of the sample app's {@code /actuator/prometheus}: the rate limiter's meters
+ * ({@code ratelimit.requests}, {@code ratelimit.backend.failures},
+ * {@code ratelimit.decision}) and the JVM's and Tomcat's thread gauges. The campaign
+ * takes differences of two scrapes around a phase.
  */
 final class AppMetrics {
 
@@ -38,8 +39,8 @@ final class AppMetrics {
 	}
 
 	/**
-	 * Returns the sum of a metric's series whose tags include the given ones (a tag given as {@code !value} must
-	 * differ from it).
+	 * Returns the sum of a metric's series whose tags include the given ones (a tag given
+	 * as {@code !value} must differ from it).
 	 */
 	double sum(String name, Map<String, String> tags) {
 		double sum = 0;
@@ -55,7 +56,10 @@ final class AppMetrics {
 		return sum(name, Map.of());
 	}
 
-	/** The {@code api} policy's decisions of one outcome: allowed, rejected, failed-open, failed-closed. */
+	/**
+	 * The {@code api} policy's decisions of one outcome: allowed, rejected, failed-open,
+	 * failed-closed.
+	 */
 	double outcome(String outcome) {
 		return sum(REQUESTS, Map.of("policy", "api", "outcome", outcome));
 	}
@@ -81,7 +85,10 @@ final class AppMetrics {
 		return sum("tomcat_threads_busy_threads");
 	}
 
-	/** Tomcat's request threads, busy or idle: a pool that grows under load and shrinks after a minute idle. */
+	/**
+	 * Tomcat's request threads, busy or idle: a pool that grows under load and shrinks
+	 * after a minute idle.
+	 */
 	double requestThreads() {
 		return sum("tomcat_threads_current_threads");
 	}
@@ -92,8 +99,8 @@ final class AppMetrics {
 	}
 
 	/**
-	 * Returns the upper bound of the decision histogram's first bucket at or above the given time: decisions slower
-	 * than it are {@link #decisionsAbove(double)}.
+	 * Returns the upper bound of the decision histogram's first bucket at or above the
+	 * given time: decisions slower than it are {@link #decisionsAbove(double)}.
 	 */
 	double decisionBucketAtLeast(double seconds) {
 		double best = Double.POSITIVE_INFINITY;

@@ -4,9 +4,10 @@ import java.nio.file.Path;
 import java.util.Locale;
 
 /**
- * Runs one scenario of the campaign in this JVM: {@code Campaign <scenario> <quick|full> <project root>}. Prints each
- * figure as {@code reliability <name> <value>} and appends it to the scenario's results file; exits with 1 if the
- * scenario failed (what it measured until then is kept).
+ * Runs one scenario of the campaign in this JVM:
+ * {@code Campaign <scenario> <quick|full> <project root>}. Prints each figure as
+ * {@code reliability <name> <value>} and appends it to the scenario's results file; exits
+ * with 1 if the scenario failed (what it measured until then is kept).
  */
 public final class Campaign {
 
@@ -18,7 +19,8 @@ public final class Campaign {
 			System.err.println("usage: Campaign <scenario> <quick|full> <project root>");
 			System.exit(2);
 		}
-		// idle connections of the campaign's own HTTP client (metrics, endpoints) close within seconds
+		// idle connections of the campaign's own HTTP client (metrics, endpoints) close
+		// within seconds
 		System.setProperty("jdk.httpclient.keepalive.timeout", "2");
 		String name = args[0];
 		Path root = Path.of(args[2]).toAbsolutePath();

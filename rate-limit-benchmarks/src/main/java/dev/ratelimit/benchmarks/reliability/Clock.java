@@ -1,8 +1,8 @@
 package dev.ratelimit.benchmarks.reliability;
 
 /**
- * Converts {@link System#nanoTime()} readings, which the campaign measures intervals with, to epoch milliseconds,
- * which the access log records.
+ * Converts {@link System#nanoTime()} readings, which the campaign measures intervals
+ * with, to epoch milliseconds, which the access log records.
  */
 final class Clock {
 

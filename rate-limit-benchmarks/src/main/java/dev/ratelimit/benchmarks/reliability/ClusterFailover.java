@@ -7,14 +7,16 @@ import dev.ratelimit.core.redis.testing.RedisCluster;
 import dev.ratelimit.core.redis.testing.RedisServer;
 
 /**
- * Redis Cluster master failover under load: three masters, three replicas, the first master killed. The app should
- * use the promoted replica within seconds and admit no client beyond its bound.
+ * Redis Cluster master failover under load: three masters, three replicas, the first
+ * master killed. The app should use the promoted replica within seconds and admit no
+ * client beyond its bound.
  */
 final class ClusterFailover implements Scenario {
 
 	/**
-	 * Lettuce learns of a promotion only from a topology refresh, which Spring Boot leaves off: the campaign turns on
-	 * adaptive refresh, as anyone running a cluster would.
+	 * Lettuce learns of a promotion only from a topology refresh, which Spring Boot
+	 * leaves off: the campaign turns on adaptive refresh, as anyone running a cluster
+	 * would.
 	 */
 	static final String ADAPTIVE_REFRESH = "spring.data.redis.lettuce.cluster.refresh.adaptive";
 
@@ -26,8 +28,9 @@ final class ClusterFailover implements Scenario {
 		RedisServer replica = cluster.replicas().get(0);
 		figures.note("3 masters, 3 replicas, cluster-node-timeout 1000 ms; `on-backend-failure: local`, "
 				+ "`redis.timeout` 100ms, `" + ADAPTIVE_REFRESH + "=true` (Spring Boot's default has no topology "
-				+ "refresh, so Lettuce would not learn of the promotion by itself). Load: wrk with " + Failover.CONNECTIONS
-				+ " connections on 10,000 clients, and the probe, " + Failover.PROBE_PER_SECOND + " requests/s over "
+				+ "refresh, so Lettuce would not learn of the promotion by itself). Load: wrk with "
+				+ Failover.CONNECTIONS + " connections on 10,000 clients, and the probe, " + Failover.PROBE_PER_SECOND
+				+ " requests/s over "
 				+ "30 clients (about a third of them on the killed master's slots). The first master is killed "
 				+ "(SIGKILL) after a steady phase.");
 		figures.note("`recovery-ms`: from the kill to the first decision script call the promoted replica receives. "

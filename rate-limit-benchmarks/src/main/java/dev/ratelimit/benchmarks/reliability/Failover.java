@@ -8,9 +8,10 @@ import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * A master killed under load, and the failover that follows, for the Sentinel and the Cluster scenarios: load on
- * one instance, the master killed, its replica promoted by the harness's topology, and recovery measured as the time
- * from the kill to the first decision script call the promoted replica receives.
+ * A master killed under load, and the failover that follows, for the Sentinel and the
+ * Cluster scenarios: load on one instance, the master killed, its replica promoted by the
+ * harness's topology, and recovery measured as the time from the kill to the first
+ * decision script call the promoted replica receives.
  */
 final class Failover {
 
@@ -25,7 +26,8 @@ final class Failover {
 	}
 
 	/**
-	 * Runs load on the instance, kills the master after a steady phase and keeps the load on for another one.
+	 * Runs load on the instance, kills the master after a steady phase and keeps the load
+	 * on for another one.
 	 * @param promotedPort the port of the replica that will be promoted
 	 * @param killMaster kills the master and returns once the replica is promoted
 	 */
@@ -59,25 +61,32 @@ final class Failover {
 	 * @param after the metrics after it
 	 * @param killedNanos when the master was killed
 	 * @param promotedNanos when the harness saw the replica promoted
-	 * @param recoveredNanos when the promoted replica received its first script call, if it did
+	 * @param recoveredNanos when the promoted replica received its first script call, if
+	 * it did
 	 * @param accessLog the instance's access log
 	 */
-	record Outcome(Load.Result load, Fleet.Snapshot before, Fleet.Snapshot after, long killedNanos,
-			long promotedNanos, OptionalLong recoveredNanos, AccessLog accessLog) {
+	record Outcome(Load.Result load, Fleet.Snapshot before, Fleet.Snapshot after, long killedNanos, long promotedNanos,
+			OptionalLong recoveredNanos, AccessLog accessLog) {
 
-		/** From the kill to the first script call after it (or the end of the run, if none came). */
+		/**
+		 * From the kill to the first script call after it (or the end of the run, if none
+		 * came).
+		 */
 		Window outage() {
 			return new Window(this.killedNanos, this.recoveredNanos.orElse(this.load.stoppedNanos()));
 		}
 
 		/**
 		 * Records the figures both failover scenarios have.
-		 * @param localInstances 1 when the instance decides with local limits while Redis fails, else 0
+		 * @param localInstances 1 when the instance decides with local limits while Redis
+		 * fails, else 0
 		 */
 		void record(Figures figures, String row, int localInstances) {
-			figures.addWait(row, "recovery-ms", this.recoveredNanos.isPresent()
-					? OptionalDouble.of(Clock.millisBetween(this.killedNanos, this.recoveredNanos.getAsLong()))
-					: OptionalDouble.empty(), LIMIT.plus(LIMIT), Target.atMost(5000));
+			figures.addWait(row, "recovery-ms",
+					this.recoveredNanos.isPresent()
+							? OptionalDouble.of(Clock.millisBetween(this.killedNanos, this.recoveredNanos.getAsLong()))
+							: OptionalDouble.empty(),
+					LIMIT.plus(LIMIT), Target.atMost(5000));
 			figures.add(row, "promotion-ms", Clock.millisBetween(this.killedNanos, this.promotedNanos));
 			figures.add(row, "unplanned-5xx", this.load.unplanned5xx(), Target.zero());
 			figures.add(row, "socket-errors", this.load.socketErrors());

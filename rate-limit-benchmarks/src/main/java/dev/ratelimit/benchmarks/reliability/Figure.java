@@ -1,8 +1,9 @@
 package dev.ratelimit.benchmarks.reliability;
 
 /**
- * One figure of a scenario: a cell of its table (a case, such as {@code allow.warm.hot-key.c128}, and a measure, such
- * as {@code p99-ms}), with its target and whether it met it. A results file holds one per line, tab-separated.
+ * One figure of a scenario: a cell of its table (a case, such as
+ * {@code allow.warm.hot-key.c128}, and a measure, such as {@code p99-ms}), with its
+ * target and whether it met it. A results file holds one per line, tab-separated.
  *
  * @param scenario the scenario
  * @param row the case
@@ -16,7 +17,8 @@ record Figure(String scenario, String row, String column, String value, String t
 	static final String PREFIX = "figure";
 
 	/**
-	 * Returns the line {@code reliability.sh} prints: {@code reliability <scenario>.<case>.<measure> <value>}.
+	 * Returns the line {@code reliability.sh} prints:
+	 * {@code reliability <scenario>.<case>.<measure> <value>}.
 	 */
 	String printed() {
 		return "reliability " + this.scenario + "." + this.row + "." + this.column + " " + this.value;

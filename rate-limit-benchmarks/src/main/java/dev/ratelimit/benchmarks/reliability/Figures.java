@@ -10,8 +10,9 @@ import java.util.Locale;
 import java.util.OptionalDouble;
 
 /**
- * The figures and notes of one scenario: each printed as soon as it is known ({@code reliability <name> <value>}) and
- * appended to the scenario's results file, so that what a scenario measured survives it failing or timing out.
+ * The figures and notes of one scenario: each printed as soon as it is known
+ * ({@code reliability <name> <value>}) and appended to the scenario's results file, so
+ * that what a scenario measured survives it failing or timing out.
  */
 final class Figures {
 
@@ -52,15 +53,16 @@ final class Figures {
 	}
 
 	/**
-	 * Records a value that is not a plain number (such as {@code > 15000} for a wait that ran out), with its verdict.
+	 * Records a value that is not a plain number (such as {@code > 15000} for a wait that
+	 * ran out), with its verdict.
 	 */
 	void add(String row, String column, String value, Target target, Target.Verdict verdict) {
 		add(new Figure(this.scenario, row, column, value, target.text(), verdict));
 	}
 
 	/**
-	 * Records the time something took that the campaign waited for at most {@code limit}: in ms, or
-	 * {@code > limit} (a miss) when it did not come.
+	 * Records the time something took that the campaign waited for at most {@code limit}:
+	 * in ms, or {@code > limit} (a miss) when it did not come.
 	 */
 	void addWait(String row, String column, OptionalDouble millis, Duration limit, Target target) {
 		if (millis.isPresent()) {
@@ -77,7 +79,8 @@ final class Figures {
 	}
 
 	/**
-	 * Records a sentence for the report: how the scenario ran, what a figure means, why something was skipped.
+	 * Records a sentence for the report: how the scenario ran, what a figure means, why
+	 * something was skipped.
 	 */
 	void note(String text) {
 		System.out.println("# " + this.scenario + ": " + text);
@@ -94,7 +97,8 @@ final class Figures {
 	}
 
 	/**
-	 * Formats a value: whole numbers without decimals, others with up to three significant decimals.
+	 * Formats a value: whole numbers without decimals, others with up to three
+	 * significant decimals.
 	 */
 	static String format(double value) {
 		if (Double.isNaN(value)) {

@@ -4,8 +4,8 @@ import java.util.List;
 import java.util.function.ToDoubleFunction;
 
 /**
- * The instances of the sample app a scenario runs against, which share one Redis: their metrics taken together, and
- * their access logs read together once they have stopped.
+ * The instances of the sample app a scenario runs against, which share one Redis: their
+ * metrics taken together, and their access logs read together once they have stopped.
  */
 final class Fleet implements AutoCloseable {
 
@@ -29,7 +29,8 @@ final class Fleet implements AutoCloseable {
 	}
 
 	/**
-	 * Stops every instance (gracefully: Tomcat flushes its access log) and reads their access logs.
+	 * Stops every instance (gracefully: Tomcat flushes its access log) and reads their
+	 * access logs.
 	 */
 	AccessLog stopAndReadAccessLogs() {
 		close();
@@ -52,7 +53,10 @@ final class Fleet implements AutoCloseable {
 			return this.scrapes.stream().mapToDouble(reading).sum();
 		}
 
-		/** The change of a reading, summed over the instances, from an earlier snapshot to this one. */
+		/**
+		 * The change of a reading, summed over the instances, from an earlier snapshot to
+		 * this one.
+		 */
 		double since(Snapshot earlier, ToDoubleFunction<AppMetrics> reading) {
 			return sum(reading) - earlier.sum(reading);
 		}

@@ -10,8 +10,9 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
- * The project's fuzz tests (jqwik properties in test classes named {@code *Fuzz*}) in their long form: many more
- * tries per property than the build runs. Skipped, with the reason, while there are none.
+ * The project's fuzz tests (jqwik properties in test classes named {@code *Fuzz*}) in
+ * their long form: many more tries per property than the build runs. Skipped, with the
+ * reason, while there are none.
  */
 final class Fuzz implements Scenario {
 
@@ -26,23 +27,24 @@ final class Fuzz implements Scenario {
 		List<Path> classes = fuzzClasses(settings.root());
 		String row = "fuzz";
 		if (classes.isEmpty()) {
-			figures.note("Skipped: the project has no `*Fuzz*` test classes yet (in "
-					+ String.join(" or ", MODULES) + "). Once it has, this scenario runs them with " + tries
-					+ " tries per property.");
+			figures.note("Skipped: the project has no `*Fuzz*` test classes yet (in " + String.join(" or ", MODULES)
+					+ "). Once it has, this scenario runs them with " + tries + " tries per property.");
 			figures.add(row, "tests", "skipped", Target.NONE, Target.Verdict.NONE);
 			return;
 		}
-		figures.note(classes.size() + " test classes (" + String.join(", ", classes.stream()
-			.map((path) -> path.getFileName().toString().replace(".java", ""))
-			.toList()) + "), run with `-Djqwik.tries.default=" + tries + "` through Maven, for at most "
-				+ limitSeconds + " s.");
+		figures.note(classes.size() + " test classes ("
+				+ String.join(", ",
+						classes.stream().map((path) -> path.getFileName().toString().replace(".java", "")).toList())
+				+ "), run with `-Djqwik.tries.default=" + tries + "` through Maven, for at most " + limitSeconds
+				+ " s.");
 		for (String module : MODULES) {
 			deleteReports(settings.root().resolve(module).resolve("target/surefire-reports"));
 		}
 		long started = System.nanoTime();
 		String outcome = "completed";
 		try {
-			// a failure in core's tests does not keep the starter's from running: the reports tell what failed
+			// a failure in core's tests does not keep the starter's from running: the
+			// reports tell what failed
 			processes.run(List.of(settings.root().resolve("mvnw").toString(), "-B", "-q", "-f",
 					settings.root().resolve("pom.xml").toString(), "-pl", "rate-limit-spring-boot-starter", "-am",
 					"test", "-Dtest=*Fuzz*", "-Dsurefire.failIfNoSpecifiedTests=false",
@@ -50,7 +52,8 @@ final class Fuzz implements Scenario {
 		}
 		catch (IllegalStateException ex) {
 			outcome = ex.getMessage().contains("longer than") ? "timed out" : "failed";
-			figures.note("Maven " + outcome + ": " + ex.getMessage().lines().limit(20).reduce("", (a, b) -> a + " " + b));
+			figures
+				.note("Maven " + outcome + ": " + ex.getMessage().lines().limit(20).reduce("", (a, b) -> a + " " + b));
 		}
 		long tests = 0;
 		long failed = 0;
@@ -74,7 +77,9 @@ final class Fuzz implements Scenario {
 				outcome.equals("completed") ? Target.Verdict.MET : Target.Verdict.MISSED);
 	}
 
-	/** A count attribute of a surefire report's {@code <testsuite>} element; 0 if absent. */
+	/**
+	 * A count attribute of a surefire report's {@code <testsuite>} element; 0 if absent.
+	 */
 	static long attribute(String element, String name) {
 		Matcher matcher = Pattern.compile("\\s" + name + "=\"(\\d+)\"").matcher(element);
 		return matcher.find() ? Long.parseLong(matcher.group(1)) : 0;

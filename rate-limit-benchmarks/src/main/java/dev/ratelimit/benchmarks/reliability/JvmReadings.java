@@ -11,8 +11,9 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
- * Readings of another JVM (a sample app instance) from outside: its heap after a full collection, through
- * {@code jcmd}, and its open sockets and connections, from {@code /proc}.
+ * Readings of another JVM (a sample app instance) from outside: its heap after a full
+ * collection, through {@code jcmd}, and its open sockets and connections, from
+ * {@code /proc}.
  */
 final class JvmReadings {
 
@@ -25,8 +26,9 @@ final class JvmReadings {
 	}
 
 	/**
-	 * Returns the heap in use right after a full collection: {@code jcmd <pid> GC.run} ({@code System.gc()}, a full
-	 * stop-the-world collection with G1), then {@code jcmd <pid> GC.heap_info}.
+	 * Returns the heap in use right after a full collection: {@code jcmd <pid> GC.run}
+	 * ({@code System.gc()}, a full stop-the-world collection with G1), then
+	 * {@code jcmd <pid> GC.heap_info}.
 	 * @return the bytes in use
 	 */
 	static long heapAfterGc(Processes processes, long pid) {
@@ -43,15 +45,18 @@ final class JvmReadings {
 		return Long.parseLong(matcher.group(1)) * 1024;
 	}
 
-	/** The {@code jcmd} of the JDK that runs the campaign, which also runs the sample app. */
+	/**
+	 * The {@code jcmd} of the JDK that runs the campaign, which also runs the sample app.
+	 */
 	private static String jcmd() {
 		Path own = Path.of(System.getProperty("java.home"), "bin", "jcmd");
 		return Files.isExecutable(own) ? own.toString() : "jcmd";
 	}
 
 	/**
-	 * Returns the TCP connections a process holds open to a port (such as Redis's, or a proxy's in front of it),
-	 * from {@code /proc}: its socket descriptors matched with the kernel's table of TCP sockets.
+	 * Returns the TCP connections a process holds open to a port (such as Redis's, or a
+	 * proxy's in front of it), from {@code /proc}: its socket descriptors matched with
+	 * the kernel's table of TCP sockets.
 	 */
 	static long connectionsTo(long pid, int remotePort) {
 		Set<String> inodes = socketInodes(pid);
@@ -77,7 +82,8 @@ final class JvmReadings {
 	}
 
 	/**
-	 * Returns the sockets a process holds open (listening, connected, Unix), or -1 where {@code /proc} cannot tell.
+	 * Returns the sockets a process holds open (listening, connected, Unix), or -1 where
+	 * {@code /proc} cannot tell.
 	 */
 	static long sockets(long pid) {
 		Set<String> inodes = socketInodes(pid);

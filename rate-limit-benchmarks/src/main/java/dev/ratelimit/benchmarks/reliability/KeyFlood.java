@@ -12,10 +12,11 @@ import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.memory.InMemoryRateLimiter;
 
 /**
- * A flood of distinct keys, some of them 8 KB, through the in-memory limiter in this JVM (run with a fixed heap),
- * while clients it has exhausted keep asking and a normal client keeps deciding. The heap should stay bounded once
- * {@code max-keys} keys are held, no exhausted client should be given permits back (its state evicted and recreated
- * full), and the normal client's decisions should stay fast.
+ * A flood of distinct keys, some of them 8 KB, through the in-memory limiter in this JVM
+ * (run with a fixed heap), while clients it has exhausted keep asking and a normal client
+ * keeps deciding. The heap should stay bounded once {@code max-keys} keys are held, no
+ * exhausted client should be given permits back (its state evicted and recreated full),
+ * and the normal client's decisions should stay fast.
  */
 final class KeyFlood implements Scenario {
 
@@ -29,7 +30,10 @@ final class KeyFlood implements Scenario {
 	/** The exhausted clients ask again this many times over the flood, evenly spread. */
 	private static final int ROUNDS = 100;
 
-	/** 6/1h: an exhausted client regains a permit only after ten minutes, longer than the flood lasts. */
+	/**
+	 * 6/1h: an exhausted client regains a permit only after ten minutes, longer than the
+	 * flood lasts.
+	 */
 	private static final Limit LIMIT = Limit.tokenBucket("6/1h");
 
 	private static final TokenBucketBound BOUND = new TokenBucketBound(6, 6, Duration.ofHours(1));
@@ -45,8 +49,8 @@ final class KeyFlood implements Scenario {
 				+ "in a thread of its own every 200 µs (its decision times, µs). Heap: used after `System.gc()`, "
 				+ "at the start, half-way and at the end of the flood. `keys-held` (read at the end of the flood) has "
 				+ "the documented ceiling, max-keys + max-keys / 16: sweeps run in the background, and while one "
-				+ "catches up a new key is not kept.", keys, LONG_KEY_EVERY, LONG_KEY_CHARS,
-				maxKeys, maxHeap >> 20, EXHAUSTED_CLIENTS, ROUNDS));
+				+ "catches up a new key is not kept.", keys, LONG_KEY_EVERY, LONG_KEY_CHARS, maxKeys, maxHeap >> 20,
+				EXHAUSTED_CLIENTS, ROUNDS));
 		InMemoryRateLimiter limiter = InMemoryRateLimiter.builder().maxKeys(maxKeys).build();
 		List<KeyedLimit> exhausted = new ArrayList<>();
 		for (int i = 0; i < EXHAUSTED_CLIENTS; i++) {
@@ -98,7 +102,8 @@ final class KeyFlood implements Scenario {
 		String row = "flood";
 		figures.add(row, "keys", keys);
 		figures.add(row, "max-keys", maxKeys);
-		// the documented ceiling: sweeps run in the background, and new keys stop at max-keys + max-keys / 16
+		// the documented ceiling: sweeps run in the background, and new keys stop at
+		// max-keys + max-keys / 16
 		figures.add(row, "keys-held", held, Target.atMost(maxKeys + maxKeys / 16));
 		figures.add(row, "heap-start-mb", heapStart / 1e6);
 		figures.add(row, "heap-half-mb", heapHalf / 1e6);
@@ -113,8 +118,8 @@ final class KeyFlood implements Scenario {
 	}
 
 	/**
-	 * The heap in use after a full collection ({@code System.gc()}, twice, so that what the first found unreachable
-	 * and finalizable is gone too).
+	 * The heap in use after a full collection ({@code System.gc()}, twice, so that what
+	 * the first found unreachable and finalizable is gone too).
 	 */
 	static long heapAfterGc() {
 		System.gc();
@@ -123,7 +128,8 @@ final class KeyFlood implements Scenario {
 	}
 
 	/**
-	 * A client with a limit it never reaches, deciding in a thread of its own and timing each decision.
+	 * A client with a limit it never reaches, deciding in a thread of its own and timing
+	 * each decision.
 	 */
 	private static final class NormalClient {
 

@@ -5,8 +5,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Load on a fleet for a scenario's phases: wrk on each instance, many clients in rotation, and the probe on a few
- * clients of its own, which times every request. Stopped when the phases are over.
+ * Load on a fleet for a scenario's phases: wrk on each instance, many clients in
+ * rotation, and the probe on a few clients of its own, which times every request. Stopped
+ * when the phases are over.
  */
 final class Load {
 
@@ -24,7 +25,8 @@ final class Load {
 
 	/**
 	 * Starts the load.
-	 * @param longest the longest the phases can take (wrk needs a length; it is stopped at the end)
+	 * @param longest the longest the phases can take (wrk needs a length; it is stopped
+	 * at the end)
 	 * @param prefix the prefix of wrk's clients
 	 * @param clients how many clients wrk's requests rotate over
 	 * @param probeClients the probe's clients

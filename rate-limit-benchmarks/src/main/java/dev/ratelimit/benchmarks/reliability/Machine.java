@@ -11,8 +11,8 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The machine a campaign ran on, as the report states it: cores, CPU model, memory, OS, JDK, and the versions of the
- * tools the campaign drives.
+ * The machine a campaign ran on, as the report states it: cores, CPU model, memory, OS,
+ * JDK, and the versions of the tools the campaign drives.
  */
 final class Machine {
 
@@ -37,7 +37,8 @@ final class Machine {
 	}
 
 	/**
-	 * Returns the value of the first {@code name : value} line of a file such as {@code /proc/cpuinfo}.
+	 * Returns the value of the first {@code name : value} line of a file such as
+	 * {@code /proc/cpuinfo}.
 	 */
 	static Optional<String> procField(String file, String name) {
 		try {

@@ -23,20 +23,26 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * A client that times each of its requests, for what wrk cannot tell: the latency of the requests sent during an
- * outage, and which client each answer belongs to. It is open-loop: a request is due every {@code 1/rate} seconds
- * whether or not the earlier ones were answered, and is sent by one of {@value #WORKERS} workers.
+ * A client that times each of its requests, for what wrk cannot tell: the latency of the
+ * requests sent during an outage, and which client each answer belongs to. It is
+ * open-loop: a request is due every {@code 1/rate} seconds whether or not the earlier
+ * ones were answered, and is sent by one of {@value #WORKERS} workers.
  */
 final class Probe implements AutoCloseable {
 
-	/** The status of a request that failed without an answer (connection refused or reset). */
+	/**
+	 * The status of a request that failed without an answer (connection refused or
+	 * reset).
+	 */
 	static final int FAILED = -1;
 
 	/** The status of a request without an answer within the probe's timeout. */
 	static final int TIMED_OUT = -2;
 
-	// Each worker has a keep-alive connection of its own to each instance (plain HTTP/1.1 over a socket: nothing
-	// between the probe and the app but the kernel). A request's latency runs from when it was due until its answer,
+	// Each worker has a keep-alive connection of its own to each instance (plain HTTP/1.1
+	// over a socket: nothing
+	// between the probe and the app but the kernel). A request's latency runs from when
+	// it was due until its answer,
 	// so it also counts a wait for a free worker when the app holds them all.
 	static final int WORKERS = 64;
 
@@ -94,13 +100,15 @@ final class Probe implements AutoCloseable {
 				continue;
 			}
 			long n = this.sent++;
-			// from when it is handed to the workers: a late schedule thread (a busy machine) is the probe's delay,
+			// from when it is handed to the workers: a late schedule thread (a busy
+			// machine) is the probe's delay,
 			// not the app's
 			this.due.add(new Due(this.targets.get((int) (n % this.targets.size())),
 					this.clients.get((int) (n % this.clients.size())), System.currentTimeMillis(), System.nanoTime()));
 			next += this.periodNanos;
 			if (System.nanoTime() - next > 1_000_000_000L) {
-				// more than a second behind: drop what is missed rather than send it all at once
+				// more than a second behind: drop what is missed rather than send it all
+				// at once
 				next = System.nanoTime();
 			}
 		}
@@ -129,8 +137,8 @@ final class Probe implements AutoCloseable {
 	}
 
 	/**
-	 * Stops scheduling, waits for the requests still due or under way (at most the timeout and a second), and
-	 * returns every request's sample.
+	 * Stops scheduling, waits for the requests still due or under way (at most the
+	 * timeout and a second), and returns every request's sample.
 	 */
 	List<Sample> stop() {
 		this.running.set(false);
@@ -157,7 +165,8 @@ final class Probe implements AutoCloseable {
 	}
 
 	/**
-	 * A worker's keep-alive connection to one instance: plain HTTP/1.1, reopened after any failure.
+	 * A worker's keep-alive connection to one instance: plain HTTP/1.1, reopened after
+	 * any failure.
 	 */
 	static final class Connection {
 
@@ -166,8 +175,8 @@ final class Probe implements AutoCloseable {
 		private InputStream in;
 
 		/**
-		 * Sends a GET and reads the answer; returns its status (or {@link #FAILED}, {@link #TIMED_OUT}) and whether
-		 * it carried {@code Retry-After} (1) or not (0).
+		 * Sends a GET and reads the answer; returns its status (or {@link #FAILED},
+		 * {@link #TIMED_OUT}) and whether it carried {@code Retry-After} (1) or not (0).
 		 */
 		int[] send(int port, String client, int timeoutMillis) {
 			try {
@@ -180,7 +189,8 @@ final class Probe implements AutoCloseable {
 				this.socket.setSoTimeout(timeoutMillis);
 				OutputStream out = this.socket.getOutputStream();
 				out.write(("GET " + SampleApp.PATH + " HTTP/1.1\r\nHost: 127.0.0.1:" + port + "\r\n"
-						+ SampleApp.CLIENT_HEADER + ": " + client + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+						+ SampleApp.CLIENT_HEADER + ": " + client + "\r\n\r\n")
+					.getBytes(StandardCharsets.US_ASCII));
 				out.flush();
 				return read();
 			}
@@ -294,12 +304,17 @@ final class Probe implements AutoCloseable {
 			return this.status >= 200 && this.status < 300;
 		}
 
-		/** Whether it failed without an answer: refused, reset, or unanswered within the timeout. */
+		/**
+		 * Whether it failed without an answer: refused, reset, or unanswered within the
+		 * timeout.
+		 */
 		boolean socketError() {
 			return this.status == FAILED || this.status == TIMED_OUT;
 		}
 
-		/** Whether it is a 5xx other than the deny mode's 503 with {@code Retry-After}. */
+		/**
+		 * Whether it is a 5xx other than the deny mode's 503 with {@code Retry-After}.
+		 */
 		boolean unplanned5xx() {
 			return this.status >= 500 && !(this.status == 503 && this.retryAfter);
 		}

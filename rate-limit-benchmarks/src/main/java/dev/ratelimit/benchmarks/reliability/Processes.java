@@ -15,9 +15,10 @@ import java.util.concurrent.TimeUnit;
 import dev.ratelimit.core.redis.testing.RedisServer;
 
 /**
- * Everything a scenario starts: processes (the sample app, wrk, jcmd) and harness servers (Redis, Sentinel, cluster,
- * proxy). All are stopped when the scenario ends, and by a shutdown hook on Ctrl-C or {@code SIGTERM}. Every process
- * id is also appended to a pid file, from which {@code reliability.sh} stops what is left should this JVM itself be
+ * Everything a scenario starts: processes (the sample app, wrk, jcmd) and harness servers
+ * (Redis, Sentinel, cluster, proxy). All are stopped when the scenario ends, and by a
+ * shutdown hook on Ctrl-C or {@code SIGTERM}. Every process id is also appended to a pid
+ * file, from which {@code reliability.sh} stops what is left should this JVM itself be
  * killed outright.
  */
 final class Processes implements AutoCloseable {
@@ -56,7 +57,8 @@ final class Processes implements AutoCloseable {
 	}
 
 	/**
-	 * Starts a process with more environment variables, its output going to {@code <name>.log}.
+	 * Starts a process with more environment variables, its output going to
+	 * {@code <name>.log}.
 	 */
 	Process start(String name, List<String> command, Map<String, String> environment) {
 		File log = this.logDirectory.resolve(name + ".log").toFile();
@@ -114,7 +116,8 @@ final class Processes implements AutoCloseable {
 	}
 
 	/**
-	 * Takes a harness resource (a server, a cluster, a proxy) to close when the scenario ends.
+	 * Takes a harness resource (a server, a cluster, a proxy) to close when the scenario
+	 * ends.
 	 */
 	<T extends AutoCloseable> T own(T resource) {
 		synchronized (this.owned) {
@@ -124,14 +127,16 @@ final class Processes implements AutoCloseable {
 	}
 
 	/**
-	 * Starts a Redis server of the harness (no persistence, a free port), owned and recorded.
+	 * Starts a Redis server of the harness (no persistence, a free port), owned and
+	 * recorded.
 	 */
 	RedisServer redis(String... arguments) {
 		return recorded(own(RedisServer.start(arguments)));
 	}
 
 	/**
-	 * Kills a Redis server (SIGKILL, as a crash) and starts it again on its port, empty; returns once it answers PING.
+	 * Kills a Redis server (SIGKILL, as a crash) and starts it again on its port, empty;
+	 * returns once it answers PING.
 	 */
 	void restart(RedisServer server) {
 		server.restart();
@@ -159,7 +164,8 @@ final class Processes implements AutoCloseable {
 	}
 
 	/**
-	 * Sends a signal such as {@code INT} to a process (wrk prints its results on {@code SIGINT}).
+	 * Sends a signal such as {@code INT} to a process (wrk prints its results on
+	 * {@code SIGINT}).
 	 */
 	void signal(Process process, String signal) {
 		if (process.isAlive()) {
@@ -168,7 +174,8 @@ final class Processes implements AutoCloseable {
 	}
 
 	/**
-	 * Stops a process: {@code SIGTERM}, then {@code SIGKILL} if it has not ended within 15 s.
+	 * Stops a process: {@code SIGTERM}, then {@code SIGKILL} if it has not ended within
+	 * 15 s.
 	 */
 	static void stop(Process process) {
 		if (!process.isAlive()) {

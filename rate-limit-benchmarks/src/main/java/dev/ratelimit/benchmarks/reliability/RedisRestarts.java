@@ -11,9 +11,10 @@ import java.util.stream.IntStream;
 import dev.ratelimit.core.redis.testing.RedisServer;
 
 /**
- * Redis killed (SIGKILL) and restarted, empty, several times under load, in each failure mode. Recovery is measured
- * outside the app: from the restarted Redis answering {@code PING} to the first decision script call it receives
- * ({@code INFO commandstats}, polled every 20 ms; the app's health endpoint, which runs the script itself, is left
+ * Redis killed (SIGKILL) and restarted, empty, several times under load, in each failure
+ * mode. Recovery is measured outside the app: from the restarted Redis answering
+ * {@code PING} to the first decision script call it receives ({@code INFO commandstats},
+ * polled every 20 ms; the app's health endpoint, which runs the script itself, is left
  * alone).
  */
 final class RedisRestarts implements Scenario {
@@ -57,7 +58,10 @@ final class RedisRestarts implements Scenario {
 			Fleet fleet = new Fleet(apps);
 			Load.warmUp(processes, "restarts-" + mode, fleet, CONNECTIONS, settings.seconds(5, 15));
 			Fleet.Snapshot before = fleet.metrics();
-			Duration longest = steady.plus(outage).plus(recoveryLimit).multipliedBy(restarts).plus(steady)
+			Duration longest = steady.plus(outage)
+				.plus(recoveryLimit)
+				.multipliedBy(restarts)
+				.plus(steady)
 				.plusSeconds(60);
 			List<String> probeClients = IntStream.range(0, 10).mapToObj((i) -> "probe-" + i).toList();
 			Load load = Load.start(processes, "restarts-" + mode, fleet, CONNECTIONS, longest, "r-", 10_000,
@@ -76,7 +80,8 @@ final class RedisRestarts implements Scenario {
 				long recovered = called.orElse(System.nanoTime());
 				allRecovered &= called.isPresent();
 				outages.add(new Window(killed, recovered));
-				// whole ms: the polls are 20 ms apart; 0 when a call came before the harness saw PONG
+				// whole ms: the polls are 20 ms apart; 0 when a call came before the
+				// harness saw PONG
 				recoveries.add((double) Math.round(Clock.millisBetween(answering, recovered)));
 				System.out.println("# restarts " + mode + " " + (r + 1) + ": recovery "
 						+ (called.isPresent() ? Figures.format(recoveries.get(r)) + " ms" : "not within the limit"));
@@ -106,9 +111,9 @@ final class RedisRestarts implements Scenario {
 			figures.add(mode, "failed-closed", after.since(before, AppMetrics::failedClosed));
 			figures.add(mode, "backend-failures", after.since(before, AppMetrics::backendFailures));
 			figures.add(mode, "requests", result.requests());
-			figures.note(mode + ": recovery after each restart (ms): " + recoveries.stream()
-				.map((ms) -> Figures.format(ms))
-				.collect(Collectors.joining(", ")) + (allRecovered ? "" : " (a wait that ran out counts its limit)"));
+			figures.note(mode + ": recovery after each restart (ms): "
+					+ recoveries.stream().map((ms) -> Figures.format(ms)).collect(Collectors.joining(", "))
+					+ (allRecovered ? "" : " (a wait that ran out counts its limit)"));
 		}
 	}
 

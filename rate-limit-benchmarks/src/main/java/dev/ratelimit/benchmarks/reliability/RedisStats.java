@@ -9,14 +9,16 @@ import java.util.regex.Pattern;
 import dev.ratelimit.core.redis.testing.RespClient;
 
 /**
- * What a Redis server says of its clients, read with the harness's own client (not the code under test):
- * {@code INFO commandstats} for the decision script's calls, {@code CLIENT LIST} for its connections.
+ * What a Redis server says of its clients, read with the harness's own client (not the
+ * code under test): {@code INFO commandstats} for the decision script's calls,
+ * {@code CLIENT LIST} for its connections.
  */
 final class RedisStats {
 
-	/** The commands that run the decision script: as a Redis 7 function, or as a script. */
-	static final Set<String> SCRIPT_COMMANDS = Set.of("fcall", "fcall_ro", "evalsha", "evalsha_ro", "eval",
-			"eval_ro");
+	/**
+	 * The commands that run the decision script: as a Redis 7 function, or as a script.
+	 */
+	static final Set<String> SCRIPT_COMMANDS = Set.of("fcall", "fcall_ro", "evalsha", "evalsha_ro", "eval", "eval_ro");
 
 	private static final Pattern COMMAND = Pattern
 		.compile("^cmdstat_([a-z_|]+):calls=(\\d+)(?:.*?rejected_calls=(\\d+))?", Pattern.MULTILINE);
@@ -25,7 +27,8 @@ final class RedisStats {
 	}
 
 	/**
-	 * Returns the decision script calls a server has received since it started: executed, failed or rejected.
+	 * Returns the decision script calls a server has received since it started: executed,
+	 * failed or rejected.
 	 * @throws RuntimeException if the server does not answer within half a second
 	 */
 	static long scriptCalls(int port) {
@@ -58,9 +61,11 @@ final class RedisStats {
 	}
 
 	/**
-	 * Polls a server's script calls every 20 ms until they exceed {@code baseline} by at least {@code calls}, for at
-	 * most {@code limit}; a server that does not answer yet counts as no calls.
-	 * @return when it saw them ({@link System#nanoTime()}), or empty if it did not within the limit
+	 * Polls a server's script calls every 20 ms until they exceed {@code baseline} by at
+	 * least {@code calls}, for at most {@code limit}; a server that does not answer yet
+	 * counts as no calls.
+	 * @return when it saw them ({@link System#nanoTime()}), or empty if it did not within
+	 * the limit
 	 */
 	static OptionalLong awaitScriptCalls(int port, long baseline, long calls, Duration limit) {
 		long deadline = System.nanoTime() + limit.toNanos();

@@ -14,9 +14,9 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Writes {@code docs/RELIABILITY.md} from the results files of a campaign: one section per scenario with its setup,
- * notes and a table (one row per case, one column per measure, a row of targets, a verdict per case), a summary, the
- * commit and the machine.
+ * Writes {@code docs/RELIABILITY.md} from the results files of a campaign: one section
+ * per scenario with its setup, notes and a table (one row per case, one column per
+ * measure, a row of targets, a verdict per case), a summary, the commit and the machine.
  * <p>
  * {@code ReliabilityReport <results dir> <report> <quick|full> <commit> <seconds> [note]}
  */
@@ -63,7 +63,8 @@ public final class ReliabilityReport {
 
 	public static void main(String[] args) throws IOException {
 		if (args.length < 5) {
-			System.err.println("usage: ReliabilityReport <results dir> <report> <quick|full> <commit> <seconds> [note]");
+			System.err
+				.println("usage: ReliabilityReport <results dir> <report> <quick|full> <commit> <seconds> [note]");
 			System.exit(2);
 		}
 		Path results = Path.of(args[0]);
@@ -97,8 +98,8 @@ public final class ReliabilityReport {
 	}
 
 	/**
-	 * Reads {@code runs.tsv}, which {@code reliability.sh} writes: per scenario, how it ended, its seconds, and the
-	 * load average before and after.
+	 * Reads {@code runs.tsv}, which {@code reliability.sh} writes: per scenario, how it
+	 * ended, its seconds, and the load average before and after.
 	 */
 	static Map<String, String[]> runs(Path directory) throws IOException {
 		Map<String, String[]> runs = new LinkedHashMap<>();
@@ -114,16 +115,24 @@ public final class ReliabilityReport {
 		return runs;
 	}
 
-	static String render(Map<String, Results> all, Map<String, String[]> runs, String mode, String commit,
-			long seconds, String note, Map<String, String> machine, ZonedDateTime date) {
+	static String render(Map<String, Results> all, Map<String, String[]> runs, String mode, String commit, long seconds,
+			String note, Map<String, String> machine, ZonedDateTime date) {
 		StringBuilder out = new StringBuilder();
 		out.append("# Reliability\n\n");
-		out.append("> **").append(mode.equals("quick") ? "Quick run" : "Full run").append("** (`rate-limit-benchmarks/")
-			.append("reliability.sh").append(mode.equals("quick") ? " --quick" : "").append("`) of commit `")
-			.append(commit).append("`, ").append(date.format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm")))
-			.append(" UTC, ").append(minutes(seconds)).append(".")
-			.append(mode.equals("quick") ? " A quick run has shorter phases and fewer points: for checking, not for "
-					+ "claims." : "")
+		out.append("> **")
+			.append(mode.equals("quick") ? "Quick run" : "Full run")
+			.append("** (`rate-limit-benchmarks/")
+			.append("reliability.sh")
+			.append(mode.equals("quick") ? " --quick" : "")
+			.append("`) of commit `")
+			.append(commit)
+			.append("`, ")
+			.append(date.format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm")))
+			.append(" UTC, ")
+			.append(minutes(seconds))
+			.append(".")
+			.append(mode.equals("quick")
+					? " A quick run has shorter phases and fewer points: for checking, not for " + "claims." : "")
 			.append(note.isBlank() ? "" : " " + note.strip())
 			.append("\n\n");
 		out.append("Fault injection and load against the sample app (`redis` profile) and the in-memory limiter, on ")
@@ -155,16 +164,29 @@ public final class ReliabilityReport {
 					}
 				}
 			}
-			out.append("| [").append(scenario.getValue()[0]).append("](#").append(anchor(scenario.getValue()[0]))
-				.append(") | ").append((run != null) ? run[1] : (results != null) ? "?" : "not run").append(" | ")
-				.append((run != null) ? run[2] + " s" : "").append(" | ")
-				.append((run != null) ? run[3] + " → " + run[4] : "").append(" | ")
-				.append(met).append(" | ").append(missed).append(" |\n");
+			out.append("| [")
+				.append(scenario.getValue()[0])
+				.append("](#")
+				.append(anchor(scenario.getValue()[0]))
+				.append(") | ")
+				.append((run != null) ? run[1] : (results != null) ? "?" : "not run")
+				.append(" | ")
+				.append((run != null) ? run[2] + " s" : "")
+				.append(" | ")
+				.append((run != null) ? run[3] + " → " + run[4] : "")
+				.append(" | ")
+				.append(met)
+				.append(" | ")
+				.append(missed)
+				.append(" |\n");
 		}
 		out.append('\n');
 
 		for (Map.Entry<String, String[]> scenario : SCENARIOS.entrySet()) {
-			out.append("## ").append(scenario.getValue()[0]).append("\n\n").append(scenario.getValue()[1])
+			out.append("## ")
+				.append(scenario.getValue()[0])
+				.append("\n\n")
+				.append(scenario.getValue()[1])
 				.append("\n\n");
 			Results results = all.get(scenario.getKey());
 			if (results == null) {
@@ -222,7 +244,8 @@ public final class ReliabilityReport {
 		for (Figure figure : results.figures) {
 			columns.add(figure.column());
 			if (!figure.target().isEmpty()) {
-				// a column whose cases have different targets shows each case's in its cell
+				// a column whose cases have different targets shows each case's in its
+				// cell
 				targets.merge(figure.column(), figure.target(), (one, other) -> one.equals(other) ? one : "");
 			}
 		}
@@ -255,14 +278,22 @@ public final class ReliabilityReport {
 	}
 
 	/**
-	 * The table of a scenario with one case: a line per measure, with its target and verdict.
+	 * The table of a scenario with one case: a line per measure, with its target and
+	 * verdict.
 	 */
 	private static void measures(StringBuilder out, Row row) {
 		out.append("| ").append(row.name).append(" | value | target | verdict |\n|---|---:|---|---|\n");
 		for (Figure figure : row.cells.values()) {
-			out.append("| ").append(figure.column()).append(" | ").append(figure.value())
-				.append((figure.verdict() == Target.Verdict.MISSED) ? " ✗" : "").append(" | ").append(figure.target())
-				.append(" | ").append(figure.verdict().label()).append(" |\n");
+			out.append("| ")
+				.append(figure.column())
+				.append(" | ")
+				.append(figure.value())
+				.append((figure.verdict() == Target.Verdict.MISSED) ? " ✗" : "")
+				.append(" | ")
+				.append(figure.target())
+				.append(" | ")
+				.append(figure.verdict().label())
+				.append(" |\n");
 		}
 		out.append('\n');
 	}
@@ -284,8 +315,8 @@ public final class ReliabilityReport {
 		List<Row> rows() {
 			Map<String, Row> rows = new LinkedHashMap<>();
 			for (Figure figure : this.figures) {
-				rows.computeIfAbsent(figure.row(), (name) -> new Row(name, new LinkedHashMap<>()))
-					.cells.put(figure.column(), figure);
+				rows.computeIfAbsent(figure.row(), (name) -> new Row(name, new LinkedHashMap<>())).cells
+					.put(figure.column(), figure);
 			}
 			return List.copyOf(rows.values());
 		}

@@ -19,20 +19,27 @@ import java.util.Map;
 import dev.ratelimit.core.redis.testing.RedisServer;
 
 /**
- * An instance of the sample app, started from its jar with the {@code redis} profile on a free port, with the
- * campaign's settings as command-line properties: the {@code api} policy keyed by the {@value #CLIENT_HEADER} header
- * with one limit for every client ({@link #LIMIT}), the only policy on {@code /api/**}; the failure mode and
- * {@code redis.timeout} of the scenario; Tomcat's access log (client, status, time), from which the campaign counts
- * each client's admissions.
+ * An instance of the sample app, started from its jar with the {@code redis} profile on a
+ * free port, with the campaign's settings as command-line properties: the {@code api}
+ * policy keyed by the {@value #CLIENT_HEADER} header with one limit for every client
+ * ({@link #LIMIT}), the only policy on {@code /api/**}; the failure mode and
+ * {@code redis.timeout} of the scenario; Tomcat's access log (client, status, time), from
+ * which the campaign counts each client's admissions.
  */
 final class SampleApp implements AutoCloseable {
 
 	static final String CLIENT_HEADER = "X-Client";
 
-	/** The limit of every client: 6/1m, a token bucket of capacity 6, the {@code api} policy's anonymous tier. */
+	/**
+	 * The limit of every client: 6/1m, a token bucket of capacity 6, the {@code api}
+	 * policy's anonymous tier.
+	 */
 	static final TokenBucketBound LIMIT = new TokenBucketBound(6, 6, Duration.ofMinutes(1));
 
-	/** The request every client sends: a reverse geocoding look-up, which answers in well under a millisecond. */
+	/**
+	 * The request every client sends: a reverse geocoding look-up, which answers in well
+	 * under a millisecond.
+	 */
 	static final String PATH = "/api/reverse?lat=34&lon=-6";
 
 	private static final Duration START_TIMEOUT = Duration.ofSeconds(240);
@@ -90,27 +97,27 @@ final class SampleApp implements AutoCloseable {
 	}
 
 	/**
-	 * The sample's operator (its application.yml), whom the per-client reads of the {@code ratelimits} endpoint need.
+	 * The sample's operator (its application.yml), whom the per-client reads of the
+	 * {@code ratelimits} endpoint need.
 	 */
 	private static final String OPERATOR = "Basic "
 			+ Base64.getEncoder().encodeToString("operator:change-me".getBytes(StandardCharsets.UTF_8));
 
 	/**
-	 * Answers a GET to the app, such as {@code /actuator/prometheus}, as the sample's operator.
+	 * Answers a GET to the app, such as {@code /actuator/prometheus}, as the sample's
+	 * operator.
 	 * @throws IllegalStateException for a status other than 200, or no answer within 30 s
 	 */
 	String get(String path) {
 		try {
-			HttpResponse<String> response = HTTP.send(
-					HttpRequest.newBuilder(URI.create(url(path)))
-						.timeout(Duration.ofSeconds(30))
-						.header("Authorization", OPERATOR)
-						.GET()
-						.build(),
-					HttpResponse.BodyHandlers.ofString());
+			HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(URI.create(url(path)))
+				.timeout(Duration.ofSeconds(30))
+				.header("Authorization", OPERATOR)
+				.GET()
+				.build(), HttpResponse.BodyHandlers.ofString());
 			if (response.statusCode() != 200) {
-				throw new IllegalStateException("GET " + path + " answered " + response.statusCode() + ": "
-						+ response.body());
+				throw new IllegalStateException(
+						"GET " + path + " answered " + response.statusCode() + ": " + response.body());
 			}
 			return response.body();
 		}
@@ -128,11 +135,13 @@ final class SampleApp implements AutoCloseable {
 	 */
 	int request(String client) {
 		try {
-			return HTTP.send(HttpRequest.newBuilder(URI.create(url(PATH)))
-				.timeout(Duration.ofSeconds(10))
-				.header(CLIENT_HEADER, client)
-				.GET()
-				.build(), HttpResponse.BodyHandlers.discarding()).statusCode();
+			return HTTP
+				.send(HttpRequest.newBuilder(URI.create(url(PATH)))
+					.timeout(Duration.ofSeconds(10))
+					.header(CLIENT_HEADER, client)
+					.GET()
+					.build(), HttpResponse.BodyHandlers.discarding())
+				.statusCode();
 		}
 		catch (IOException ex) {
 			return -1;
@@ -233,7 +242,8 @@ final class SampleApp implements AutoCloseable {
 
 		/**
 		 * Starts the instance and returns once it answers.
-		 * @throws IllegalStateException if it exits or does not answer within four minutes
+		 * @throws IllegalStateException if it exits or does not answer within four
+		 * minutes
 		 */
 		SampleApp start(Processes processes) {
 			int port = RedisServer.freePort();
@@ -245,19 +255,21 @@ final class SampleApp implements AutoCloseable {
 			all.put("ratelimit.redis.timeout", this.timeout.toMillis() + "ms");
 			all.put("ratelimit.policies.api.key", "header:" + CLIENT_HEADER);
 			all.put("ratelimit.policies.api.tiers.anonymous[0].rate", "6/1m");
-			// only the api policy applies to the campaign's requests: the sample's global limit would reject most
+			// only the api policy applies to the campaign's requests: the sample's global
+			// limit would reject most
 			all.put("ratelimit.filters[0].patterns", "/api/**");
 			all.put("ratelimit.filters[0].policies", "api");
 			all.put("server.tomcat.accesslog.enabled", "true");
 			all.put("server.tomcat.accesslog.directory", accessLog.toString());
 			all.put("server.tomcat.accesslog.pattern", "%{" + CLIENT_HEADER + "}i %s %{begin:msec}t %D");
-			// the access log is flushed by Tomcat's background thread: once a second instead of every ten
+			// the access log is flushed by Tomcat's background thread: once a second
+			// instead of every ten
 			all.put("server.tomcat.background-processor-delay", "1s");
 			all.put("server.tomcat.mbeanregistry.enabled", "true");
 			all.put("logging.level.root", "WARN");
 			all.putAll(this.properties);
-			List<String> command = new ArrayList<>(List.of("java", "-Xms" + this.heap, "-Xmx" + this.heap, "-jar",
-					this.jar.toString()));
+			List<String> command = new ArrayList<>(
+					List.of("java", "-Xms" + this.heap, "-Xmx" + this.heap, "-jar", this.jar.toString()));
 			all.forEach((key, value) -> command.add("--" + key + "=" + value));
 			Process process = processes.start("app-" + this.name, command);
 			SampleApp app = new SampleApp(this.name, process, port, accessLog, this.failureMode);
@@ -272,7 +284,8 @@ final class SampleApp implements AutoCloseable {
 					throw new IllegalStateException(app + " exited at start-up; see " + log + ":\n" + tail(log));
 				}
 				try {
-					// the metrics scrape does not touch Redis (a health check would run the decision script)
+					// the metrics scrape does not touch Redis (a health check would run
+					// the decision script)
 					app.get("/actuator/prometheus");
 					return;
 				}

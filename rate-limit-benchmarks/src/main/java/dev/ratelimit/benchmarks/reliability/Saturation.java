@@ -10,9 +10,10 @@ import java.util.function.ToDoubleFunction;
 import dev.ratelimit.core.redis.testing.RedisServer;
 
 /**
- * wrk at each connection count, on one hot client and on 10,000 clients, in each failure mode, against a freshly
- * started instance and against a warmed-up one, with Redis up throughout. Whatever the load, no client should be
- * admitted beyond its limit (in local mode, beyond the limit from Redis plus the instance's own local limit).
+ * wrk at each connection count, on one hot client and on 10,000 clients, in each failure
+ * mode, against a freshly started instance and against a warmed-up one, with Redis up
+ * throughout. Whatever the load, no client should be admitted beyond its limit (in local
+ * mode, beyond the limit from Redis plus the instance's own local limit).
  */
 final class Saturation implements Scenario {
 
@@ -32,8 +33,7 @@ final class Saturation implements Scenario {
 								+ "requests); the warm points follow a " + warmUp.toSeconds()
 								+ " s warm-up of that instance."
 						: "Each fresh point has an instance of its own, measured from its first request; the warm "
-								+ "points share one instance per mode, after a " + warmUp.toSeconds()
-								+ " s warm-up."));
+								+ "points share one instance per mode, after a " + warmUp.toSeconds() + " s warm-up."));
 		figures.note("Bound per client: capacity + rate × (the point's length + 1 s); in local mode twice that "
 				+ "(Redis, plus the instance's local limits while Redis calls fail). `beyond-bound` sums the 2xx "
 				+ "beyond it over all clients (from Tomcat's access log). With 10,000 clients a point sends each "
@@ -100,8 +100,8 @@ final class Saturation implements Scenario {
 		Point measure(SampleApp app, String state, int clients, int connections) {
 			int index = this.points++;
 			String prefix = "s" + index + "-";
-			String row = app.failureMode() + "." + state + "." + ((clients == 1) ? "hot-key" : clients + "-keys")
-					+ ".c" + connections;
+			String row = app.failureMode() + "." + state + "." + ((clients == 1) ? "hot-key" : clients + "-keys") + ".c"
+					+ connections;
 			AppMetrics before = app.metrics();
 			long started = System.nanoTime();
 			Wrk.Run run = Wrk.start(this.processes, "saturation-" + index, app.url(SampleApp.PATH), connections,
@@ -109,18 +109,19 @@ final class Saturation implements Scenario {
 			Wrk.Result result = run.await(Duration.ofSeconds(30));
 			Duration elapsed = Duration.ofNanos(System.nanoTime() - started);
 			AppMetrics after = app.metrics();
-			System.out.println("# saturation " + row + ": " + Figures.format(result.requestsPerSecond())
-					+ " requests/s");
+			System.out
+				.println("# saturation " + row + ": " + Figures.format(result.requestsPerSecond()) + " requests/s");
 			return new Point(row, prefix, app.failureMode(), elapsed, result, before, after, app.accessLog());
 		}
 
 	}
 
 	/**
-	 * One point of the grid, measured; its access log is read once its instance has stopped.
+	 * One point of the grid, measured; its access log is read once its instance has
+	 * stopped.
 	 */
-	private record Point(String row, String prefix, String mode, Duration elapsed, Wrk.Result result,
-			AppMetrics before, AppMetrics after, Path accessLog) {
+	private record Point(String row, String prefix, String mode, Duration elapsed, Wrk.Result result, AppMetrics before,
+			AppMetrics after, Path accessLog) {
 
 		void record(Figures figures) {
 			AccessLog log = AccessLog.read(this.accessLog);

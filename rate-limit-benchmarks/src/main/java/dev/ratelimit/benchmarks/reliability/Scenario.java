@@ -1,7 +1,8 @@
 package dev.ratelimit.benchmarks.reliability;
 
 /**
- * One scenario of the campaign: it starts what it needs through {@link Processes} and records its figures.
+ * One scenario of the campaign: it starts what it needs through {@link Processes} and
+ * records its figures.
  */
 interface Scenario {
 

@@ -11,9 +11,9 @@ import dev.ratelimit.core.redis.testing.RedisServer;
 import dev.ratelimit.core.redis.testing.RespClient;
 
 /**
- * Sentinel failover under load: one master, one replica, three sentinels; the master killed. The app should use the
- * promoted replica within seconds, and a client it had exhausted before should stay refused: its state moved with
- * the replica.
+ * Sentinel failover under load: one master, one replica, three sentinels; the master
+ * killed. The app should use the promoted replica within seconds, and a client it had
+ * exhausted before should stay refused: its state moved with the replica.
  */
 final class SentinelFailover implements Scenario {
 
@@ -32,8 +32,8 @@ final class SentinelFailover implements Scenario {
 		figures.note("1 master, 1 replica, 3 sentinels (quorum 2, down-after-milliseconds 1000, failover-timeout "
 				+ "2000); the app finds the master through the sentinels, `on-backend-failure: deny` (so that every 2xx "
 				+ "is Redis's decision), `redis.timeout` 100ms. Load: wrk with " + Failover.CONNECTIONS
-				+ " connections on 10,000 clients, and the probe, "
-				+ Failover.PROBE_PER_SECOND + " requests/s over 10 clients, one of them exhausted before the load "
+				+ " connections on 10,000 clients, and the probe, " + Failover.PROBE_PER_SECOND
+				+ " requests/s over 10 clients, one of them exhausted before the load "
 				+ "starts (a tenth of the probe's requests). The master is killed (SIGKILL) after a steady phase.");
 		figures.note("`recovery-ms`: from the kill to the first decision script call the promoted replica receives "
 				+ "(`INFO commandstats`, polled every 20 ms). `exhausted-beyond-refill`: the exhausted client's 2xx, "
@@ -64,9 +64,10 @@ final class SentinelFailover implements Scenario {
 	}
 
 	/**
-	 * Sends the exhausted client's requests one by one until Redis refuses one; returns when. Under {@code deny} a
-	 * 503 is the instance still cooling down from answers the warm-up's load made late (a busy instance reads them
-	 * late): it is neither an admission nor a refusal by Redis, so the client asks again a little later.
+	 * Sends the exhausted client's requests one by one until Redis refuses one; returns
+	 * when. Under {@code deny} a 503 is the instance still cooling down from answers the
+	 * warm-up's load made late (a busy instance reads them late): it is neither an
+	 * admission nor a refusal by Redis, so the client asks again a little later.
 	 */
 	private static long exhaust(SampleApp app, Figures figures) {
 		AppMetrics before = app.metrics();
@@ -101,8 +102,8 @@ final class SentinelFailover implements Scenario {
 	}
 
 	/**
-	 * Waits until the replica has every write the master has made so far, for at most 10 s: the campaign measures
-	 * failover, not replication lag.
+	 * Waits until the replica has every write the master has made so far, for at most 10
+	 * s: the campaign measures failover, not replication lag.
 	 */
 	private static void awaitReplication(RedisServer master, RedisServer replica) {
 		long target = offset(master);

@@ -4,7 +4,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 
 /**
- * Where the campaign runs and how long: a quick run (for checking, well under ten minutes in all) or a full one.
+ * Where the campaign runs and how long: a quick run (for checking, well under ten minutes
+ * in all) or a full one.
  *
  * @param root the project's root directory
  * @param quick whether this is a quick run

@@ -14,11 +14,12 @@ import dev.ratelimit.core.redis.testing.LatencyProxy;
 import dev.ratelimit.core.redis.testing.RedisServer;
 
 /**
- * A slow, a hung and a gone Redis, through the harness's latency proxy: replies delayed by 0 to 1000 ms, then no
- * replies at all (a black hole), then refused connections, each for a phase under load. Every decision should end
- * within {@code redis.timeout}, request threads should not pile up, and while Redis fails at most one call per
- * cool-down (1 s) should wait for it (the others are decided locally and, while Redis answers late, sent to it without
- * waiting); once it is back, it should be used again within a cool-down.
+ * A slow, a hung and a gone Redis, through the harness's latency proxy: replies delayed
+ * by 0 to 1000 ms, then no replies at all (a black hole), then refused connections, each
+ * for a phase under load. Every decision should end within {@code redis.timeout}, request
+ * threads should not pile up, and while Redis fails at most one call per cool-down (1 s)
+ * should wait for it (the others are decided locally and, while Redis answers late, sent
+ * to it without waiting); once it is back, it should be used again within a cool-down.
  */
 final class SlowRedis implements Scenario {
 
@@ -65,7 +66,8 @@ final class SlowRedis implements Scenario {
 		Phases phases = new Phases(app, redis, figures, phase, bucket);
 		for (int latency : LATENCIES) {
 			proxy.latency(Duration.ofMillis(latency));
-			// at the timeout itself some calls still make it: every call fails only beyond it
+			// at the timeout itself some calls still make it: every call fails only
+			// beyond it
 			phases.measure((latency == 0) ? "latency-0" : "latency-" + latency + "ms", latency > TIMEOUT.toMillis());
 		}
 		proxy.latency(Duration.ZERO);
@@ -84,8 +86,8 @@ final class SlowRedis implements Scenario {
 	}
 
 	/**
-	 * The phases of the scenario, each measured while it runs; the probe's latencies are recorded once the load has
-	 * stopped.
+	 * The phases of the scenario, each measured while it runs; the probe's latencies are
+	 * recorded once the load has stopped.
 	 */
 	private static final class Phases {
 
@@ -139,7 +141,8 @@ final class SlowRedis implements Scenario {
 			this.figures.add(row, "decisions-per-s", (after.decisions() - before.decisions()) / seconds);
 			double waits = after.backendFailures() - before.backendFailures();
 			this.figures.add(row, "backend-failures", waits);
-			// the calls already waiting when Redis turned slow time out together, then one per cool-down
+			// the calls already waiting when Redis turned slow time out together, then
+			// one per cool-down
 			this.figures.add(row, "waits-per-s", waits / seconds, failing
 					? Target.atMost((seconds / COOL_DOWN.toSeconds() + 1 + CONNECTIONS + 16) / seconds) : Target.NONE);
 			if (!row.equals("black-hole") && !row.equals("refused")) {
@@ -154,9 +157,10 @@ final class SlowRedis implements Scenario {
 			long baseline = RedisStats.scriptCalls(this.redis.port());
 			Duration limit = Duration.ofSeconds(30);
 			OptionalLong used = RedisStats.awaitScriptCalls(this.redis.port(), baseline, calls, limit);
-			this.figures.addWait(row, "recovery-ms",
-					used.isPresent() ? OptionalDouble.of(Clock.millisBetween(back, used.getAsLong()))
-							: OptionalDouble.empty(), limit, Target.atMost(COOL_DOWN.toMillis() + 100));
+			this.figures.addWait(
+					row, "recovery-ms", used.isPresent()
+							? OptionalDouble.of(Clock.millisBetween(back, used.getAsLong())) : OptionalDouble.empty(),
+					limit, Target.atMost(COOL_DOWN.toMillis() + 100));
 		}
 
 		void record(Load.Result result) {

@@ -10,9 +10,10 @@ import dev.ratelimit.core.redis.testing.LatencyProxy;
 import dev.ratelimit.core.redis.testing.RedisServer;
 
 /**
- * Load for minutes with a Redis fault at a fixed interval, in turn: killed and restarted, slow, hung, refusing. At
- * the end, with the load stopped, the instance should hold what it held at the start: heap after a full collection
- * (within 10 %), threads, sockets, Redis connections, and no concurrency permit still taken.
+ * Load for minutes with a Redis fault at a fixed interval, in turn: killed and restarted,
+ * slow, hung, refusing. At the end, with the load stopped, the instance should hold what
+ * it held at the start: heap after a full collection (within 10 %), threads, sockets,
+ * Redis connections, and no concurrency permit still taken.
  */
 final class Soak implements Scenario {
 
@@ -20,7 +21,10 @@ final class Soak implements Scenario {
 
 	private static final int PROBE_PER_SECOND = 20;
 
-	/** A concurrency limit on every request, high enough never to reject: its permits show leaks. */
+	/**
+	 * A concurrency limit on every request, high enough never to reject: its permits show
+	 * leaks.
+	 */
 	private static final int IN_FLIGHT_MAX = 10_000;
 
 	private static final Pattern REMAINING = Pattern.compile("\"remaining\":(-?\\d+)");
@@ -62,8 +66,8 @@ final class Soak implements Scenario {
 		long started = System.nanoTime();
 		long end = started + length.toNanos();
 		int faults = 0;
-		for (long next = started + interval.toNanos() / 2; next < end - Duration.ofSeconds(8).toNanos(); next += interval
-			.toNanos()) {
+		for (long next = started + interval.toNanos() / 2; next < end
+				- Duration.ofSeconds(8).toNanos(); next += interval.toNanos()) {
 			Pause.until(next);
 			String fault = FAULTS.get(faults++ % FAULTS.size());
 			System.out.println("# soak: fault " + faults + ", " + fault);
@@ -82,7 +86,8 @@ final class Soak implements Scenario {
 		figures.add(row, "heap-growth-pct", 100.0 * (finish.heap - start.heap) / start.heap, Target.atMost(10));
 		figures.add(row, "threads-start", start.threads);
 		figures.add(row, "threads-end", finish.threads);
-		// compiler and GC worker threads come and go by themselves: two more is not a leak, one per fault would be
+		// compiler and GC worker threads come and go by themselves: two more is not a
+		// leak, one per fault would be
 		figures.add(row, "thread-growth", finish.threads - start.threads, Target.atMost(2));
 		figures.add(row, "request-threads-start", start.requestThreads);
 		figures.add(row, "request-threads-end", finish.requestThreads);
@@ -128,8 +133,9 @@ final class Soak implements Scenario {
 	}
 
 	/**
-	 * Takes the readings once the load has stopped for 3 s and Redis takes decisions again (requests of a client of
-	 * its own until a script call reaches Redis, for at most 60 s).
+	 * Takes the readings once the load has stopped for 3 s and Redis takes decisions
+	 * again (requests of a client of its own until a script call reaches Redis, for at
+	 * most 60 s).
 	 */
 	private static Readings readings(Processes processes, SampleApp app, RedisServer redis, LatencyProxy proxy) {
 		long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();

@@ -3,8 +3,8 @@ package dev.ratelimit.benchmarks.reliability;
 import java.util.List;
 
 /**
- * An interval of {@link System#nanoTime()}, such as an outage from the kill of Redis to its first script call after
- * the restart.
+ * An interval of {@link System#nanoTime()}, such as an outage from the kill of Redis to
+ * its first script call after the restart.
  *
  * @param fromNanos its start
  * @param toNanos its end

@@ -16,9 +16,9 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Load from {@code wrk}, with the campaign's Lua script: requests of one hot client or of many rotating clients, the
- * responses counted by status. A run has a fixed length, or is stopped early with {@code SIGINT}, on which wrk
- * prints what it measured so far.
+ * Load from {@code wrk}, with the campaign's Lua script: requests of one hot client or of
+ * many rotating clients, the responses counted by status. A run has a fixed length, or is
+ * stopped early with {@code SIGINT}, on which wrk prints what it measured so far.
  */
 final class Wrk {
 
@@ -115,7 +115,8 @@ final class Wrk {
 	}
 
 	/**
-	 * Converts one of wrk's durations ({@code 812.00us}, {@code 1.23ms}, {@code 1.02s}, {@code 1.50m}) to ms.
+	 * Converts one of wrk's durations ({@code 812.00us}, {@code 1.23ms}, {@code 1.02s},
+	 * {@code 1.50m}) to ms.
 	 */
 	static double millis(String text) {
 		String value = text.toLowerCase(Locale.ROOT);
@@ -161,8 +162,8 @@ final class Wrk {
 		}
 
 		/**
-		 * Waits for the run to end by itself (at most its length plus {@code grace}), else stops it, and returns what
-		 * it measured.
+		 * Waits for the run to end by itself (at most its length plus {@code grace}),
+		 * else stops it, and returns what it measured.
 		 */
 		Result await(Duration grace) {
 			long end = this.startedNanos + this.duration.toNanos() + grace.toNanos();
@@ -179,7 +180,8 @@ final class Wrk {
 		}
 
 		/**
-		 * Stops the run now ({@code SIGINT}: wrk prints its report) and returns what it measured.
+		 * Stops the run now ({@code SIGINT}: wrk prints its report) and returns what it
+		 * measured.
 		 */
 		Result stop() {
 			this.processes.signal(this.process, "INT");
@@ -218,7 +220,8 @@ final class Wrk {
 	 * @param readErrors reads that failed
 	 * @param writeErrors writes that failed
 	 * @param timeouts requests without an answer within 5 s
-	 * @param statuses the responses by status ({@code 503-planned} for the deny mode's 503s)
+	 * @param statuses the responses by status ({@code 503-planned} for the deny mode's
+	 * 503s)
 	 */
 	record Result(long requests, double seconds, double requestsPerSecond, double p99Millis, double maxMillis,
 			long connectErrors, long readErrors, long writeErrors, long timeouts, Map<String, Long> statuses) {

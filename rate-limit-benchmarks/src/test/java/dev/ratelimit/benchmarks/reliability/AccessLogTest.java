@@ -26,8 +26,8 @@ class AccessLogTest {
 		Path second = log("b", "s1-0 200 1004 120", "s2-0 200 1005 100", "s1-0 503 1006 100");
 		AccessLog log = AccessLog.read(List.of(first, second, this.directory.resolve("absent")));
 		assertThat(log.size()).isEqualTo(7);
-		assertThat(log.admitted((client) -> client.startsWith("s1-"))).containsOnly(
-				Map.entry("s1-0", 2L), Map.entry("s1-1", 1L));
+		assertThat(log.admitted((client) -> client.startsWith("s1-"))).containsOnly(Map.entry("s1-0", 2L),
+				Map.entry("s1-1", 1L));
 		assertThat(log.clients((client) -> client.startsWith("s1-"))).isEqualTo(2);
 	}
 

@@ -10,7 +10,8 @@ import org.junit.jupiter.api.io.TempDir;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The fuzz scenario finds the {@code *Fuzz*} test classes of core and the starter, and reads surefire's counts.
+ * The fuzz scenario finds the {@code *Fuzz*} test classes of core and the starter, and
+ * reads surefire's counts.
  */
 class FuzzScenarioTest {
 

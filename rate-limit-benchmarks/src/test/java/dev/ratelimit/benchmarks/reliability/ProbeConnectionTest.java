@@ -16,8 +16,8 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The probe's HTTP/1.1 client: statuses and {@code Retry-After} of sized and chunked answers on one keep-alive
- * connection, and failures told apart.
+ * The probe's HTTP/1.1 client: statuses and {@code Retry-After} of sized and chunked
+ * answers on one keep-alive connection, and failures told apart.
  */
 class ProbeConnectionTest {
 

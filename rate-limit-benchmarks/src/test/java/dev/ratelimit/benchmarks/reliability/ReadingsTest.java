@@ -5,8 +5,8 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * What the campaign reads from Redis ({@code INFO commandstats}) and from {@code jcmd GC.heap_info}, and the
- * percentiles it takes.
+ * What the campaign reads from Redis ({@code INFO commandstats}) and from
+ * {@code jcmd GC.heap_info}, and the percentiles it takes.
  */
 class ReadingsTest {
 

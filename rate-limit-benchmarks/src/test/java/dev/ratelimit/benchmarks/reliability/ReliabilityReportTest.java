@@ -16,8 +16,8 @@ import org.junit.jupiter.api.io.TempDir;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The report from the results files: one table per scenario with its targets and verdicts, the summary, the printed
- * lines.
+ * The report from the results files: one table per scenario with its targets and
+ * verdicts, the summary, the printed lines.
  */
 class ReliabilityReportTest {
 
@@ -43,8 +43,9 @@ class ReliabilityReportTest {
 		String report = ReliabilityReport.render(ReliabilityReport.read(this.results),
 				ReliabilityReport.runs(this.results), "quick", "abc1234", 300, "The \"before\" figures.",
 				Map.of("cores", "2"), ZonedDateTime.of(2026, 1, 2, 3, 4, 0, 0, ZoneOffset.UTC));
-		assertThat(report).contains("> **Quick run** (`rate-limit-benchmarks/reliability.sh --quick`) of commit "
-				+ "`abc1234`, 2026-01-02 03:04 UTC, 5 min 0 s.")
+		assertThat(report)
+			.contains("> **Quick run** (`rate-limit-benchmarks/reliability.sh --quick`) of commit "
+					+ "`abc1234`, 2026-01-02 03:04 UTC, 5 min 0 s.")
 			.contains("The \"before\" figures.")
 			.contains("| case | unplanned-5xx | recovery-max-ms | requests | verdict |")
 			.contains("| *target* | 0 | ≤ 1000 |  | |")
@@ -82,7 +83,8 @@ class ReliabilityReportTest {
 		});
 		String report = ReliabilityReport.render(ReliabilityReport.read(this.results), Map.of(), "full", "abc1234",
 				3600, "", Map.of(), ZonedDateTime.of(2026, 1, 2, 3, 4, 0, 0, ZoneOffset.UTC));
-		assertThat(report).contains("| *target* |  | |\n| heap-mb | 4 (≤ 10) | met |\n| threads | 3 (≤ 2) ✗ | missed |");
+		assertThat(report)
+			.contains("| *target* |  | |\n| heap-mb | 4 (≤ 10) | met |\n| threads | 3 (≤ 2) ✗ | missed |");
 	}
 
 	@Test

@@ -8,8 +8,8 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The bound of a client's admissions from the limit's configuration: capacity + rate × t, and the stated bound with
- * Redis restarts and local fallbacks.
+ * The bound of a client's admissions from the limit's configuration: capacity + rate × t,
+ * and the stated bound with Redis restarts and local fallbacks.
  */
 class TokenBucketBoundTest {
 

@@ -1,8 +1,9 @@
 package dev.ratelimit.core.algorithm;
 
 /**
- * The state of a token or leaky bucket: a level in units (tokens for a token bucket, water for a leaky bucket; a
- * permit is {@code Limit#unitsPerPermit()} units) at an instant.
+ * The state of a token or leaky bucket: a level in units (tokens for a token bucket,
+ * water for a leaky bucket; a permit is {@code Limit#unitsPerPermit()} units) at an
+ * instant.
  */
 public final class BucketState {
 

@@ -8,25 +8,29 @@ import dev.ratelimit.core.Limit;
 import org.jspecify.annotations.Nullable;
 
 /**
- * At most {@code max} permits in flight per key. Each allowed call holds a lease until it is released or, as a safety
- * net against a lost release (a crashed caller), until its lease time passes; a call still in flight renews its lease,
- * which then expires a lease time after the renewal. When rejected, the retry-after is the time until enough leases
+ * At most {@code max} permits in flight per key. Each allowed call holds a lease until it
+ * is released or, as a safety net against a lost release (a crashed caller), until its
+ * lease time passes; a call still in flight renews its lease, which then expires a lease
+ * time after the renewal. When rejected, the retry-after is the time until enough leases
  * expire if none is released nor renewed, an upper bound.
  */
 public final class ConcurrencyLimit implements LimitAlgorithm<LeaseState> {
 
 	/*
-	 * The work of a call is O(m) for the m leases held: evaluate and release read them, apply drops the expired ones.
-	 * m is at most max (so at most Limit.MAX_CONCURRENCY): each lease holds at least one permit, an allowed call leaves
-	 * only live leases behind it, and a rejected call adds none. Reaching it takes m calls in flight at once, unlike a
-	 * sliding log, which m quick calls fill. decide.lua reads the live leases only, m of them at most.
+	 * The work of a call is O(m) for the m leases held: evaluate and release read them,
+	 * apply drops the expired ones. m is at most max (so at most Limit.MAX_CONCURRENCY):
+	 * each lease holds at least one permit, an allowed call leaves only live leases
+	 * behind it, and a rejected call adds none. Reaching it takes m calls in flight at
+	 * once, unlike a sliding log, which m quick calls fill. decide.lua reads the live
+	 * leases only, m of them at most.
 	 */
 
 	static final ConcurrencyLimit INSTANCE = new ConcurrencyLimit();
 
 	/**
-	 * Lease ids are unique in the JVM, not per state: a key's state may be dropped and created again while a caller
-	 * still holds a lease of the old state, and its late release must not remove someone else's lease.
+	 * Lease ids are unique in the JVM, not per state: a key's state may be dropped and
+	 * created again while a caller still holds a lease of the old state, and its late
+	 * release must not remove someone else's lease.
 	 */
 	private static final AtomicLong LEASE_IDS = new AtomicLong();
 
@@ -83,9 +87,9 @@ public final class ConcurrencyLimit implements LimitAlgorithm<LeaseState> {
 	}
 
 	/**
-	 * Renews a lease that is still held (even one past its expiry that no call has dropped yet, as in Redis): it
-	 * moves to the end of the list, since it now expires last, so that the list stays in the order of expiry that
-	 * Redis's sorted set keeps.
+	 * Renews a lease that is still held (even one past its expiry that no call has
+	 * dropped yet, as in Redis): it moves to the end of the list, since it now expires
+	 * last, so that the list stays in the order of expiry that Redis's sorted set keeps.
 	 */
 	@Override
 	public void renew(Limit limit, LeaseState state, String leaseId, long now) {

@@ -5,8 +5,9 @@ import dev.ratelimit.core.Limit;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A counter per window; windows are aligned to the epoch, so every instance and every backend agrees on where a
- * window starts. Up to twice the limit can pass across a window boundary.
+ * A counter per window; windows are aligned to the epoch, so every instance and every
+ * backend agrees on where a window starts. Up to twice the limit can pass across a window
+ * boundary.
  */
 public final class FixedWindow implements LimitAlgorithm<WindowState> {
 

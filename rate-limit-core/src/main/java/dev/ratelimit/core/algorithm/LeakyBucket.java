@@ -8,10 +8,11 @@ import org.jspecify.annotations.Nullable;
 import static dev.ratelimit.core.algorithm.LimitAlgorithm.ceilDiv;
 
 /**
- * A leaky bucket: each call pours its cost into a bucket of depth {@code capacity} that drains continuously at the
- * rate. Policing rejects a call that does not fit; shaping admits it with a delay equal to the time the water ahead of
- * it takes to drain, and rejects it when it does not fit or would wait longer than {@code max-wait}. Units are those
- * of {@link TokenBucket}.
+ * A leaky bucket: each call pours its cost into a bucket of depth {@code capacity} that
+ * drains continuously at the rate. Policing rejects a call that does not fit; shaping
+ * admits it with a delay equal to the time the water ahead of it takes to drain, and
+ * rejects it when it does not fit or would wait longer than {@code max-wait}. Units are
+ * those of {@link TokenBucket}.
  */
 public final class LeakyBucket implements LimitAlgorithm<BucketState> {
 
@@ -53,8 +54,10 @@ public final class LeakyBucket implements LimitAlgorithm<BucketState> {
 		}
 		long need = cost * perPermit;
 		long bound = full - need;
-		// A call of cost 0 (an inspection) pours nothing, so it takes no place in the queue: it neither waits nor is
-		// refused for the wait, which after an admitted call can exceed max-wait by that call's own cost.
+		// A call of cost 0 (an inspection) pours nothing, so it takes no place in the
+		// queue: it neither waits nor is
+		// refused for the wait, which after an admitted call can exceed max-wait by that
+		// call's own cost.
 		boolean shape = limit.mode() == LeakMode.SHAPE && cost > 0;
 		if (shape && limit.maxWaitMicros() >= 0 && limit.maxWaitMicros() < ceilDiv(bound, perMicro)) {
 			bound = limit.maxWaitMicros() * perMicro;

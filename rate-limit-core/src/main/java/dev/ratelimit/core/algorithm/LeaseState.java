@@ -4,7 +4,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The state of a concurrency limit: the leases held, each with its expiry, in the order they were taken.
+ * The state of a concurrency limit: the leases held, each with its expiry, in the order
+ * they were taken.
  */
 public final class LeaseState {
 

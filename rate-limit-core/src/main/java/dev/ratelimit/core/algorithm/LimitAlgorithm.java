@@ -5,9 +5,10 @@ import dev.ratelimit.core.Limit;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The math of one algorithm over its state. {@link #evaluate} never changes the state; {@link #apply} changes it
- * for a call that every limit allowed. Times are microseconds since the epoch; the caller reads the clock.
- * Implementations are stateless singletons; states are not thread-safe and are guarded by the backend.
+ * The math of one algorithm over its state. {@link #evaluate} never changes the state;
+ * {@link #apply} changes it for a call that every limit allowed. Times are microseconds
+ * since the epoch; the caller reads the clock. Implementations are stateless singletons;
+ * states are not thread-safe and are guarded by the backend.
  *
  * @param <S> the type of the state of one key
  */
@@ -32,7 +33,8 @@ public interface LimitAlgorithm<S> {
 	Outcome evaluate(Limit limit, S state, long now, long cost);
 
 	/**
-	 * Takes {@code cost} permits; called only after {@link #evaluate} allowed the call at the same {@code now}.
+	 * Takes {@code cost} permits; called only after {@link #evaluate} allowed the call at
+	 * the same {@code now}.
 	 * @param limit the limit
 	 * @param state the key's state, changed in place
 	 * @param now the current time
@@ -42,7 +44,8 @@ public interface LimitAlgorithm<S> {
 	@Nullable String apply(Limit limit, S state, long now, long cost);
 
 	/**
-	 * Gives back the permits of a lease; does nothing for algorithms without leases or for an unknown lease.
+	 * Gives back the permits of a lease; does nothing for algorithms without leases or
+	 * for an unknown lease.
 	 * @param limit the limit
 	 * @param state the key's state, changed in place
 	 * @param leaseId the lease
@@ -52,8 +55,8 @@ public interface LimitAlgorithm<S> {
 	}
 
 	/**
-	 * Makes a lease held by a call still in flight expire a lease time from {@code now}; does nothing for algorithms
-	 * without leases or for a lease that is no longer held.
+	 * Makes a lease held by a call still in flight expire a lease time from {@code now};
+	 * does nothing for algorithms without leases or for a lease that is no longer held.
 	 * @param limit the limit
 	 * @param state the key's state, changed in place
 	 * @param leaseId the lease

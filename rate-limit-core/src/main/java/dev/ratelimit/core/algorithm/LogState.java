@@ -3,17 +3,20 @@ package dev.ratelimit.core.algorithm;
 import java.util.Arrays;
 
 /**
- * The state of a sliding window log: the allowed calls of the last window, oldest first, one entry per distinct time
- * (calls at the same microsecond share one), in a ring that grows on demand. Each entry holds its time and the running
- * total of the permits taken up to and including it, so that the permits between two entries are one subtraction and
- * the entry where a total is reached is a binary search. At most one entry per permit of the limit.
+ * The state of a sliding window log: the allowed calls of the last window, oldest first,
+ * one entry per distinct time (calls at the same microsecond share one), in a ring that
+ * grows on demand. Each entry holds its time and the running total of the permits taken
+ * up to and including it, so that the permits between two entries are one subtraction and
+ * the entry where a total is reached is a binary search. At most one entry per permit of
+ * the limit.
  */
 public final class LogState {
 
 	/**
-	 * Running totals are held modulo this: a key that never goes idle would otherwise count up for ever, past what
-	 * {@code decide.lua}'s doubles hold exactly. Only differences of totals within one window are read, and they are
-	 * at most the limit's permits, far below it.
+	 * Running totals are held modulo this: a key that never goes idle would otherwise
+	 * count up for ever, past what {@code decide.lua}'s doubles hold exactly. Only
+	 * differences of totals within one window are read, and they are at most the limit's
+	 * permits, far below it.
 	 */
 	static final long TOTAL_MODULUS = 1L << 50;
 
@@ -27,7 +30,10 @@ public final class LogState {
 
 	int size;
 
-	/** The running total before the oldest entry held: that of the last entry dropped, or 0. */
+	/**
+	 * The running total before the oldest entry held: that of the last entry dropped, or
+	 * 0.
+	 */
 	long before;
 
 	/** Entries read so far, for tests that bound the work of a call. */
@@ -46,7 +52,10 @@ public final class LogState {
 		return this.size;
 	}
 
-	/** Returns the permits taken after the running total {@code from}, up to and including {@code to}. */
+	/**
+	 * Returns the permits taken after the running total {@code from}, up to and including
+	 * {@code to}.
+	 */
 	static long permitsBetween(long from, long to) {
 		return Math.floorMod(to - from, TOTAL_MODULUS);
 	}
@@ -66,7 +75,10 @@ public final class LogState {
 		return (index == 0) ? this.before : total(index - 1);
 	}
 
-	/** Returns the index of the first entry taken after {@code time}, or {@link #size} if none was: a binary search. */
+	/**
+	 * Returns the index of the first entry taken after {@code time}, or {@link #size} if
+	 * none was: a binary search.
+	 */
 	int firstAfter(long time) {
 		int low = 0;
 		int high = this.size;
@@ -83,9 +95,10 @@ public final class LogState {
 	}
 
 	/**
-	 * Returns the index of the first entry from {@code from} on whose running total is at least {@code permits} past
-	 * {@code base}: a binary search, over at most {@code permits} entries as each holds at least one permit. Such an
-	 * entry must exist.
+	 * Returns the index of the first entry from {@code from} on whose running total is at
+	 * least {@code permits} past {@code base}: a binary search, over at most
+	 * {@code permits} entries as each holds at least one permit. Such an entry must
+	 * exist.
 	 */
 	int firstReaching(int from, long base, long permits) {
 		int low = from;
@@ -108,7 +121,10 @@ public final class LogState {
 		this.size--;
 	}
 
-	/** Adds {@code cost} permits at {@code time}, no earlier than the newest entry; merged into it at the same time. */
+	/**
+	 * Adds {@code cost} permits at {@code time}, no earlier than the newest entry; merged
+	 * into it at the same time.
+	 */
 	void add(long time, long cost) {
 		if (this.size > 0 && time(this.size - 1) == time) {
 			int newest = (this.head + this.size - 1) % this.totals.length;

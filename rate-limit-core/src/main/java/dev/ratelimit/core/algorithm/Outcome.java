@@ -4,15 +4,19 @@ import dev.ratelimit.core.KeyedLimit;
 import dev.ratelimit.core.LimitStatus;
 
 /**
- * What one limit says about one call, all times in microseconds from the instant of the decision.
+ * What one limit says about one call, all times in microseconds from the instant of the
+ * decision.
  *
  * @param allowed whether the limit lets the call through
  * @param remaining the permits left after this call (after consuming, if allowed)
- * @param retryAfterMicros when rejected: the wait until the same call would be allowed, with no other calls in
- * between; 0 when allowed
- * @param resetAfterMicros the wait until the limit is back to its full capacity, with no other calls in between
- * @param delayMicros for a shaping leaky bucket: how long the call must wait for its turn; otherwise 0
- * @param exceedsCapacity whether the cost is larger than the limit can ever grant, so that waiting never helps
+ * @param retryAfterMicros when rejected: the wait until the same call would be allowed,
+ * with no other calls in between; 0 when allowed
+ * @param resetAfterMicros the wait until the limit is back to its full capacity, with no
+ * other calls in between
+ * @param delayMicros for a shaping leaky bucket: how long the call must wait for its
+ * turn; otherwise 0
+ * @param exceedsCapacity whether the cost is larger than the limit can ever grant, so
+ * that waiting never helps
  */
 public record Outcome(boolean allowed, long remaining, long retryAfterMicros, long resetAfterMicros, long delayMicros,
 		boolean exceedsCapacity) {

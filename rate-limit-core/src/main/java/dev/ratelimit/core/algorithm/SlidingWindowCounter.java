@@ -7,10 +7,11 @@ import org.jspecify.annotations.Nullable;
 import static dev.ratelimit.core.algorithm.LimitAlgorithm.ceilDiv;
 
 /**
- * The current window's count plus the previous window's count weighted by the share of the previous window that the
- * sliding window still covers. A call of cost {@code c} at {@code e} microseconds into a window of length {@code W}
- * is allowed when {@code previous * (W - e) + (current + c) * W <= limit * W}: an exact comparison in integers (the
- * limit validates that {@code limit * W} stays below 2<sup>53</sup>).
+ * The current window's count plus the previous window's count weighted by the share of
+ * the previous window that the sliding window still covers. A call of cost {@code c} at
+ * {@code e} microseconds into a window of length {@code W} is allowed when
+ * {@code previous * (W - e) + (current + c) * W <= limit * W}: an exact comparison in
+ * integers (the limit validates that {@code limit * W} stays below 2<sup>53</sup>).
  */
 public final class SlidingWindowCounter implements LimitAlgorithm<WindowState> {
 
@@ -25,7 +26,8 @@ public final class SlidingWindowCounter implements LimitAlgorithm<WindowState> {
 	}
 
 	/**
-	 * Returns the state as seen at {@code now}: rolled forward to the window that holds {@code now}.
+	 * Returns the state as seen at {@code now}: rolled forward to the window that holds
+	 * {@code now}.
 	 */
 	private static WindowState roll(Limit limit, WindowState state, long now) {
 		long window = limit.windowMicros();
@@ -48,8 +50,8 @@ public final class SlidingWindowCounter implements LimitAlgorithm<WindowState> {
 		long weighted = seen.previous * (window - into);
 		long reset = resetAfter(seen, now, window, seen.current + (cost <= permits ? cost : 0));
 		if (cost > permits) {
-			return Outcome.neverAllowed(remaining(permits, seen.current, weighted, window), resetAfter(seen, now,
-					window, seen.current));
+			return Outcome.neverAllowed(remaining(permits, seen.current, weighted, window),
+					resetAfter(seen, now, window, seen.current));
 		}
 		long room = permits - seen.current - cost;
 		if (room >= 0 && weighted <= room * window) {

@@ -5,24 +5,28 @@ import dev.ratelimit.core.Limit;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The exact sliding window: a call is allowed when the permits taken in the last {@code W} microseconds plus its cost
- * stay within the limit. An entry taken at {@code t} leaves the window at {@code t + W}.
+ * The exact sliding window: a call is allowed when the permits taken in the last
+ * {@code W} microseconds plus its cost stay within the limit. An entry taken at {@code t}
+ * leaves the window at {@code t + W}.
  */
 public final class SlidingWindowLog implements LimitAlgorithm<LogState> {
 
 	/*
-	 * The work of a call is bounded, however full the log: with n entries held (n <= the limit's permits, at most
-	 * 100,000), evaluate reads O(log n) of them (the first entry inside the window by binary search on time, the
-	 * permits inside it as a difference of running totals, and for a rejection the entry whose leaving frees enough
-	 * by binary search on the running total), and apply drops at most TRIM_PER_CALL entries, then adds or merges one.
-	 * decide.lua does the same on the sorted set, with O(log n) Redis commands.
+	 * The work of a call is bounded, however full the log: with n entries held (n <= the
+	 * limit's permits, at most 100,000), evaluate reads O(log n) of them (the first entry
+	 * inside the window by binary search on time, the permits inside it as a difference
+	 * of running totals, and for a rejection the entry whose leaving frees enough by
+	 * binary search on the running total), and apply drops at most TRIM_PER_CALL entries,
+	 * then adds or merges one. decide.lua does the same on the sorted set, with O(log n)
+	 * Redis commands.
 	 */
 
 	/**
-	 * The most entries that have left the window one allowed call drops. Dropping them all at once would take one call
-	 * through every entry of a full log that has just left the window. The log still holds at most one entry per
-	 * permit: an allowed call adds at most one entry and drops at least one if any has left, and when none has, every
-	 * entry is inside the window and holds at least one permit.
+	 * The most entries that have left the window one allowed call drops. Dropping them
+	 * all at once would take one call through every entry of a full log that has just
+	 * left the window. The log still holds at most one entry per permit: an allowed call
+	 * adds at most one entry and drops at least one if any has left, and when none has,
+	 * every entry is inside the window and holds at least one permit.
 	 */
 	static final int TRIM_PER_CALL = 8;
 

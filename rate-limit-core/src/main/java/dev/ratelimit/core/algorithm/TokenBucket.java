@@ -7,9 +7,10 @@ import org.jspecify.annotations.Nullable;
 import static dev.ratelimit.core.algorithm.LimitAlgorithm.ceilDiv;
 
 /**
- * A token bucket with continuous refill, exact in integers. A permit is {@code p = period / g} units and the bucket
- * gains {@code n = permits / g} units per microsecond, where {@code g} is the greatest common divisor of the rate's
- * permits and period in microseconds; so tokens accrue continuously, never in steps, and never drift.
+ * A token bucket with continuous refill, exact in integers. A permit is
+ * {@code p = period / g} units and the bucket gains {@code n = permits / g} units per
+ * microsecond, where {@code g} is the greatest common divisor of the rate's permits and
+ * period in microseconds; so tokens accrue continuously, never in steps, and never drift.
  */
 public final class TokenBucket implements LimitAlgorithm<BucketState> {
 
@@ -24,7 +25,8 @@ public final class TokenBucket implements LimitAlgorithm<BucketState> {
 	}
 
 	/**
-	 * Returns the tokens, in units, that a bucket holds at {@code at} (not before its last update).
+	 * Returns the tokens, in units, that a bucket holds at {@code at} (not before its
+	 * last update).
 	 * @param limit the limit
 	 * @param state the state
 	 * @param at the time, not earlier than {@code state.updatedAt()}
@@ -35,11 +37,13 @@ public final class TokenBucket implements LimitAlgorithm<BucketState> {
 	}
 
 	/**
-	 * Returns the tokens, in units, that a bucket which held {@code level} units at {@code updatedAt} holds at
-	 * {@code at}: the refill of {@link #evaluate}, for a caller that keeps the state in its own fields and only needs
-	 * to know whether a cost fits (a cost of {@code c} permits fits if {@code c <= capacity} and
-	 * {@code c * unitsPerPermit <= levelAt(...)}; taking it leaves {@code levelAt(...) - c * unitsPerPermit} units at
-	 * {@code at}, as {@link #apply} does).
+	 * Returns the tokens, in units, that a bucket which held {@code level} units at
+	 * {@code updatedAt} holds at {@code at}: the refill of {@link #evaluate}, for a
+	 * caller that keeps the state in its own fields and only needs to know whether a cost
+	 * fits (a cost of {@code c} permits fits if {@code c <= capacity} and
+	 * {@code c * unitsPerPermit <= levelAt(...)}; taking it leaves
+	 * {@code levelAt(...) - c * unitsPerPermit} units at {@code at}, as {@link #apply}
+	 * does).
 	 * @param limit the limit
 	 * @param level the level in units at {@code updatedAt}
 	 * @param updatedAt the time of that level
@@ -63,9 +67,10 @@ public final class TokenBucket implements LimitAlgorithm<BucketState> {
 	}
 
 	/**
-	 * Returns whether {@code elapsed} microseconds at {@code perMicro} units each add up to at least {@code units}:
-	 * {@code elapsed >= ceilDiv(units, perMicro)}, exactly, without a division (this runs on every decision) and
-	 * without overflow (the product is taken in 128 bits).
+	 * Returns whether {@code elapsed} microseconds at {@code perMicro} units each add up
+	 * to at least {@code units}: {@code elapsed >= ceilDiv(units, perMicro)}, exactly,
+	 * without a division (this runs on every decision) and without overflow (the product
+	 * is taken in 128 bits).
 	 * @param elapsed the time, positive
 	 * @param perMicro the units per microsecond, positive
 	 * @param units the units to reach, positive

@@ -1,8 +1,8 @@
 package dev.ratelimit.core.algorithm;
 
 /**
- * The state of a fixed window or a sliding window counter: the start of the current window, its count, and (for the
- * sliding counter) the previous window's count.
+ * The state of a fixed window or a sliding window counter: the start of the current
+ * window, its count, and (for the sliding counter) the previous window's count.
  */
 public final class WindowState {
 

@@ -1,5 +1,6 @@
 /**
- * The pure math of each algorithm: state, the current time and a cost in, an outcome out. No I/O, no clocks, no locks.
+ * The pure math of each algorithm: state, the current time and a cost in, an outcome out.
+ * No I/O, no clocks, no locks.
  */
 @NullMarked
 package dev.ratelimit.core.algorithm;

@@ -8,8 +8,9 @@ import dev.ratelimit.core.KeyedLimit;
 import dev.ratelimit.core.Limit;
 
 /**
- * The key under which the in-memory limiter stores a keyed limit whose client key is longer than
- * {@value #MAX_PLAIN_CHARS} characters: the SHA-256 of that key, so a long key costs a few dozen bytes.
+ * The key under which the in-memory limiter stores a keyed limit whose client key is
+ * longer than {@value #MAX_PLAIN_CHARS} characters: the SHA-256 of that key, so a long
+ * key costs a few dozen bytes.
  *
  * @param policy the policy name
  * @param limit the limit
@@ -20,12 +21,16 @@ import dev.ratelimit.core.Limit;
  */
 record HashedKey(String policy, Limit limit, long digest0, long digest1, long digest2, long digest3) {
 
-	/** Client keys up to this long are stored as they are, which keeps the look-up of ordinary keys as it was. */
+	/**
+	 * Client keys up to this long are stored as they are, which keeps the look-up of
+	 * ordinary keys as it was.
+	 */
 	static final int MAX_PLAIN_CHARS = 64;
 
 	/**
-	 * Returns the key a keyed limit is stored under: the keyed limit itself, or a {@link HashedKey} of it when its
-	 * client key is longer than {@value #MAX_PLAIN_CHARS} characters.
+	 * Returns the key a keyed limit is stored under: the keyed limit itself, or a
+	 * {@link HashedKey} of it when its client key is longer than
+	 * {@value #MAX_PLAIN_CHARS} characters.
 	 */
 	static Object storeKey(KeyedLimit target) {
 		return (target.key().length() <= MAX_PLAIN_CHARS) ? target : of(target);
@@ -36,8 +41,10 @@ record HashedKey(String policy, Limit limit, long digest0, long digest1, long di
 		return (storeKey instanceof KeyedLimit target) ? target.limit() : ((HashedKey) storeKey).limit();
 	}
 
-	// Two keys share state only if their digests collide, which SHA-256 makes practically impossible. The digest is
-	// taken over the key's UTF-16 code units, two bytes each, so two different strings never give the same input
+	// Two keys share state only if their digests collide, which SHA-256 makes practically
+	// impossible. The digest is
+	// taken over the key's UTF-16 code units, two bytes each, so two different strings
+	// never give the same input
 	// (UTF-8 would map every unpaired surrogate to the same replacement).
 	static HashedKey of(KeyedLimit target) {
 		String key = target.key();

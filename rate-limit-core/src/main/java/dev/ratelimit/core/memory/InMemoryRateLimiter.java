@@ -33,8 +33,9 @@ import org.jspecify.annotations.Nullable;
  * A {@link RateLimiter} that keeps every key's state in this JVM.
  *
  * <p>
- * An idle key is dropped once its state equals a fresh one, and at most {@code maxKeys} keys are held. A client key
- * longer than 64 characters is held as its SHA-256. The limiter is thread-safe and takes no global lock.
+ * An idle key is dropped once its state equals a fresh one, and at most {@code maxKeys}
+ * keys are held. A client key longer than 64 characters is held as its SHA-256. The
+ * limiter is thread-safe and takes no global lock.
  */
 public final class InMemoryRateLimiter implements RateLimiter {
 
@@ -42,17 +43,24 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	public static final long DEFAULT_MAX_KEYS = 1_000_000;
 
 	/*
-	 * A key is dropped once idle for its limit's retention (and at most half as long again), when its state equals a
-	 * fresh one. A call adds a key only if it takes permits, so a rejected call adds none. The hot path and inspect
-	 * read the map without Caffeine's bookkeeping: Caffeine sees a key's creation and, for a key in use, one call each
-	 * half retention, which extends its expiry. Nothing else reads or extends it.
+	 * A key is dropped once idle for its limit's retention (and at most half as long
+	 * again), when its state equals a fresh one. A call adds a key only if it takes
+	 * permits, so a rejected call adds none. The hot path and inspect read the map
+	 * without Caffeine's bookkeeping: Caffeine sees a key's creation and, for a key in
+	 * use, one call each half retention, which extends its expiry. Nothing else reads or
+	 * extends it.
 	 *
-	 * Each slot's version stamp is also its lock: no global lock. A call with one bucket or window limit reads the
-	 * state optimistically and commits with one compare-and-set, so a rejected call writes nothing. Other calls hold
-	 * the locks of all their limits at once (all or none, so no deadlock), so all their limits are decided together.
+	 * Each slot's version stamp is also its lock: no global lock. A call with one bucket
+	 * or window limit reads the state optimistically and commits with one
+	 * compare-and-set, so a rejected call writes nothing. Other calls hold the locks of
+	 * all their limits at once (all or none, so no deadlock), so all their limits are
+	 * decided together.
 	 */
 
-	/** Each keyed limit's slot, under the key {@link HashedKey#storeKey} gives it: itself, or its digest. */
+	/**
+	 * Each keyed limit's slot, under the key {@link HashedKey#storeKey} gives it: itself,
+	 * or its digest.
+	 */
 	private final Cache<Object, Slot> slots;
 
 	private final ConcurrentMap<Object, Slot> map;
@@ -64,18 +72,21 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	private final TimeSource timeSource;
 
 	/**
-	 * Caffeine's clock, in microseconds: the latest time this limiter has shown it, advanced before every call that
-	 * lets Caffeine record or expire, so that the hot path reads the time source only once.
+	 * Caffeine's clock, in microseconds: the latest time this limiter has shown it,
+	 * advanced before every call that lets Caffeine record or expire, so that the hot
+	 * path reads the time source only once.
 	 */
 	private final AtomicLong cacheTime;
 
 	private final KeyEvictor evictor;
 
 	/*
-	 * The key last added or shown to Caffeine, with its slot and the cache time until which Caffeine would return that
-	 * slot. A call made with that very KeyedLimit instance finds its slot here without the look-up (about 6 ns of a 40
-	 * to 50 ns decision). It is written only when a key is added or shown to Caffeine, so threads calling many keys do
-	 * not contend on it. It is cleared when that slot expires or is evicted, and by reset.
+	 * The key last added or shown to Caffeine, with its slot and the cache time until
+	 * which Caffeine would return that slot. A call made with that very KeyedLimit
+	 * instance finds its slot here without the look-up (about 6 ns of a 40 to 50 ns
+	 * decision). It is written only when a key is added or shown to Caffeine, so threads
+	 * calling many keys do not contend on it. It is cleared when that slot expires or is
+	 * evicted, and by reset.
 	 */
 	private volatile @Nullable Recent recent;
 
@@ -122,9 +133,10 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	}
 
 	/**
-	 * Decides a call with several limits. A key not held is decided on a fresh slot that the call adds only if
-	 * {@link #keeps} says so, under the locks of all the call's slots. Returns {@code null} when the call must start
-	 * again: a slot it found was evicted meanwhile, or another call added a key that this allowed call was about to
+	 * Decides a call with several limits. A key not held is decided on a fresh slot that
+	 * the call adds only if {@link #keeps} says so, under the locks of all the call's
+	 * slots. Returns {@code null} when the call must start again: a slot it found was
+	 * evicted meanwhile, or another call added a key that this allowed call was about to
 	 * add.
 	 */
 	private @Nullable Decision acquireAll(List<KeyedLimit> limits, long cost) {
@@ -178,11 +190,13 @@ public final class InMemoryRateLimiter implements RateLimiter {
 				for (int i = 0; i < count && !lost; i++) {
 					if (own[i] && firstOccurrence(held, i) && keeps(limits.get(i).limit(), allowed, cost)) {
 						if (!this.evictor.hasRoom()) {
-							// no room until a sweep has made some: decided on a state that is not kept
+							// no room until a sweep has made some: decided on a state
+							// that is not kept
 							this.evictor.notAdded(allowed ? cost : 0);
 							continue;
 						}
-						// Added while locked: a call that finds it waits until this one has taken its permits.
+						// Added while locked: a call that finds it waits until this one
+						// has taken its permits.
 						added[i] = this.map.putIfAbsent(HashedKey.storeKey(limits.get(i)), held[i]) == null;
 						lost = !added[i] && allowed;
 					}
@@ -214,7 +228,10 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		return decision;
 	}
 
-	/** Returns the fresh slot this call made for an earlier limit equal to limit {@code index}, if any. */
+	/**
+	 * Returns the fresh slot this call made for an earlier limit equal to limit
+	 * {@code index}, if any.
+	 */
 	private static @Nullable Slot ownEarlier(List<KeyedLimit> limits, Slot[] held, boolean[] own, int index) {
 		for (int i = 0; i < index; i++) {
 			if (own[i] && limits.get(i).equals(limits.get(index))) {
@@ -225,9 +242,10 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	}
 
 	/**
-	 * Whether a call on a fresh slot leaves a state worth adding: it took permits, or the slot is a token bucket that
-	 * starts below capacity, whose refill starts when a call first decides on it, allowed or not, as the Redis
-	 * script's "first sight" records it.
+	 * Whether a call on a fresh slot leaves a state worth adding: it took permits, or the
+	 * slot is a token bucket that starts below capacity, whose refill starts when a call
+	 * first decides on it, allowed or not, as the Redis script's "first sight" records
+	 * it.
 	 */
 	private static boolean keeps(Limit limit, boolean allowed, long cost) {
 		return (allowed && cost > 0)
@@ -246,9 +264,11 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	}
 
 	/**
-	 * Takes the locks of all the slots of a call, or none: a slot held by another call makes this one let go of what
-	 * it holds and try again, so that two calls never wait for each other (no lock order needed, no deadlock).
-	 * @return whether all are held; false, with none held, if one was evicted (or reset while another call held it)
+	 * Takes the locks of all the slots of a call, or none: a slot held by another call
+	 * makes this one let go of what it holds and try again, so that two calls never wait
+	 * for each other (no lock order needed, no deadlock).
+	 * @return whether all are held; false, with none held, if one was evicted (or reset
+	 * while another call held it)
 	 */
 	private static boolean lockAll(Slot[] slots) {
 		for (int spins = 0;; spins++) {
@@ -282,16 +302,17 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	}
 
 	/**
-	 * Decides a call against one limit and, if allowed, takes {@code cost} permits, as {@link #acquire(KeyedLimit,
-	 * long)} does, but answers only whether the call may proceed: the same decision without building a
-	 * {@link Decision}, for callers that need no headers.
-	 * @param limit the keyed limit, of any algorithm but {@link Algorithm#CONCURRENCY} (whose permits must be
-	 * released through a decision) and a leaky bucket in mode {@link LeakMode#SHAPE} (whose calls must wait their
-	 * delay)
+	 * Decides a call against one limit and, if allowed, takes {@code cost} permits, as
+	 * {@link #acquire(KeyedLimit, long)} does, but answers only whether the call may
+	 * proceed: the same decision without building a {@link Decision}, for callers that
+	 * need no headers.
+	 * @param limit the keyed limit, of any algorithm but {@link Algorithm#CONCURRENCY}
+	 * (whose permits must be released through a decision) and a leaky bucket in mode
+	 * {@link LeakMode#SHAPE} (whose calls must wait their delay)
 	 * @param cost the permits the call takes, at least 0
 	 * @return whether the call is allowed
-	 * @throws IllegalArgumentException if the cost is negative, or the limit is a concurrency limit or a shaping
-	 * leaky bucket
+	 * @throws IllegalArgumentException if the cost is negative, or the limit is a
+	 * concurrency limit or a shaping leaky bucket
 	 */
 	public boolean tryAcquire(KeyedLimit limit, long cost) {
 		checkCost(cost);
@@ -331,18 +352,21 @@ public final class InMemoryRateLimiter implements RateLimiter {
 					+ limit.policy() + "'; use acquire and release the decision");
 		}
 		if (limit.limit().mode() == LeakMode.SHAPE) {
-			// true would tell the caller to go now, while the bucket counts the call as waiting its turn.
+			// true would tell the caller to go now, while the bucket counts the call as
+			// waiting its turn.
 			throw new IllegalArgumentException("tryAcquire cannot tell the delay of shaping leaky-bucket limit '"
 					+ limit.policy() + "'; use acquire and wait the decision's delay");
 		}
 	}
 
 	/**
-	 * {@link #decideOptimistically} for a token bucket whose caller needs only the verdict: one refill, no division
-	 * (remaining, retry-after and reset-after are not computed), and the state written straight into the slot. The
-	 * level is computed from values read under an even stamp; an allowed call commits by moving that very stamp, so
-	 * it replaces exactly the state it computed from.
-	 * @return the verdict, or {@code null} if the slot was evicted (look the key up again)
+	 * {@link #decideOptimistically} for a token bucket whose caller needs only the
+	 * verdict: one refill, no division (remaining, retry-after and reset-after are not
+	 * computed), and the state written straight into the slot. The level is computed from
+	 * values read under an even stamp; an allowed call commits by moving that very stamp,
+	 * so it replaces exactly the state it computed from.
+	 * @return the verdict, or {@code null} if the slot was evicted (look the key up
+	 * again)
 	 */
 	private @Nullable Boolean tryTakeTokens(Slot.BucketSlot slot, KeyedLimit target, long cost) {
 		Limit limit = target.limit();
@@ -414,9 +438,10 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	}
 
 	/**
-	 * Decides a call on a key not held, on a fresh slot that the call adds only if {@link #keeps} says so: a rejected
-	 * call leaves no key behind. Returns {@code null} when another call added the key first: this allowed call must
-	 * then decide on that key's slot.
+	 * Decides a call on a key not held, on a fresh slot that the call adds only if
+	 * {@link #keeps} says so: a rejected call leaves no key behind. Returns {@code null}
+	 * when another call added the key first: this allowed call must then decide on that
+	 * key's slot.
 	 */
 	private @Nullable Decision acquireNew(KeyedLimit target, long cost) {
 		Limit limit = target.limit();
@@ -444,11 +469,13 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	}
 
 	/**
-	 * Reads the state under an even stamp, decides, and either returns a rejection once the stamp shows the state did
-	 * not change meanwhile, or commits an allowed call by moving the stamp from that even value to odd, applying the
-	 * cost, and moving it to the next even value. The time is read after the stamp, so that with a monotonic clock a
-	 * decision never sees a state from its future.
-	 * @return the outcome, or {@code null} if the slot was evicted (look the key up again)
+	 * Reads the state under an even stamp, decides, and either returns a rejection once
+	 * the stamp shows the state did not change meanwhile, or commits an allowed call by
+	 * moving the stamp from that even value to odd, applying the cost, and moving it to
+	 * the next even value. The time is read after the stamp, so that with a monotonic
+	 * clock a decision never sees a state from its future.
+	 * @return the outcome, or {@code null} if the slot was evicted (look the key up
+	 * again)
 	 */
 	private @Nullable Outcome decideOptimistically(Slot slot, KeyedLimit target, long cost) {
 		Limit limit = target.limit();
@@ -479,7 +506,8 @@ public final class InMemoryRateLimiter implements RateLimiter {
 
 	/**
 	 * Decides a call under the slot's lock.
-	 * @return the outcome and lease, or {@code null} if the slot was evicted (look the key up again)
+	 * @return the outcome and lease, or {@code null} if the slot was evicted (look the
+	 * key up again)
 	 */
 	private @Nullable Locked decideLockedOne(Slot slot, KeyedLimit target, long cost) {
 		if (!slot.lockUnlessDiscarded()) {
@@ -532,7 +560,8 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	/**
 	 * {@inheritDoc}
 	 * <p>
-	 * A read changes nothing a call would see: not the time a key expires, nor which keys are evicted.
+	 * A read changes nothing a call would see: not the time a key expires, nor which keys
+	 * are evicted.
 	 */
 	@Override
 	public List<LimitStatus> inspect(List<KeyedLimit> limits) {
@@ -555,7 +584,8 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	public void release(Decision decision) {
 		for (Lease lease : decision.leases()) {
 			Slot slot = this.policy.getIfPresentQuietly(HashedKey.storeKey(lease.target()));
-			// An evicted slot took its leases with it: the client got them back when it was evicted.
+			// An evicted slot took its leases with it: the client got them back when it
+			// was evicted.
 			if (slot != null && slot.lockUnlessDiscarded()) {
 				try {
 					slot.release(lease.target().limit(), lease.id(), this.timeSource.nowMicros());
@@ -568,8 +598,9 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	}
 
 	/**
-	 * Renews the leases of a decision whose call is still in flight. Each renewal also counts as a call of its key,
-	 * so that a key whose only activity is a long call holding its permit is kept as long as that call renews it.
+	 * Renews the leases of a decision whose call is still in flight. Each renewal also
+	 * counts as a call of its key, so that a key whose only activity is a long call
+	 * holding its permit is kept as long as that call renews it.
 	 */
 	@Override
 	public void renew(Decision decision) {
@@ -595,8 +626,10 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		Object key = HashedKey.storeKey(limit);
 		Slot removed = this.map.remove(key);
 		if (removed != null) {
-			// A call that found this slot before the removal may be about to show it to Caffeine, which would put
-			// it back: once discarded it is not, and should one have been put back just before, it goes again.
+			// A call that found this slot before the removal may be about to show it to
+			// Caffeine, which would put
+			// it back: once discarded it is not, and should one have been put back just
+			// before, it goes again.
 			removed.discard();
 			this.map.remove(key, removed);
 		}
@@ -607,9 +640,10 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	}
 
 	/**
-	 * Returns the number of keyed limits held, after forgetting the keys idle for longer than their retention:
-	 * Caffeine's clock moves only with calls, so without this the count would stay where the last call left it once
-	 * calls stop (a gauge read by every metrics scrape, for one).
+	 * Returns the number of keyed limits held, after forgetting the keys idle for longer
+	 * than their retention: Caffeine's clock moves only with calls, so without this the
+	 * count would stay where the last call left it once calls stop (a gauge read by every
+	 * metrics scrape, for one).
 	 * @return the keys held
 	 */
 	public long keyCount() {
@@ -618,8 +652,9 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	}
 
 	/**
-	 * Returns how many keys were evicted to stay within {@code maxKeys} while their state was back to fresh: nothing
-	 * was lost. Keys dropped after their retention and keys reset are not counted.
+	 * Returns how many keys were evicted to stay within {@code maxKeys} while their state
+	 * was back to fresh: nothing was lost. Keys dropped after their retention and keys
+	 * reset are not counted.
 	 * @return the keys evicted back to fresh
 	 */
 	public long evictedFreshKeys() {
@@ -627,16 +662,20 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	}
 
 	/**
-	 * Returns how many keys were evicted to stay within {@code maxKeys} while their state still differed from a fresh
-	 * one: each was the nearest to fresh when no key held was back to fresh, and its client got back the permits it
-	 * had spent (at most a share of its limit that {@code maxKeys - maxKeys / 16} other keys had spent too).
+	 * Returns how many keys were evicted to stay within {@code maxKeys} while their state
+	 * still differed from a fresh one: each was the nearest to fresh when no key held was
+	 * back to fresh, and its client got back the permits it had spent (at most a share of
+	 * its limit that {@code maxKeys - maxKeys / 16} other keys had spent too).
 	 * @return the keys evicted before they were back to fresh
 	 */
 	public long evictedSpentKeys() {
 		return this.evictor.evictedSpent();
 	}
 
-	/** Returns the permits that evicting keys not back to fresh handed back, summed over all limits. */
+	/**
+	 * Returns the permits that evicting keys not back to fresh handed back, summed over
+	 * all limits.
+	 */
 	long permitsHandedBack() {
 		return this.evictor.permitsHandedBack();
 	}
@@ -650,7 +689,8 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	}
 
 	/**
-	 * Finds the slot of a keyed limit without Caffeine's bookkeeping, or returns {@code null} if none is held.
+	 * Finds the slot of a keyed limit without Caffeine's bookkeeping, or returns
+	 * {@code null} if none is held.
 	 */
 	private @Nullable Slot find(KeyedLimit target) {
 		Recent shown = this.recent;
@@ -661,8 +701,9 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	}
 
 	/**
-	 * Forgets a slot that a call found evicted, or reset while another call held it, before it looks the key up
-	 * again: should the slot still be in the map or be the recent key's, the look-up would find it again.
+	 * Forgets a slot that a call found evicted, or reset while another call held it,
+	 * before it looks the key up again: should the slot still be in the map or be the
+	 * recent key's, the look-up would find it again.
 	 */
 	private void forgetRetired(KeyedLimit target, Slot slot) {
 		this.map.remove(HashedKey.storeKey(target), slot);
@@ -670,8 +711,9 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	}
 
 	/**
-	 * Shows a call made at {@code now} to Caffeine when the key's last shown call is half a retention old, so that it
-	 * expires no earlier than a retention after its last real call.
+	 * Shows a call made at {@code now} to Caffeine when the key's last shown call is half
+	 * a retention old, so that it expires no earlier than a retention after its last real
+	 * call.
 	 */
 	private void recordSometimes(Slot slot, KeyedLimit target, long now) {
 		if (now >= slot.recordBy) {
@@ -680,9 +722,10 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	}
 
 	/**
-	 * Shows a call to Caffeine. Should Caffeine have expired the key meanwhile, this slot, which the call just used,
-	 * takes its place again, so that the call's permits are not forgotten; unless {@link #reset} or an eviction
-	 * discarded it, whose fresh state must win over a call that was in flight (RecentKeyTest).
+	 * Shows a call to Caffeine. Should Caffeine have expired the key meanwhile, this
+	 * slot, which the call just used, takes its place again, so that the call's permits
+	 * are not forgotten; unless {@link #reset} or an eviction discarded it, whose fresh
+	 * state must win over a call that was in flight (RecentKeyTest).
 	 */
 	private void record(Slot slot, KeyedLimit target, long now) {
 		if (slot.isDiscarded()) {
@@ -692,8 +735,10 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		long shownAt = this.cacheTime.get();
 		Object key = HashedKey.storeKey(target);
 		Slot held = this.slots.get(key, (absent) -> slot);
-		// Caffeine (3.2) does not extend a variable expiry on a read hit: without this, a key in use would be
-		// forgotten one retention after its creation, and come back fresh (RetentionTest).
+		// Caffeine (3.2) does not extend a variable expiry on a read hit: without this, a
+		// key in use would be
+		// forgotten one retention after its creation, and come back fresh
+		// (RetentionTest).
 		this.expiration.setExpiresAfter(key, RetentionExpiry.keepNanos(target.limit()), TimeUnit.NANOSECONDS);
 		if (!slot.recordNext(now + recordInterval(target.limit()))) {
 			// discarded meanwhile: take it out again if this call put it back
@@ -706,14 +751,16 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	}
 
 	/**
-	 * Holds a slot that Caffeine has just added or shown at cache time {@code shownAt} as the recent key's: Caffeine's
-	 * expiry was set from a cache time at least {@code shownAt}, so it returns this slot until a retention later.
+	 * Holds a slot that Caffeine has just added or shown at cache time {@code shownAt} as
+	 * the recent key's: Caffeine's expiry was set from a cache time at least
+	 * {@code shownAt}, so it returns this slot until a retention later.
 	 */
 	private void remember(KeyedLimit target, Slot slot, long shownAt) {
 		long keep = RetentionExpiry.keepNanos(target.limit()) / 1000;
 		this.recent = new Recent(target, slot, (shownAt > Long.MAX_VALUE - keep) ? Long.MAX_VALUE : shownAt + keep);
 		if (slot.isDiscarded()) {
-			// reset or an eviction ran meanwhile: it may have cleared the recent key before this write
+			// reset or an eviction ran meanwhile: it may have cleared the recent key
+			// before this write
 			forgetRecent(slot);
 		}
 	}
@@ -725,7 +772,10 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		}
 	}
 
-	/** Makes sure the slot held as the recent key's, if it is this one, is not handed out again. */
+	/**
+	 * Makes sure the slot held as the recent key's, if it is this one, is not handed out
+	 * again.
+	 */
 	private void forgetRecent(Slot slot) {
 		Recent shown = this.recent;
 		if (shown != null && shown.slot == slot) {
@@ -740,14 +790,16 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		}
 	}
 
-	/** Half a retention: the longest a key in use goes without showing Caffeine a call. */
+	/**
+	 * Half a retention: the longest a key in use goes without showing Caffeine a call.
+	 */
 	static long recordInterval(Limit limit) {
 		return Math.max(1, limit.retentionMicros() / 2);
 	}
 
 	/**
-	 * The key last added or shown to Caffeine, its slot, and the cache time (µs) until which Caffeine would return
-	 * that slot.
+	 * The key last added or shown to Caffeine, its slot, and the cache time (µs) until
+	 * which Caffeine would return that slot.
 	 */
 	private record Recent(KeyedLimit key, Slot slot, long validUntil) {
 	}
@@ -757,8 +809,8 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	}
 
 	/**
-	 * Keeps each keyed limit for its limit's retention after the last call Caffeine saw, plus the longest a key in use
-	 * goes without showing Caffeine a call.
+	 * Keeps each keyed limit for its limit's retention after the last call Caffeine saw,
+	 * plus the longest a key in use goes without showing Caffeine a call.
 	 */
 	private static final class RetentionExpiry implements Expiry<Object, Slot> {
 
@@ -800,9 +852,10 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		}
 
 		/**
-		 * Sets the bound on keyed limits held. Beyond it, the keys back to their fresh state go first, then the keys
-		 * nearest to it, down to {@code maxKeys - maxKeys / 16}. So a flood of new keys never hands a client back its
-		 * spent permits while a key held carries no information.
+		 * Sets the bound on keyed limits held. Beyond it, the keys back to their fresh
+		 * state go first, then the keys nearest to it, down to
+		 * {@code maxKeys - maxKeys / 16}. So a flood of new keys never hands a client
+		 * back its spent permits while a key held carries no information.
 		 * @param maxKeys the bound, at least 1
 		 * @return this builder
 		 */
@@ -815,9 +868,10 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		}
 
 		/**
-		 * Sets where sweeps run instead of the shared background thread; for tests ({@code Runnable::run}: the call
-		 * that adds a key beyond {@code maxKeys} sweeps the store itself as it finishes, so that a test sees what the
-		 * sweep evicted right after it).
+		 * Sets where sweeps run instead of the shared background thread; for tests
+		 * ({@code Runnable::run}: the call that adds a key beyond {@code maxKeys} sweeps
+		 * the store itself as it finishes, so that a test sees what the sweep evicted
+		 * right after it).
 		 * @param sweeper the executor of sweeps
 		 * @return this builder
 		 */

@@ -22,18 +22,18 @@ import dev.ratelimit.core.algorithm.Outcome;
 
 import org.jspecify.annotations.Nullable;
 
-
 /**
  * Holds an {@link InMemoryRateLimiter} to its {@code maxKeys}.
  *
  * <p>
- * A background sweep evicts the keys back to fresh, then the keys nearest to fresh. No call waits for a sweep.
+ * A background sweep evicts the keys back to fresh, then the keys nearest to fresh. No
+ * call waits for a sweep.
  */
 final class KeyEvictor {
 
 	/**
-	 * The thread that sweeps the stores of every limiter, one sweep at a time; started when a sweep is due and gone
-	 * after five idle seconds.
+	 * The thread that sweeps the stores of every limiter, one sweep at a time; started
+	 * when a sweep is due and gone after five idle seconds.
 	 */
 	static final Executor BACKGROUND = new ThreadPoolExecutor(0, 1, 5, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
 			(task) -> {
@@ -46,14 +46,18 @@ final class KeyEvictor {
 	static final long FRESH = 0;
 
 	/*
-	 * How near a key is to fresh is what evicting it would hand back: a cost-0 evaluation of its state now against a
-	 * fresh state of its limit, max(0, fresh remaining - remaining) permits, as a share of the limit's capacity (so
-	 * keys of different limits compare fairly). Ties go to the key that would be full soonest. So a client that spent
-	 * a share s of a limit gets permits back only if no key held is back to fresh and at least maxKeys - maxKeys / 16
-	 * other keys have spent a share of at least s.
+	 * How near a key is to fresh is what evicting it would hand back: a cost-0 evaluation
+	 * of its state now against a fresh state of its limit, max(0, fresh remaining -
+	 * remaining) permits, as a share of the limit's capacity (so keys of different limits
+	 * compare fairly). Ties go to the key that would be full soonest. So a client that
+	 * spent a share s of a limit gets permits back only if no key held is back to fresh
+	 * and at least maxKeys - maxKeys / 16 other keys have spent a share of at least s.
 	 */
 
-	/** The share of the capacity handed back is held in 30 bits above the 32 bits of the milliseconds until full. */
+	/**
+	 * The share of the capacity handed back is held in 30 bits above the 32 bits of the
+	 * milliseconds until full.
+	 */
 	private static final double SHARE_SCALE = 1 << 30;
 
 	private static final long MAX_RESET_MILLIS = (1L << 32) - 2;
@@ -76,7 +80,10 @@ final class KeyEvictor {
 
 	private final ReentrantLock sweeping = new ReentrantLock();
 
-	/** Where sweeps run: a background thread shared by every limiter, or the caller's thread in tests. */
+	/**
+	 * Where sweeps run: a background thread shared by every limiter, or the caller's
+	 * thread in tests.
+	 */
 	private final Executor sweeper;
 
 	/** Whether a sweep has been handed to the sweeper and not finished. */
@@ -112,8 +119,8 @@ final class KeyEvictor {
 	}
 
 	/**
-	 * Starts a sweep once a call has added a key beyond the bound, unless one is on its way; called with no slot lock
-	 * held, as a sweep takes them.
+	 * Starts a sweep once a call has added a key beyond the bound, unless one is on its
+	 * way; called with no slot lock held, as a sweep takes them.
 	 */
 	void added() {
 		if (this.slots.estimatedSize() > this.maxKeys && this.sweepScheduled.compareAndSet(false, true)) {
@@ -127,18 +134,21 @@ final class KeyEvictor {
 		}
 	}
 
-	// Should keys come faster than sweeps free them, the store stops here: a call on a key not held is decided on a
-	// fresh state that is not kept (see notAdded). So no call waits for a sweep and memory stays bounded.
+	// Should keys come faster than sweeps free them, the store stops here: a call on a
+	// key not held is decided on a
+	// fresh state that is not kept (see notAdded). So no call waits for a sweep and
+	// memory stays bounded.
 	/**
-	 * Returns whether a call may add a key: the store is below {@code maxKeys + maxKeys / 16}.
+	 * Returns whether a call may add a key: the store is below
+	 * {@code maxKeys + maxKeys / 16}.
 	 */
 	boolean hasRoom() {
 		return this.slots.estimatedSize() < this.ceiling;
 	}
 
 	/**
-	 * Counts a call on a key that was not added for want of room: the permits it took are forgotten, as if its key had
-	 * been evicted at once.
+	 * Counts a call on a key that was not added for want of room: the permits it took are
+	 * forgotten, as if its key had been evicted at once.
 	 * @param permits the permits the call took
 	 */
 	void notAdded(long permits) {
@@ -173,11 +183,12 @@ final class KeyEvictor {
 	}
 
 	/*
-	 * A sweep evicts each key back to fresh (it carries no information). Should that free fewer than maxKeys / 16
-	 * keys, it evicts the keys nearest to fresh until maxKeys - maxKeys / 16 are left. It reads every key once (the
-	 * nearest twice) and frees at least a sixteenth of the bound: at most 32 key reads per key added. A read is a
-	 * cache miss of about 200 ns on a loaded 2-core machine, so a sweep of a million keys takes a few tenths of a
-	 * second. Calls go on meanwhile.
+	 * A sweep evicts each key back to fresh (it carries no information). Should that free
+	 * fewer than maxKeys / 16 keys, it evicts the keys nearest to fresh until maxKeys -
+	 * maxKeys / 16 are left. It reads every key once (the nearest twice) and frees at
+	 * least a sixteenth of the bound: at most 32 key reads per key added. A read is a
+	 * cache miss of about 200 ns on a loaded 2-core machine, so a sweep of a million keys
+	 * takes a few tenths of a second. Calls go on meanwhile.
 	 */
 	private void sweep() {
 		this.expireIdle.run();
@@ -208,7 +219,10 @@ final class KeyEvictor {
 		}
 	}
 
-	/** Evicts {@code need} keys among the cheapest of the candidates' costs, in a second pass over the store. */
+	/**
+	 * Evicts {@code need} keys among the cheapest of the candidates' costs, in a second
+	 * pass over the store.
+	 */
 	private void evictNearestToFresh(long[] costs, int candidates, int need, Sweep sweep) {
 		long threshold = select(costs, candidates, need - 1);
 		long below = 0;
@@ -234,8 +248,10 @@ final class KeyEvictor {
 		}
 	}
 
-	// A key is evicted under its slot's lock, which the evictor then keeps. A call that decided on the slot before is
-	// counted in what the evictor hands back; a call that finds it after looks the key up again (Slot.retire).
+	// A key is evicted under its slot's lock, which the evictor then keeps. A call that
+	// decided on the slot before is
+	// counted in what the evictor hands back; a call that finds it after looks the key up
+	// again (Slot.retire).
 	/**
 	 * Evicts a slot if, under its lock, evicting it costs at most {@code maxCost}.
 	 * @return the cost, or -1 if the slot stays
@@ -265,8 +281,9 @@ final class KeyEvictor {
 	}
 
 	/**
-	 * One sweep's time, and what a cost-0 call on a fresh state of each limit answers then. Keys mostly share a few
-	 * limit instances: the last one is checked first, by identity.
+	 * One sweep's time, and what a cost-0 call on a fresh state of each limit answers
+	 * then. Keys mostly share a few limit instances: the last one is checked first, by
+	 * identity.
 	 */
 	private static final class Sweep {
 
@@ -282,7 +299,10 @@ final class KeyEvictor {
 			this.now = now;
 		}
 
-		/** Returns the cost of evicting a slot, read without its lock, or -1 if the slot is evicted or reset. */
+		/**
+		 * Returns the cost of evicting a slot, read without its lock, or -1 if the slot
+		 * is evicted or reset.
+		 */
 		long cost(Slot slot, Limit limit) {
 			Outcome outcome = slot.peek(limit, this.now);
 			return (outcome != null) ? KeyEvictor.cost(limit, outcome, fresh(limit)) : -1;
@@ -302,9 +322,10 @@ final class KeyEvictor {
 	}
 
 	/**
-	 * Returns what evicting a state hands back, as one number that orders keys: {@link #FRESH} for a state that
-	 * answers a cost-0 call as a fresh one does (same remaining, same wait until full); otherwise 1 plus the share of
-	 * the capacity handed back in the upper bits and the milliseconds until full in the lower 32.
+	 * Returns what evicting a state hands back, as one number that orders keys:
+	 * {@link #FRESH} for a state that answers a cost-0 call as a fresh one does (same
+	 * remaining, same wait until full); otherwise 1 plus the share of the capacity handed
+	 * back in the upper bits and the milliseconds until full in the lower 32.
 	 * @param limit the limit
 	 * @param current the outcome of a cost-0 call on the state
 	 * @param fresh the outcome of a cost-0 call on a fresh state, at the same time
@@ -322,8 +343,9 @@ final class KeyEvictor {
 	}
 
 	/**
-	 * Returns the value that would be at index {@code k} of the first {@code count} values once sorted, reordering
-	 * them: quickselect with a random pivot and a three-way partition (many keys share a cost).
+	 * Returns the value that would be at index {@code k} of the first {@code count}
+	 * values once sorted, reordering them: quickselect with a random pivot and a
+	 * three-way partition (many keys share a cost).
 	 */
 	static long select(long[] values, int count, int k) {
 		int low = 0;

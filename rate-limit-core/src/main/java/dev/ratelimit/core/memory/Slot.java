@@ -13,8 +13,8 @@ import dev.ratelimit.core.algorithm.WindowState;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The state of one keyed limit and the stamp that guards it: even while the state is stable, odd while a writer
- * holds it.
+ * The state of one keyed limit and the stamp that guards it: even while the state is
+ * stable, odd while a writer holds it.
  */
 abstract class Slot {
 
@@ -22,7 +22,10 @@ abstract class Slot {
 
 	private static final VarHandle RECORD_BY;
 
-	/** {@link #recordBy} of a slot that a reset or an eviction discarded: no call puts it back in the cache. */
+	/**
+	 * {@link #recordBy} of a slot that a reset or an eviction discarded: no call puts it
+	 * back in the cache.
+	 */
 	private static final long DISCARDED = Long.MAX_VALUE;
 
 	static {
@@ -39,8 +42,9 @@ abstract class Slot {
 	private int stamp;
 
 	/**
-	 * When this key should next show Caffeine a call (which keeps it from expiring), in microseconds; read racily on
-	 * every call, and moved on (or set to {@link #DISCARDED}) atomically.
+	 * When this key should next show Caffeine a call (which keeps it from expiring), in
+	 * microseconds; read racily on every call, and moved on (or set to
+	 * {@link #DISCARDED}) atomically.
 	 */
 	long recordBy;
 
@@ -49,7 +53,8 @@ abstract class Slot {
 	}
 
 	/**
-	 * Returns the slot of a key seen for the first time at {@code now}, holding its algorithm's fresh state.
+	 * Returns the slot of a key seen for the first time at {@code now}, holding its
+	 * algorithm's fresh state.
 	 */
 	static Slot fresh(Limit limit, long now, long recordBy) {
 		return switch (limit.algorithm()) {
@@ -83,20 +88,23 @@ abstract class Slot {
 	}
 
 	/*
-	 * A slot leaves the cache in one of two ways. A reset discards it: a call that found it before may still decide on
-	 * it, and its permits are then forgotten with the state. An eviction retires it: the evictor takes its lock,
-	 * discards it and never lets go, so no call can decide on it any more. A call that finds the stamp odd and the slot
-	 * discarded looks the key up again.
+	 * A slot leaves the cache in one of two ways. A reset discards it: a call that found
+	 * it before may still decide on it, and its permits are then forgotten with the
+	 * state. An eviction retires it: the evictor takes its lock, discards it and never
+	 * lets go, so no call can decide on it any more. A call that finds the stamp odd and
+	 * the slot discarded looks the key up again.
 	 */
 
-	/** Marks the slot as discarded by a reset: {@link #recordNext} refuses from now on. */
+	/**
+	 * Marks the slot as discarded by a reset: {@link #recordNext} refuses from now on.
+	 */
 	final void discard() {
 		RECORD_BY.setVolatile(this, DISCARDED);
 	}
 
 	/**
-	 * Discards the slot for an eviction; under the lock, which the caller keeps for ever: no call decides on this
-	 * slot after the permits the evictor counted.
+	 * Discards the slot for an eviction; under the lock, which the caller keeps for ever:
+	 * no call decides on this slot after the permits the evictor counted.
 	 */
 	final void retire() {
 		discard();
@@ -107,15 +115,21 @@ abstract class Slot {
 	}
 
 	/**
-	 * Whether the state is a few numbers, which a reader racing a writer may read torn without harm (the stamp tells
-	 * it to read again), unlike a log or a list of leases.
+	 * Whether the state is a few numbers, which a reader racing a writer may read torn
+	 * without harm (the stamp tells it to read again), unlike a log or a list of leases.
 	 */
 	abstract boolean optimistic();
 
-	/** Decides a call without changing the state; under the lock, or optimistically if {@link #optimistic()}. */
+	/**
+	 * Decides a call without changing the state; under the lock, or optimistically if
+	 * {@link #optimistic()}.
+	 */
 	abstract Outcome evaluate(Limit limit, long now, long cost);
 
-	/** Takes the permits of a call {@link #evaluate} allowed at the same {@code now}; under the lock. */
+	/**
+	 * Takes the permits of a call {@link #evaluate} allowed at the same {@code now};
+	 * under the lock.
+	 */
 	abstract @Nullable String apply(Limit limit, long now, long cost);
 
 	/** Gives back a lease; under the lock. */
@@ -148,8 +162,9 @@ abstract class Slot {
 	}
 
 	/**
-	 * Takes the lock, unless the slot is discarded while another holds it (retired for good, or discarded by a reset
-	 * while a call holds it): the caller then looks the key up again.
+	 * Takes the lock, unless the slot is discarded while another holds it (retired for
+	 * good, or discarded by a reset while a call holds it): the caller then looks the key
+	 * up again.
 	 * @return whether the lock is held
 	 */
 	final boolean lockUnlessDiscarded() {
@@ -163,9 +178,11 @@ abstract class Slot {
 	}
 
 	/**
-	 * Evaluates a call of cost 0 without writing the stamp, so that a reader never makes a writer try again (the
-	 * state of a log or of leases is read under the lock, which is free again at once).
-	 * @return the outcome, or {@code null} if the slot is discarded while another holds it
+	 * Evaluates a call of cost 0 without writing the stamp, so that a reader never makes
+	 * a writer try again (the state of a log or of leases is read under the lock, which
+	 * is free again at once).
+	 * @return the outcome, or {@code null} if the slot is discarded while another holds
+	 * it
 	 */
 	@Nullable Outcome peek(Limit limit, long now) {
 		for (int losses = 0;; losses++) {
@@ -187,7 +204,10 @@ abstract class Slot {
 		STAMP.setRelease(this, (int) STAMP.getOpaque(this) + 1);
 	}
 
-	/** Spins briefly, then yields: a holder keeps the lock only for a few arithmetic operations. */
+	/**
+	 * Spins briefly, then yields: a holder keeps the lock only for a few arithmetic
+	 * operations.
+	 */
 	static void backOff(int spins) {
 		if (spins < 100) {
 			Thread.onSpinWait();
@@ -198,9 +218,10 @@ abstract class Slot {
 	}
 
 	/**
-	 * Waits after losing a race for the stamp: spins once, then parks for the shortest time the OS gives (tens of
-	 * microseconds). Under contention, letting the winner go on alone, with the state's cache line in its own core's
-	 * cache, does several times more decisions per second than taking turns, which moves the line between cores on
+	 * Waits after losing a race for the stamp: spins once, then parks for the shortest
+	 * time the OS gives (tens of microseconds). Under contention, letting the winner go
+	 * on alone, with the state's cache line in its own core's cache, does several times
+	 * more decisions per second than taking turns, which moves the line between cores on
 	 * every decision (Resilience4j's limiter backs off the same way).
 	 */
 	static void contended(int losses) {
@@ -213,8 +234,9 @@ abstract class Slot {
 	}
 
 	/*
-	 * The state of buckets and windows is a few numbers held in the slot itself (no second object per key). The
-	 * algorithm's math runs on a state object made for the call, which the JIT keeps in registers.
+	 * The state of buckets and windows is a few numbers held in the slot itself (no
+	 * second object per key). The algorithm's math runs on a state object made for the
+	 * call, which the JIT keeps in registers.
 	 */
 
 	/**
@@ -239,8 +261,8 @@ abstract class Slot {
 
 		@Override
 		Outcome evaluate(Limit limit, long now, long cost) {
-			return Slot.<BucketState>algorithm(limit).evaluate(limit, BucketState.of(this.level, this.updatedAt), now,
-					cost);
+			return Slot.<BucketState>algorithm(limit)
+				.evaluate(limit, BucketState.of(this.level, this.updatedAt), now, cost);
 		}
 
 		@Override
@@ -252,7 +274,10 @@ abstract class Slot {
 			return lease;
 		}
 
-		/** The level in units at {@link #updatedAt()}; read optimistically, validate with the stamp. */
+		/**
+		 * The level in units at {@link #updatedAt()}; read optimistically, validate with
+		 * the stamp.
+		 */
 		long level() {
 			return this.level;
 		}
@@ -270,7 +295,8 @@ abstract class Slot {
 	}
 
 	/**
-	 * A fixed window or sliding window counter: the current window's start and count, and the previous window's.
+	 * A fixed window or sliding window counter: the current window's start and count, and
+	 * the previous window's.
 	 */
 	static final class WindowSlot extends Slot {
 
@@ -294,8 +320,8 @@ abstract class Slot {
 
 		@Override
 		Outcome evaluate(Limit limit, long now, long cost) {
-			return Slot.<WindowState>algorithm(limit).evaluate(limit,
-					WindowState.of(this.start, this.current, this.previous), now, cost);
+			return Slot.<WindowState>algorithm(limit)
+				.evaluate(limit, WindowState.of(this.start, this.current, this.previous), now, cost);
 		}
 
 		@Override
@@ -311,7 +337,8 @@ abstract class Slot {
 	}
 
 	/**
-	 * A sliding window log or a concurrency limit: a state object changed in place, only under the lock.
+	 * A sliding window log or a concurrency limit: a state object changed in place, only
+	 * under the lock.
 	 */
 	static final class ObjectSlot extends Slot {
 

@@ -5,7 +5,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Decides how a call uses Redis, from what the last calls learned of it: Redis is up, late or down.
+ * Decides how a call uses Redis, from what the last calls learned of it: Redis is up,
+ * late or down.
  */
 final class BackendGate {
 
@@ -24,17 +25,21 @@ final class BackendGate {
 	}
 
 	/*
-	 * Late lasts a cool-down, after an answer came later than the timeout while the connection was up. Lateness may be
-	 * this instance's own doing (a busy CPU delays the reading of answers), so a late call is never let through
-	 * unlimited. After the cool-down, one call at a time (a probe) waits for Redis again; an answer in time ends the
-	 * state. Down follows an error or a lost connection: no call waits for Redis, and a background check (not a caller)
-	 * finds when Redis works again. While Redis is up, callers only read these fields, which then stay in every core's
-	 * cache.
+	 * Late lasts a cool-down, after an answer came later than the timeout while the
+	 * connection was up. Lateness may be this instance's own doing (a busy CPU delays the
+	 * reading of answers), so a late call is never let through unlimited. After the
+	 * cool-down, one call at a time (a probe) waits for Redis again; an answer in time
+	 * ends the state. Down follows an error or a lost connection: no call waits for
+	 * Redis, and a background check (not a caller) finds when Redis works again. While
+	 * Redis is up, callers only read these fields, which then stay in every core's cache.
 	 */
 
 	private final long coolDownNanos;
 
-	/** When the late state's cool-down ends ({@link System#nanoTime()}), or {@code 0} when Redis is not late. */
+	/**
+	 * When the late state's cool-down ends ({@link System#nanoTime()}), or {@code 0} when
+	 * Redis is not late.
+	 */
 	private volatile long lateUntil;
 
 	private volatile boolean down;
@@ -49,8 +54,9 @@ final class BackendGate {
 	}
 
 	/**
-	 * Returns how the calling thread uses Redis. A caller that gets {@link Route#ASK} must report what it learned with
-	 * {@link #succeeded()}, {@link #late()}, {@link #failed()} or {@link #abandoned()}.
+	 * Returns how the calling thread uses Redis. A caller that gets {@link Route#ASK}
+	 * must report what it learned with {@link #succeeded()}, {@link #late()},
+	 * {@link #failed()} or {@link #abandoned()}.
 	 */
 	Route enter() {
 		if (this.down) {
@@ -68,9 +74,10 @@ final class BackendGate {
 	}
 
 	/**
-	 * A caller's call was answered in time. That ends a down state (Redis answers), but a late state only if the caller
-	 * was its probe: a call that asked before an answer came late, and was answered in time itself, says nothing of
-	 * the calls after it, and ending the cool-down on it would make every caller wait again while answers hover
+	 * A caller's call was answered in time. That ends a down state (Redis answers), but a
+	 * late state only if the caller was its probe: a call that asked before an answer
+	 * came late, and was answered in time itself, says nothing of the calls after it, and
+	 * ending the cool-down on it would make every caller wait again while answers hover
 	 * around the timeout.
 	 */
 	void succeeded() {
@@ -84,8 +91,8 @@ final class BackendGate {
 	}
 
 	/**
-	 * A check of this limiter's own (a health check, a recovery check) wrote to Redis in time: up again, whatever the
-	 * state.
+	 * A check of this limiter's own (a health check, a recovery check) wrote to Redis in
+	 * time: up again, whatever the state.
 	 */
 	void recovered() {
 		if (this.lateUntil != 0) {
@@ -106,7 +113,8 @@ final class BackendGate {
 	}
 
 	/**
-	 * Redis answered later than the timeout while the connection was up: late for a cool-down, unless it is down.
+	 * Redis answered later than the timeout while the connection was up: late for a
+	 * cool-down, unless it is down.
 	 */
 	void late() {
 		long until = System.nanoTime() + this.coolDownNanos;
@@ -126,8 +134,9 @@ final class BackendGate {
 	}
 
 	/**
-	 * Reports that a caller which asked learned nothing about Redis (its thread was interrupted, or it failed with an
-	 * error of its own): if it was the probe, another caller may probe; any other caller's probe goes on.
+	 * Reports that a caller which asked learned nothing about Redis (its thread was
+	 * interrupted, or it failed with an error of its own): if it was the probe, another
+	 * caller may probe; any other caller's probe goes on.
 	 */
 	void abandoned() {
 		if (this.prober == Thread.currentThread()) {
@@ -147,8 +156,9 @@ final class BackendGate {
 	}
 
 	/**
-	 * Returns how long Redis is expected to stay unusable, in microseconds: the rest of the late state's cool-down, or
-	 * {@code whileDownMicros} when it is down; 0 when it is up.
+	 * Returns how long Redis is expected to stay unusable, in microseconds: the rest of
+	 * the late state's cool-down, or {@code whileDownMicros} when it is down; 0 when it
+	 * is up.
 	 */
 	long unusableForMicros(long whileDownMicros) {
 		if (this.down) {

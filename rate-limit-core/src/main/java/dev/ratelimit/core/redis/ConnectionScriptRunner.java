@@ -20,9 +20,10 @@ import org.springframework.data.redis.connection.ReturnType;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
- * Runs commands through the blocking {@link RedisConnection} API of any {@link RedisConnectionFactory} (Jedis, or a
- * factory of another client), on a bounded pool of daemon threads. The caller waits only until its deadline. The
- * script runs with EVALSHA (EVAL after NOSCRIPT): the generic connection API has no FCALL.
+ * Runs commands through the blocking {@link RedisConnection} API of any
+ * {@link RedisConnectionFactory} (Jedis, or a factory of another client), on a bounded
+ * pool of daemon threads. The caller waits only until its deadline. The script runs with
+ * EVALSHA (EVAL after NOSCRIPT): the generic connection API has no FCALL.
  */
 final class ConnectionScriptRunner implements ScriptRunner {
 
@@ -30,16 +31,19 @@ final class ConnectionScriptRunner implements ScriptRunner {
 	static final int MAX_WORKERS = 64;
 
 	/*
-	 * When every worker is busy, a call waits in a bounded queue instead of failing: under load a healthy Redis keeps
-	 * more calls in flight than there are workers (or pooled connections), and a failure would make the limiter fall
-	 * back for a whole cool-down. Only when the queue is full does a call fail at once. A blocked worker is bounded by
-	 * the client's own read timeout.
+	 * When every worker is busy, a call waits in a bounded queue instead of failing:
+	 * under load a healthy Redis keeps more calls in flight than there are workers (or
+	 * pooled connections), and a failure would make the limiter fall back for a whole
+	 * cool-down. Only when the queue is full does a call fail at once. A blocked worker
+	 * is bounded by the client's own read timeout.
 	 *
-	 * A call with a deadline that has passed when a worker takes it, or when it gets a pooled connection, does not
-	 * touch Redis: its caller has timed out and fallen back, so running it would take permits nobody gets. (With Jedis
-	 * in cluster mode a node's pooled connection is borrowed only inside the script call, after that check; that wait
-	 * is bounded by the pool's max-wait, which should be no longer than the timeout.) Calls without a deadline (a
-	 * give-back, a lease release, the warm-up) always run.
+	 * A call with a deadline that has passed when a worker takes it, or when it gets a
+	 * pooled connection, does not touch Redis: its caller has timed out and fallen back,
+	 * so running it would take permits nobody gets. (With Jedis in cluster mode a node's
+	 * pooled connection is borrowed only inside the script call, after that check; that
+	 * wait is bounded by the pool's max-wait, which should be no longer than the
+	 * timeout.) Calls without a deadline (a give-back, a lease release, the warm-up)
+	 * always run.
 	 */
 
 	/** Most calls waiting for a worker; one more fails at once. */
@@ -76,16 +80,16 @@ final class ConnectionScriptRunner implements ScriptRunner {
 	}
 
 	/**
-	 * Runs work that nobody waits for past a deadline (a give-back, a lease release, the warm-up): it runs however
-	 * long it waited for a worker.
+	 * Runs work that nobody waits for past a deadline (a give-back, a lease release, the
+	 * warm-up): it runs however long it waited for a worker.
 	 */
 	private <T> CompletableFuture<T> submit(Callable<T> work) {
 		return submit(new Call<>(work, false, 0, null));
 	}
 
 	/**
-	 * Runs work for a caller that waits until {@code deadline}: if the deadline has passed when a worker takes it, it
-	 * does not run.
+	 * Runs work for a caller that waits until {@code deadline}: if the deadline has
+	 * passed when a worker takes it, it does not run.
 	 */
 	private <T> CompletableFuture<T> submit(Callable<T> work, long deadline) {
 		return submit(new Call<>(work, true, deadline, null));
@@ -106,7 +110,8 @@ final class ConnectionScriptRunner implements ScriptRunner {
 			this.cluster = connection instanceof RedisClusterConnection;
 			Call<?> running = Call.RUNNING.get();
 			if (running != null && running.abandoned()) {
-				// it waited for a pooled connection (Jedis's pool is smaller than the workers) past its deadline
+				// it waited for a pooled connection (Jedis's pool is smaller than the
+				// workers) past its deadline
 				throw Call.late();
 			}
 			return callback.doWith(connection);
@@ -119,8 +124,7 @@ final class ConnectionScriptRunner implements ScriptRunner {
 		if (known != null) {
 			return known;
 		}
-		return ScriptRunner.await(submit(() -> withConnection((connection) -> this.cluster), deadline), deadline,
-				true);
+		return ScriptRunner.await(submit(() -> withConnection((connection) -> this.cluster), deadline), deadline, true);
 	}
 
 	private List<Object> run(List<byte[]> keys, List<byte[]> args) throws Exception {
@@ -137,15 +141,15 @@ final class ConnectionScriptRunner implements ScriptRunner {
 				running.sent = true;
 			}
 			try {
-				return ScriptRunner.asList(connection.scriptingCommands()
-					.evalSha(this.sha, ReturnType.MULTI, keys.size(), keysAndArgs));
+				return ScriptRunner.asList(
+						connection.scriptingCommands().evalSha(this.sha, ReturnType.MULTI, keys.size(), keysAndArgs));
 			}
 			catch (RuntimeException ex) {
 				if (!ScriptRunner.isNoScript(ex)) {
 					throw ex;
 				}
-				return ScriptRunner.asList(connection.scriptingCommands()
-					.eval(this.body, ReturnType.MULTI, keys.size(), keysAndArgs));
+				return ScriptRunner
+					.asList(connection.scriptingCommands().eval(this.body, ReturnType.MULTI, keys.size(), keysAndArgs));
 			}
 		});
 	}
@@ -158,9 +162,10 @@ final class ConnectionScriptRunner implements ScriptRunner {
 	}
 
 	/**
-	 * Removes the members on the worker that ran the script, after it: its caller did not get its answer. After a
-	 * failure of the client (a read timeout, a reset connection) Redis may not have read the script yet, so the removal
-	 * may come first; then the lease lapses after its lease time.
+	 * Removes the members on the worker that ran the script, after it: its caller did not
+	 * get its answer. After a failure of the client (a read timeout, a reset connection)
+	 * Redis may not have read the script yet, so the removal may come first; then the
+	 * lease lapses after its lease time.
 	 */
 	private void withdraw(List<Withdrawal> withdrawals) {
 		try {
@@ -219,8 +224,9 @@ final class ConnectionScriptRunner implements ScriptRunner {
 		private final long deadline;
 
 		/**
-		 * Run after the work if the work reached Redis but its caller did not get its answer: the caller had stopped
-		 * waiting by the time it finished, or it failed after sending its command.
+		 * Run after the work if the work reached Redis but its caller did not get its
+		 * answer: the caller had stopped waiting by the time it finished, or it failed
+		 * after sending its command.
 		 */
 		private final @Nullable Runnable afterAbandoned;
 
@@ -236,7 +242,9 @@ final class ConnectionScriptRunner implements ScriptRunner {
 			this.afterAbandoned = afterAbandoned;
 		}
 
-		/** The call a worker thread is running, for the check once it has a connection. */
+		/**
+		 * The call a worker thread is running, for the check once it has a connection.
+		 */
 		static final ThreadLocal<Call<?>> RUNNING = new ThreadLocal<>();
 
 		static TimeoutException late() {
@@ -244,7 +252,8 @@ final class ConnectionScriptRunner implements ScriptRunner {
 		}
 
 		/**
-		 * Whether its caller has timed out (or given up) and fallen back: running it would only charge Redis.
+		 * Whether its caller has timed out (or given up) and fallen back: running it
+		 * would only charge Redis.
 		 */
 		boolean abandoned() {
 			return this.bounded && (this.result.isDone() || this.deadline - System.nanoTime() <= 0);
@@ -270,7 +279,8 @@ final class ConnectionScriptRunner implements ScriptRunner {
 				RUNNING.remove();
 			}
 			if ((!answered || failed) && this.sent && this.afterAbandoned != null) {
-				// its caller timed out (or gave up) while it ran, or the client failed after sending it
+				// its caller timed out (or gave up) while it ran, or the client failed
+				// after sending it
 				this.afterAbandoned.run();
 			}
 		}

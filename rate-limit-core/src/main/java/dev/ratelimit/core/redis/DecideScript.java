@@ -11,31 +11,35 @@ import org.springframework.data.redis.core.script.RedisScript;
 import org.springframework.util.StreamUtils;
 
 /**
- * The decision script {@code decide.lua} in the two forms Redis runs, both built from the one resource: a script for
- * EVALSHA and EVAL, and a Redis 7 function library for FUNCTION LOAD and FCALL. The resource's top level only defines
- * things; its entry point is {@code decide(keys, argv)}.
+ * The decision script {@code decide.lua} in the two forms Redis runs, both built from the
+ * one resource: a script for EVALSHA and EVAL, and a Redis 7 function library for
+ * FUNCTION LOAD and FCALL. The resource's top level only defines things; its entry point
+ * is {@code decide(keys, argv)}.
  */
 final class DecideScript {
 
 	private static final String RESOURCE = "dev/ratelimit/core/redis/decide.lua";
 
 	/*
-	 * The library is the resource under a "#!lua name=ratelimit_HASH" line, with a tail that registers decide as the
-	 * function ratelimit_decide_HASH. HASH is the start of the script's SHA-1, so each version of the script has its
-	 * own library and function: two versions of an application (a rolling deploy) each call their own, and loading one
-	 * never replaces the other. A script rebuilds every helper on each call; a library builds them once, when loaded,
-	 * which makes a call a few microseconds cheaper on the server.
+	 * The library is the resource under a "#!lua name=ratelimit_HASH" line, with a tail
+	 * that registers decide as the function ratelimit_decide_HASH. HASH is the start of
+	 * the script's SHA-1, so each version of the script has its own library and function:
+	 * two versions of an application (a rolling deploy) each call their own, and loading
+	 * one never replaces the other. A script rebuilds every helper on each call; a
+	 * library builds them once, when loaded, which makes a call a few microseconds
+	 * cheaper on the server.
 	 */
 
 	/** Length of the script's SHA-1 prefix in the library's and the function's names. */
 	private static final int HASH_LENGTH = 12;
 
 	/*
-	 * The script is the resource with this tail, which calls redis.replicate_commands() where it exists (before
-	 * Redis 5) and returns decide(KEYS, ARGV).
+	 * The script is the resource with this tail, which calls redis.replicate_commands()
+	 * where it exists (before Redis 5) and returns decide(KEYS, ARGV).
 	 *
-	 * The globals KEYS and ARGV that EVAL sets are read through _G: the resource declares locals of the same names
-	 * (which decide assigns on each call), and they shadow the globals in the rest of the chunk.
+	 * The globals KEYS and ARGV that EVAL sets are read through _G: the resource declares
+	 * locals of the same names (which decide assigns on each call), and they shadow the
+	 * globals in the rest of the chunk.
 	 */
 	private static final String SCRIPT_TAIL = """
 
@@ -104,7 +108,8 @@ final class DecideScript {
 	}
 
 	/**
-	 * Returns the library's source for FUNCTION LOAD, starting with its {@code #!lua name=} line.
+	 * Returns the library's source for FUNCTION LOAD, starting with its
+	 * {@code #!lua name=} line.
 	 * @return the library
 	 */
 	String library() {

@@ -1,9 +1,9 @@
 package dev.ratelimit.core.redis;
 
 /**
- * Thrown when a {@link RedisRateLimiter.Builder} is given a value it cannot take. It names the {@link RedisSetting},
- * so that a caller can point at it (configuration names its property) without reading the message, which is for
- * people.
+ * Thrown when a {@link RedisRateLimiter.Builder} is given a value it cannot take. It
+ * names the {@link RedisSetting}, so that a caller can point at it (configuration names
+ * its property) without reading the message, which is for people.
  */
 public final class InvalidRedisSettingException extends IllegalArgumentException {
 
@@ -28,8 +28,8 @@ public final class InvalidRedisSettingException extends IllegalArgumentException
 	}
 
 	/**
-	 * Returns the value that was refused, as it was given (a {@code String} prefix, a {@code Duration}, a
-	 * {@code Long} lease).
+	 * Returns the value that was refused, as it was given (a {@code String} prefix, a
+	 * {@code Duration}, a {@code Long} lease).
 	 * @return the value
 	 */
 	public Object value() {

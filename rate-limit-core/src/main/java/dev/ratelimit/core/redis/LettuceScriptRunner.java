@@ -42,8 +42,9 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnection;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
- * Runs commands through Lettuce's asynchronous API on a connection of its own (standalone, Sentinel or Cluster). Only
- * the caller's thread waits, and only until its deadline. The script runs as a Redis 7 function, else with EVALSHA.
+ * Runs commands through Lettuce's asynchronous API on a connection of its own
+ * (standalone, Sentinel or Cluster). Only the caller's thread waits, and only until its
+ * deadline. The script runs as a Redis 7 function, else with EVALSHA.
  */
 final class LettuceScriptRunner implements ScriptRunner {
 
@@ -52,9 +53,11 @@ final class LettuceScriptRunner implements ScriptRunner {
 	/** How long a background FUNCTION LOAD may take before another may start. */
 	private static final Duration LOAD_TIMEOUT = Duration.ofSeconds(10);
 
-	/** Error codes of commands Redis refuses before running a function that may write, but runs as scripts. */
-	private static final List<String> REFUSED_BEFORE_RUNNING = List.of("OOM ", "READONLY ", "NOREPLICAS ",
-			"MISCONF ");
+	/**
+	 * Error codes of commands Redis refuses before running a function that may write, but
+	 * runs as scripts.
+	 */
+	private static final List<String> REFUSED_BEFORE_RUNNING = List.of("OOM ", "READONLY ", "NOREPLICAS ", "MISCONF ");
 
 	private final LettuceConnectionFactory connectionFactory;
 
@@ -67,13 +70,16 @@ final class LettuceScriptRunner implements ScriptRunner {
 	private final String library;
 
 	/*
-	 * The script runs as a Redis 7 function: FUNCTION LOAD of its library once, then FCALL per call, which spares Redis
-	 * building the script's helpers on every call. Where Redis has no functions (before 7, or FCALL renamed away or not
-	 * permitted) the first FCALL says so, and EVALSHA (EVAL after NOSCRIPT) is used from then on. Where the function is
-	 * missing (a fresh or restarted server, a new cluster node), that call runs with EVALSHA within its deadline and
-	 * the library loads in the background, on every master of a cluster: a call never waits for a load. A call that
-	 * Redis refuses before running a function but would run as a script (over maxmemory, on a replica, without enough
-	 * replicas, after a failed save) also runs with EVALSHA, so both forms answer every call alike.
+	 * The script runs as a Redis 7 function: FUNCTION LOAD of its library once, then
+	 * FCALL per call, which spares Redis building the script's helpers on every call.
+	 * Where Redis has no functions (before 7, or FCALL renamed away or not permitted) the
+	 * first FCALL says so, and EVALSHA (EVAL after NOSCRIPT) is used from then on. Where
+	 * the function is missing (a fresh or restarted server, a new cluster node), that
+	 * call runs with EVALSHA within its deadline and the library loads in the background,
+	 * on every master of a cluster: a call never waits for a load. A call that Redis
+	 * refuses before running a function but would run as a script (over maxmemory, on a
+	 * replica, without enough replicas, after a failed save) also runs with EVALSHA, so
+	 * both forms answer every call alike.
 	 */
 	private final AtomicReference<Functions> functions = new AtomicReference<>(Functions.UNKNOWN);
 
@@ -90,10 +96,11 @@ final class LettuceScriptRunner implements ScriptRunner {
 	});
 
 	/*
-	 * The connection opens on the connector thread, as connecting may block for the factory's connect timeout when
-	 * Redis is down. It is replaced only once closed: by the next call, or at once by reconnectIfClosed, which the
-	 * limiter's checks call while Redis is down, rather than after Lettuce's own back-off (which grows to 30 s).
-	 * Lettuce routes each command to the node that owns its first key, in a cluster.
+	 * The connection opens on the connector thread, as connecting may block for the
+	 * factory's connect timeout when Redis is down. It is replaced only once closed: by
+	 * the next call, or at once by reconnectIfClosed, which the limiter's checks call
+	 * while Redis is down, rather than after Lettuce's own back-off (which grows to 30
+	 * s). Lettuce routes each command to the node that owns its first key, in a cluster.
 	 */
 	private final AtomicReference<@Nullable CompletableFuture<Native>> connection = new AtomicReference<>();
 
@@ -140,8 +147,9 @@ final class LettuceScriptRunner implements ScriptRunner {
 	}
 
 	/**
-	 * Opens a connection of this runner's own through the factory's client, or, where the client cannot open one by
-	 * itself (a static master/replica setup), borrows the factory's connection.
+	 * Opens a connection of this runner's own through the factory's client, or, where the
+	 * client cannot open one by itself (a static master/replica setup), borrows the
+	 * factory's connection.
 	 */
 	private Native open() {
 		AbstractRedisClient client = this.connectionFactory.getNativeClient();
@@ -156,7 +164,8 @@ final class LettuceScriptRunner implements ScriptRunner {
 			}
 		}
 		catch (IllegalStateException | IllegalArgumentException ex) {
-			// the client has no address of its own (static master/replica): the factory knows how to connect
+			// the client has no address of its own (static master/replica): the factory
+			// knows how to connect
 		}
 		RedisConnection borrowed = this.connectionFactory.getConnection();
 		try {
@@ -189,9 +198,10 @@ final class LettuceScriptRunner implements ScriptRunner {
 	}
 
 	/**
-	 * Replaces the connection if it is closed: Lettuce's own reconnection waits longer and longer between attempts (up
-	 * to 30 s by default), while a new connection is tried at once. In a cluster, also reads the topology again, so
-	 * that a replica promoted by a failover gets its slots' calls.
+	 * Replaces the connection if it is closed: Lettuce's own reconnection waits longer
+	 * and longer between attempts (up to 30 s by default), while a new connection is
+	 * tried at once. In a cluster, also reads the topology again, so that a replica
+	 * promoted by a failover gets its slots' calls.
 	 */
 	@Override
 	public void reconnectIfClosed() {
@@ -213,9 +223,9 @@ final class LettuceScriptRunner implements ScriptRunner {
 	}
 
 	/**
-	 * Forgets the native connection after a failure if it is closed; the next call opens a new one. A connection
-	 * that is up stays: an error reply (out of memory, a missing permission) or a late answer is no reason to drop
-	 * every other call in flight on it.
+	 * Forgets the native connection after a failure if it is closed; the next call opens
+	 * a new one. A connection that is up stays: an error reply (out of memory, a missing
+	 * permission) or a late answer is no reason to drop every other call in flight on it.
 	 */
 	private void failed(Throwable ex) {
 		if (ex instanceof InterruptedException) {
@@ -236,9 +246,11 @@ final class LettuceScriptRunner implements ScriptRunner {
 	}
 
 	/**
-	 * Waits for a reply until the deadline. A late reply is not cancelled while the connection is up: Redis runs the
-	 * call all the same, and so it counts, though its caller decides without it. A call still queued while the
-	 * connection is down is cancelled, so that it is not sent after a reconnection, long after its caller gave up.
+	 * Waits for a reply until the deadline. A late reply is not cancelled while the
+	 * connection is up: Redis runs the call all the same, and so it counts, though its
+	 * caller decides without it. A call still queued while the connection is down is
+	 * cancelled, so that it is not sent after a reconnection, long after its caller gave
+	 * up.
 	 */
 	private static List<Object> awaitReply(RedisFuture<Object> reply, long deadline, Native connection)
 			throws Exception {
@@ -255,8 +267,8 @@ final class LettuceScriptRunner implements ScriptRunner {
 	}
 
 	/**
-	 * Runs the script with FCALL, and with EVALSHA (then EVAL after NOSCRIPT) within the same deadline where the
-	 * function cannot run (see the comment on {@code functions}).
+	 * Runs the script with FCALL, and with EVALSHA (then EVAL after NOSCRIPT) within the
+	 * same deadline where the function cannot run (see the comment on {@code functions}).
 	 */
 	@Override
 	public List<Object> eval(List<byte[]> keys, List<byte[]> args, long deadline, List<Withdrawal> withdrawals)
@@ -265,7 +277,8 @@ final class LettuceScriptRunner implements ScriptRunner {
 		try {
 			Native connection = connection(deadline);
 			if (!connection.stateful.isOpen()) {
-				// Lettuce would hold the call until it reconnects: a caller of a Redis that is gone learns it now
+				// Lettuce would hold the call until it reconnects: a caller of a Redis
+				// that is gone learns it now
 				throw new RedisConnectionFailureException("The connection to Redis is down");
 			}
 			commands = connection.commands;
@@ -288,7 +301,8 @@ final class LettuceScriptRunner implements ScriptRunner {
 		}
 		catch (Exception ex) {
 			if (commands != null) {
-				// queued behind the script on its connection, before a failure closes it: Redis runs them after it
+				// queued behind the script on its connection, before a failure closes it:
+				// Redis runs them after it
 				for (Withdrawal withdrawal : withdrawals) {
 					commands.zrem(withdrawal.key(), withdrawal.member());
 				}
@@ -301,7 +315,8 @@ final class LettuceScriptRunner implements ScriptRunner {
 	private List<Object> evalScript(Native connection, byte[][] keyArray, byte[][] argArray, long deadline)
 			throws Exception {
 		RedisClusterAsyncCommands<byte[], byte[]> commands = connection.commands;
-		// after a function that could not run, a retry past the deadline would run in Redis for nobody
+		// after a function that could not run, a retry past the deadline would run in
+		// Redis for nobody
 		ScriptRunner.checkDeadline(deadline);
 		RedisFuture<Object> result = commands.evalsha(this.sha, ScriptOutputType.MULTI, keyArray, argArray);
 		try {
@@ -343,22 +358,21 @@ final class LettuceScriptRunner implements ScriptRunner {
 
 	private CompletionStage<Object> evalScriptAsync(RedisClusterAsyncCommands<byte[], byte[]> commands,
 			byte[][] keyArray, byte[][] argArray) {
-		return commands.<Object>evalsha(this.sha, ScriptOutputType.MULTI, keyArray, argArray)
-			.handle((result, ex) -> {
-				if (ex == null) {
-					return CompletableFuture.completedFuture(result);
-				}
-				if (ScriptRunner.isNoScript(ex)) {
-					return commands.<Object>eval(this.body, ScriptOutputType.MULTI, keyArray, argArray);
-				}
-				return CompletableFuture.<Object>failedFuture(unwrap(ex));
-			})
-			.thenCompose((next) -> next);
+		return commands.<Object>evalsha(this.sha, ScriptOutputType.MULTI, keyArray, argArray).handle((result, ex) -> {
+			if (ex == null) {
+				return CompletableFuture.completedFuture(result);
+			}
+			if (ScriptRunner.isNoScript(ex)) {
+				return commands.<Object>eval(this.body, ScriptOutputType.MULTI, keyArray, argArray);
+			}
+			return CompletableFuture.<Object>failedFuture(unwrap(ex));
+		}).thenCompose((next) -> next);
 	}
 
 	/**
-	 * Returns whether a call that FCALL failed runs as a script instead, having noted what the failure tells: that
-	 * Redis has no functions, or that the library needs loading.
+	 * Returns whether a call that FCALL failed runs as a script instead, having noted
+	 * what the failure tells: that Redis has no functions, or that the library needs
+	 * loading.
 	 */
 	private boolean runsAsScriptInstead(Throwable ex, RedisFunctionAsyncCommands<byte[], byte[]> commands) {
 		String error = errorReply(ex);
@@ -384,10 +398,12 @@ final class LettuceScriptRunner implements ScriptRunner {
 	}
 
 	/**
-	 * Loads the function library in the background, unless a load is on its way: on every master of a cluster, as
-	 * Lettuce sends FUNCTION LOAD to one node only. A library that exists already counts as loaded. An error that
-	 * will not go away (no FUNCTION command, no permission, a library the server rejects) means functions are
-	 * unavailable; after any other failure, the next FCALL that misses the function tries again.
+	 * Loads the function library in the background, unless a load is on its way: on every
+	 * master of a cluster, as Lettuce sends FUNCTION LOAD to one node only. A library
+	 * that exists already counts as loaded. An error that will not go away (no FUNCTION
+	 * command, no permission, a library the server rejects) means functions are
+	 * unavailable; after any other failure, the next FCALL that misses the function tries
+	 * again.
 	 */
 	private void loadLibrary(RedisFunctionAsyncCommands<byte[], byte[]> commands) {
 		if (this.functions.get() == Functions.UNSUPPORTED || !this.loading.compareAndSet(false, true)) {
@@ -405,20 +421,21 @@ final class LettuceScriptRunner implements ScriptRunner {
 		catch (RuntimeException ex) {
 			loaded = CompletableFuture.failedFuture(ex);
 		}
-		this.libraryLoad = loaded.orTimeout(LOAD_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).whenComplete((result, ex) -> {
-			this.loading.set(false);
-			if (ex == null) {
-				this.functions.compareAndSet(Functions.UNKNOWN, Functions.SUPPORTED);
-				return;
-			}
-			String error = errorReply(ex);
-			if (error != null && isPermanentLoadFailure(error)) {
-				unsupported(error);
-			}
-			else if (logger.isDebugEnabled()) {
-				logger.debug("Could not load the rate limiter's function library; will try again", ex);
-			}
-		});
+		this.libraryLoad = loaded.orTimeout(LOAD_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
+			.whenComplete((result, ex) -> {
+				this.loading.set(false);
+				if (ex == null) {
+					this.functions.compareAndSet(Functions.UNKNOWN, Functions.SUPPORTED);
+					return;
+				}
+				String error = errorReply(ex);
+				if (error != null && isPermanentLoadFailure(error)) {
+					unsupported(error);
+				}
+				else if (logger.isDebugEnabled()) {
+					logger.debug("Could not load the rate limiter's function library; will try again", ex);
+				}
+			});
 	}
 
 	private CompletableFuture<Void> loadOnEveryMaster(StatefulRedisClusterConnection<byte[], byte[]> cluster) {
@@ -442,8 +459,8 @@ final class LettuceScriptRunner implements ScriptRunner {
 	}
 
 	/**
-	 * Returns the error reply of Redis that caused a failure, or {@code null} if it is no error reply (a timeout, a
-	 * lost connection).
+	 * Returns the error reply of Redis that caused a failure, or {@code null} if it is no
+	 * error reply (a timeout, a lost connection).
 	 */
 	static @Nullable String errorReply(@Nullable Throwable ex) {
 		for (Throwable current = ex; current != null; current = current.getCause()) {
@@ -465,8 +482,10 @@ final class LettuceScriptRunner implements ScriptRunner {
 	}
 
 	/**
-	 * FCALL where Redis has no functions: {@code ERR unknown command 'fcall', with args beginning with: ...} (before
-	 * Redis 7, or renamed away), a proxy's "unsupported command", or an ACL user without permission to run it.
+	 * FCALL where Redis has no functions:
+	 * {@code ERR unknown command 'fcall', with args beginning with: ...} (before Redis 7,
+	 * or renamed away), a proxy's "unsupported command", or an ACL user without
+	 * permission to run it.
 	 */
 	static boolean isFunctionsUnavailable(String error) {
 		String lower = error.toLowerCase(Locale.ROOT);
@@ -475,8 +494,8 @@ final class LettuceScriptRunner implements ScriptRunner {
 	}
 
 	/**
-	 * Refused before running because a function may write, where a script would run (and fail at its first write, if
-	 * it writes at all).
+	 * Refused before running because a function may write, where a script would run (and
+	 * fail at its first write, if it writes at all).
 	 */
 	static boolean isRefusedBeforeRunning(String error) {
 		return REFUSED_BEFORE_RUNNING.stream().anyMatch(error::startsWith);
@@ -490,8 +509,9 @@ final class LettuceScriptRunner implements ScriptRunner {
 	}
 
 	/**
-	 * FUNCTION LOAD failed for good: an {@code ERR} (no FUNCTION command, a library the server cannot compile or
-	 * register) or {@code NOPERM} reply. Other codes ({@code OOM}, {@code LOADING}, {@code READONLY}, ...) pass.
+	 * FUNCTION LOAD failed for good: an {@code ERR} (no FUNCTION command, a library the
+	 * server cannot compile or register) or {@code NOPERM} reply. Other codes
+	 * ({@code OOM}, {@code LOADING}, {@code READONLY}, ...) pass.
 	 */
 	static boolean isPermanentLoadFailure(String error) {
 		return error.startsWith("ERR") || error.startsWith("NOPERM");
@@ -544,8 +564,8 @@ final class LettuceScriptRunner implements ScriptRunner {
 	}
 
 	/**
-	 * Whether Redis runs the script's function: unknown until an FCALL or a FUNCTION LOAD answers, and unsupported
-	 * for good once Redis says it has no functions.
+	 * Whether Redis runs the script's function: unknown until an FCALL or a FUNCTION LOAD
+	 * answers, and unsupported for good once Redis says it has no functions.
 	 */
 	private enum Functions {
 
@@ -554,11 +574,11 @@ final class LettuceScriptRunner implements ScriptRunner {
 	}
 
 	/**
-	 * A connection: its commands, its state, and what closes it (the connection itself, or the factory's connection it
-	 * was borrowed from).
+	 * A connection: its commands, its state, and what closes it (the connection itself,
+	 * or the factory's connection it was borrowed from).
 	 */
-	private record Native(RedisClusterAsyncCommands<byte[], byte[]> commands, StatefulConnection<byte[], byte[]> stateful,
-			AutoCloseable owner) {
+	private record Native(RedisClusterAsyncCommands<byte[], byte[]> commands,
+			StatefulConnection<byte[], byte[]> stateful, AutoCloseable owner) {
 
 		void close() {
 			try {

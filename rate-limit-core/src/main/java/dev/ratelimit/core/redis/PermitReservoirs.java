@@ -12,11 +12,13 @@ import dev.ratelimit.core.KeyedLimit;
 import dev.ratelimit.core.LimitStatus;
 
 /**
- * The local reservoirs of two-tier mode: per token-bucket key, the permits this instance took from Redis in advance
- * and has not used yet. A reservoir never holds more than {@code N - 1} permits after a call (a fill takes at most
- * {@code N} and the call that triggered it uses at least one), and its permits lapse after the bucket's window, so
- * that stale permits are not spent long after they were taken. It also remembers Redis's last refusal, so that calls
- * that would be refused again are answered without a round trip.
+ * The local reservoirs of two-tier mode: per token-bucket key, the permits this instance
+ * took from Redis in advance and has not used yet. A reservoir never holds more than
+ * {@code N - 1} permits after a call (a fill takes at most {@code N} and the call that
+ * triggered it uses at least one), and its permits lapse after the bucket's window, so
+ * that stale permits are not spent long after they were taken. It also remembers Redis's
+ * last refusal, so that calls that would be refused again are answered without a round
+ * trip.
  */
 final class PermitReservoirs {
 
@@ -49,8 +51,9 @@ final class PermitReservoirs {
 	}
 
 	/**
-	 * The unused permits of one key. Callers hold its lock from {@link #tryTake} to {@link #filled}, so that one fill
-	 * serves the callers that queue behind it. Time ({@code now}) is this instance's clock in µs.
+	 * The unused permits of one key. Callers hold its lock from {@link #tryTake} to
+	 * {@link #filled}, so that one fill serves the callers that queue behind it. Time
+	 * ({@code now}) is this instance's clock in µs.
 	 */
 	static final class Reservoir {
 
@@ -60,14 +63,16 @@ final class PermitReservoirs {
 
 		private long expiresAt;
 
-		/** What Redis had left at the last fill, for the status of calls served locally. */
+		/**
+		 * What Redis had left at the last fill, for the status of calls served locally.
+		 */
 		private long redisRemaining;
 
 		private long resetAt;
 
 		/**
-		 * Until when Redis refuses {@link #refusedNeed} permits or more: the time of its last refusal plus that
-		 * refusal's retry-after; 0 after a grant.
+		 * Until when Redis refuses {@link #refusedNeed} permits or more: the time of its
+		 * last refusal plus that refusal's retry-after; 0 after a grant.
 		 */
 		private long refusedUntil;
 
@@ -89,11 +94,13 @@ final class PermitReservoirs {
 		}
 
 		/**
-		 * Serves a call from this reservoir, after its permits lapsed if their window has passed.
+		 * Serves a call from this reservoir, after its permits lapsed if their window has
+		 * passed.
 		 * @param target the keyed limit
 		 * @param cost the permits the call takes
 		 * @param now the time
-		 * @return the status to report if the reservoir had enough permits, else {@code null}
+		 * @return the status to report if the reservoir had enough permits, else
+		 * {@code null}
 		 */
 		@Nullable LimitStatus tryTake(KeyedLimit target, long cost, long now) {
 			if (this.expiresAt <= now) {
@@ -107,7 +114,8 @@ final class PermitReservoirs {
 		}
 
 		/**
-		 * Returns the permits a fill must ask Redis for so that a call can be served; after {@link #tryTake}.
+		 * Returns the permits a fill must ask Redis for so that a call can be served;
+		 * after {@link #tryTake}.
 		 * @param cost the permits the call takes
 		 * @return the permits this reservoir lacks
 		 */
@@ -116,12 +124,14 @@ final class PermitReservoirs {
 		}
 
 		/**
-		 * Refuses a call here while Redis's last refusal of as many permits holds: a bucket only refills at its rate,
-		 * so Redis would refuse it too, with the same retry-after less the time since (exact for the same need, which
-		 * is why another need still asks Redis). Only a reset on another instance or a cluster give-back to this key
-		 * can make Redis allow sooner; then this refuses at most until the retry-after. Answering here keeps callers
-		 * queued on an exhausted key from taking turns at Redis under the lock, where those at the back would time
-		 * out and fall back (by default: allowed).
+		 * Refuses a call here while Redis's last refusal of as many permits holds: a
+		 * bucket only refills at its rate, so Redis would refuse it too, with the same
+		 * retry-after less the time since (exact for the same need, which is why another
+		 * need still asks Redis). Only a reset on another instance or a cluster give-back
+		 * to this key can make Redis allow sooner; then this refuses at most until the
+		 * retry-after. Answering here keeps callers queued on an exhausted key from
+		 * taking turns at Redis under the lock, where those at the back would time out
+		 * and fall back (by default: allowed).
 		 * @param target the keyed limit
 		 * @param need the permits a fill would ask for
 		 * @param now the time
@@ -136,14 +146,15 @@ final class PermitReservoirs {
 		}
 
 		/**
-		 * Applies Redis's answer to a fill: a grant adds its permits less the call's cost and clears the refusal; a
-		 * refusal is remembered for its retry-after.
+		 * Applies Redis's answer to a fill: a grant adds its permits less the call's cost
+		 * and clears the refusal; a refusal is remembered for its retry-after.
 		 * @param target the keyed limit
 		 * @param need the permits the fill asked for
 		 * @param cost the permits the call takes
 		 * @param outcome Redis's answer, with the permits granted as its mark
 		 * @param now the time the call started
-		 * @return the status to report: Redis's, with what this reservoir holds added to the remaining count
+		 * @return the status to report: Redis's, with what this reservoir holds added to
+		 * the remaining count
 		 */
 		LimitStatus filled(KeyedLimit target, long need, long cost, ScriptReply.KeyOutcome outcome, long now) {
 			if (outcome.allowed()) {
@@ -161,7 +172,8 @@ final class PermitReservoirs {
 		}
 
 		/**
-		 * Returns the lock callers hold; tests hold it to stand for another caller's fill.
+		 * Returns the lock callers hold; tests hold it to stand for another caller's
+		 * fill.
 		 */
 		ReentrantLock lock() {
 			return this.lock;

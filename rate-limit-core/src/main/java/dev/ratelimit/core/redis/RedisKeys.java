@@ -10,8 +10,9 @@ import dev.ratelimit.core.KeyedLimit;
 import org.springframework.data.redis.connection.ClusterSlotHashUtil;
 
 /**
- * Names the Redis key of a keyed limit: {@code prefix:{policy:HASH}:fingerprint}. The braces are the Redis Cluster
- * hash tag; {@code HASH} is 22 base64url characters of the client key's SHA-256.
+ * Names the Redis key of a keyed limit: {@code prefix:{policy:HASH}:fingerprint}. The
+ * braces are the Redis Cluster hash tag; {@code HASH} is 22 base64url characters of the
+ * client key's SHA-256.
  */
 final class RedisKeys {
 
@@ -33,11 +34,13 @@ final class RedisKeys {
 	}
 
 	/*
-	 * The hash tag puts every limit of one policy and client in one slot, decided by one script call. The client key is
-	 * never stored: HASH is the first 132 bits of its SHA-256, so API keys stay secret and braces, newlines, unicode or
-	 * very long keys are harmless. A policy name of at most 64 letters, digits, '.', '_' and '-' stays readable; any
-	 * other is hashed the same way. The limit's fingerprint keeps differently configured limits apart, so a changed
-	 * limit or a caller moving to another tier starts from fresh state; the old state expires by itself.
+	 * The hash tag puts every limit of one policy and client in one slot, decided by one
+	 * script call. The client key is never stored: HASH is the first 132 bits of its
+	 * SHA-256, so API keys stay secret and braces, newlines, unicode or very long keys
+	 * are harmless. A policy name of at most 64 letters, digits, '.', '_' and '-' stays
+	 * readable; any other is hashed the same way. The limit's fingerprint keeps
+	 * differently configured limits apart, so a changed limit or a caller moving to
+	 * another tier starts from fresh state; the old state expires by itself.
 	 */
 	String key(KeyedLimit target) {
 		return this.prefix + ":{" + policy(target.policy()) + ":" + hash(target.key()) + "}:"
@@ -69,8 +72,9 @@ final class RedisKeys {
 	}
 
 	/**
-	 * A fresh SHA-256 digest: a clone of {@link #SHA_256} where the provider can clone (looking the algorithm up in
-	 * the providers on every call cost more than hashing a key), else a new instance.
+	 * A fresh SHA-256 digest: a clone of {@link #SHA_256} where the provider can clone
+	 * (looking the algorithm up in the providers on every call cost more than hashing a
+	 * key), else a new instance.
 	 */
 	private static MessageDigest sha256() {
 		try {

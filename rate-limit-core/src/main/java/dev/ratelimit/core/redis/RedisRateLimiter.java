@@ -41,70 +41,89 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
- * A {@link RateLimiter} that keeps every key's state in Redis, so that all instances of an application share one
- * quota.
+ * A {@link RateLimiter} that keeps every key's state in Redis, so that all instances of
+ * an application share one quota.
  *
- * <h2>One round trip, decided on the server</h2> Every limit of a call is decided by one Lua script
- * ({@code decide.lua}) that first evaluates every limit and then, only if all allow, applies them: a rejected call
- * changes nothing. With Lettuce on Redis 7 or later it runs as a function (its library loaded once with FUNCTION
- * LOAD, named after the script's SHA-1 so that versions coexist, then called with FCALL), which spares Redis
- * rebuilding the script's helpers on every call. Otherwise it runs with EVALSHA, and with EVAL after a NOSCRIPT
- * answer; so does a call that finds the library missing on its server (which then gets it in the background). Both
- * forms give the same answers and write the same keys. The script is a line-by-line port of the Java math in
- * {@code dev.ratelimit.core.algorithm}, exact in Lua's doubles because every value stays below 2<sup>53</sup>, and
- * it reads the time from Redis {@code TIME} in microseconds, so application clocks never matter.
- * Each key gets a time to live equal to the time until its state would be indistinguishable from a fresh one, so idle
- * clients leave nothing behind. Keys are named by {@code prefix:{policy:HASH}:fingerprint} (see {@code RedisKeys}):
- * the client key is hashed, and the configuration is part of the name, never of the state.
+ * <h2>One round trip, decided on the server</h2> Every limit of a call is decided by one
+ * Lua script ({@code decide.lua}) that first evaluates every limit and then, only if all
+ * allow, applies them: a rejected call changes nothing. With Lettuce on Redis 7 or later
+ * it runs as a function (its library loaded once with FUNCTION LOAD, named after the
+ * script's SHA-1 so that versions coexist, then called with FCALL), which spares Redis
+ * rebuilding the script's helpers on every call. Otherwise it runs with EVALSHA, and with
+ * EVAL after a NOSCRIPT answer; so does a call that finds the library missing on its
+ * server (which then gets it in the background). Both forms give the same answers and
+ * write the same keys. The script is a line-by-line port of the Java math in
+ * {@code dev.ratelimit.core.algorithm}, exact in Lua's doubles because every value stays
+ * below 2<sup>53</sup>, and it reads the time from Redis {@code TIME} in microseconds, so
+ * application clocks never matter. Each key gets a time to live equal to the time until
+ * its state would be indistinguishable from a fresh one, so idle clients leave nothing
+ * behind. Keys are named by {@code prefix:{policy:HASH}:fingerprint} (see
+ * {@code RedisKeys}): the client key is hashed, and the configuration is part of the
+ * name, never of the state.
  *
- * <h2>Redis Cluster</h2> The limits of one policy and client share a hash slot. A call whose limits live in several
- * slots (a per-client limit and a global one) is decided by one script call per slot, in order; if a later slot
- * rejects, what the earlier slots took is given back by a compensating call of the same script. The residual window:
- * between the take and the give-back (one round trip) other callers see those permits as used, so they may be
- * rejected when they would not have been; if this instance dies or loses Redis in that window, or the give-back
- * fails, the permits stay taken until they refill or expire. A limit is never over-admitted by this.
+ * <h2>Redis Cluster</h2> The limits of one policy and client share a hash slot. A call
+ * whose limits live in several slots (a per-client limit and a global one) is decided by
+ * one script call per slot, in order; if a later slot rejects, what the earlier slots
+ * took is given back by a compensating call of the same script. The residual window:
+ * between the take and the give-back (one round trip) other callers see those permits as
+ * used, so they may be rejected when they would not have been; if this instance dies or
+ * loses Redis in that window, or the give-back fails, the permits stay taken until they
+ * refill or expire. A limit is never over-admitted by this.
  *
- * <h2>Failure policy</h2> Every decision waits at most {@link Builder#timeout(Duration) timeout} for Redis (the
- * Lettuce path uses the asynchronous API on a connection of its own; other clients run on a bounded worker pool while
- * the caller waits no longer than the timeout; in two-tier mode a call may first wait up to the timeout for another
- * thread's renewal of the same key). Redis failing and Redis answering late are told apart:
+ * <h2>Failure policy</h2> Every decision waits at most {@link Builder#timeout(Duration)
+ * timeout} for Redis (the Lettuce path uses the asynchronous API on a connection of its
+ * own; other clients run on a bounded worker pool while the caller waits no longer than
+ * the timeout; in two-tier mode a call may first wait up to the timeout for another
+ * thread's renewal of the same key). Redis failing and Redis answering late are told
+ * apart:
  * <ul>
- * <li><b>Late</b> (no answer by the deadline while the connection is up): Redis still runs the call, and this
- * instance may itself be the slow part (a busy CPU reads answers late), so the call is never let through unlimited.
- * It is decided by this instance's own limits ({@link Builder#localFallback(RateLimiter)}), which every call Redis
- * allowed was also charged to, or refused in {@link FailureMode#DENY}. For a {@link Builder#coolDown(Duration)
- * cool-down} calls are then decided the same way at once and sent to Redis without waiting (so that Redis still
- * counts them); then one call at a time waits for Redis again, and an answer in time ends it.</li>
- * <li><b>Down</b> (an error reply, a refused or lost connection): every call is decided by the {@link FailureMode}
- * at once: allowed, denied, or decided by this instance's own limits. A background check replaces a closed connection
- * at once (not after the client's reconnection back-off) and tries a real write every
- * {@link Builder#recoveryCheckInterval(Duration) recovery check interval}; its first success brings calls back.</li>
+ * <li><b>Late</b> (no answer by the deadline while the connection is up): Redis still
+ * runs the call, and this instance may itself be the slow part (a busy CPU reads answers
+ * late), so the call is never let through unlimited. It is decided by this instance's own
+ * limits ({@link Builder#localFallback(RateLimiter)}), which every call Redis allowed was
+ * also charged to, or refused in {@link FailureMode#DENY}. For a
+ * {@link Builder#coolDown(Duration) cool-down} calls are then decided the same way at
+ * once and sent to Redis without waiting (so that Redis still counts them); then one call
+ * at a time waits for Redis again, and an answer in time ends it.</li>
+ * <li><b>Down</b> (an error reply, a refused or lost connection): every call is decided
+ * by the {@link FailureMode} at once: allowed, denied, or decided by this instance's own
+ * limits. A background check replaces a closed connection at once (not after the client's
+ * reconnection back-off) and tries a real write every
+ * {@link Builder#recoveryCheckInterval(Duration) recovery check interval}; its first
+ * success brings calls back.</li>
  * </ul>
- * Concurrency leases that a call which timed out adds are removed after it (with Lettuce queued behind it on its
- * connection; with other clients sent by the worker once the script call has returned or failed), but the tokens or
- * window counts it takes are not given back. An interrupted caller is not a failure of Redis: it is decided by this
- * instance alone, with its interrupt flag set. Every failure or late answer is reported to the
- * {@link Builder#failureListener(Consumer) failure listener}. No exception from Redis ever leaves {@link #acquire} or
- * {@link #release}; {@link #inspect} and {@link #reset} throw a {@link DataAccessResourceFailureException} or
+ * Concurrency leases that a call which timed out adds are removed after it (with Lettuce
+ * queued behind it on its connection; with other clients sent by the worker once the
+ * script call has returned or failed), but the tokens or window counts it takes are not
+ * given back. An interrupted caller is not a failure of Redis: it is decided by this
+ * instance alone, with its interrupt flag set. Every failure or late answer is reported
+ * to the {@link Builder#failureListener(Consumer) failure listener}. No exception from
+ * Redis ever leaves {@link #acquire} or {@link #release}; {@link #inspect} and
+ * {@link #reset} throw a {@link DataAccessResourceFailureException} or
  * {@link QueryTimeoutException}.
  *
- * <h2>Two-tier mode</h2> With {@link Builder#reservoir(long) reservoir} {@code N > 0}, a call whose only limit is a
- * token bucket (and whose cost is at most {@code N} and the capacity) takes up to {@code N} permits from Redis in one
- * script call into a local reservoir of this instance and is then served from it until it runs out, so Redis sees
- * about one call per {@code N} decisions. The bound on over-admission: each instance holds at most {@code N - 1}
- * unused permits, so over any interval of length {@code t} a fleet of {@code I} instances admits at most
- * {@code capacity + rate * t + I * (N - 1)} calls, that is at most {@code N} per instance beyond the exact limit per
- * refill of the bucket. A reservoir's permits lapse after the bucket's window. Other algorithms, and calls with
- * several limits, ignore two-tier mode (they are decided in Redis on every call). When Redis refuses a fill, the
- * reservoir remembers how many permits were refused and until when (the refusal's retry-after): until then a call
- * that needs as many is refused locally with the rest of that retry-after, as Redis would refuse it, so a client over
- * its limit costs about one round trip per retry-after, not one per call.
+ * <h2>Two-tier mode</h2> With {@link Builder#reservoir(long) reservoir} {@code N > 0}, a
+ * call whose only limit is a token bucket (and whose cost is at most {@code N} and the
+ * capacity) takes up to {@code N} permits from Redis in one script call into a local
+ * reservoir of this instance and is then served from it until it runs out, so Redis sees
+ * about one call per {@code N} decisions. The bound on over-admission: each instance
+ * holds at most {@code N - 1} unused permits, so over any interval of length {@code t} a
+ * fleet of {@code I} instances admits at most {@code capacity + rate * t + I * (N - 1)}
+ * calls, that is at most {@code N} per instance beyond the exact limit per refill of the
+ * bucket. A reservoir's permits lapse after the bucket's window. Other algorithms, and
+ * calls with several limits, ignore two-tier mode (they are decided in Redis on every
+ * call). When Redis refuses a fill, the reservoir remembers how many permits were refused
+ * and until when (the refusal's retry-after): until then a call that needs as many is
+ * refused locally with the rest of that retry-after, as Redis would refuse it, so a
+ * client over its limit costs about one round trip per retry-after, not one per call.
  *
- * <h2>Why not {@code RedisTemplate.execute(script)}</h2> It blocks for the client's own command timeout and cannot
- * be bounded per call; so the script is held as a {@link RedisScript} (text, SHA-1 and a declared {@code List}
- * result) and a function library ({@code DecideScript}), and run with FCALL or EVALSHA through the connection's
- * native asynchronous API (Lettuce) or with EVALSHA through the {@code RedisConnection} scripting commands (any other
- * client), with {@code MULTI} (array of integers) as the declared reply type.
+ * <h2>Why not {@code RedisTemplate.execute(script)}</h2> It blocks for the client's own
+ * command timeout and cannot be bounded per call; so the script is held as a
+ * {@link RedisScript} (text, SHA-1 and a declared {@code List} result) and a function
+ * library ({@code DecideScript}), and run with FCALL or EVALSHA through the connection's
+ * native asynchronous API (Lettuce) or with EVALSHA through the {@code RedisConnection}
+ * scripting commands (any other client), with {@code MULTI} (array of integers) as the
+ * declared reply type.
  */
 public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 
@@ -116,19 +135,29 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	static final String HEALTH_POLICY = "ratelimit-health";
 
 	/**
-	 * The limit of the health key: never full for a call of cost 1, and full again a microsecond later, so that every
-	 * check writes the key (a write is what a full server or a replica refuses) and Redis expires it at once.
+	 * The limit of the health key: never full for a call of cost 1, and full again a
+	 * microsecond later, so that every check writes the key (a write is what a full
+	 * server or a replica refuses) and Redis expires it at once.
 	 */
 	private static final KeyedLimit HEALTH_LIMIT = new KeyedLimit(HEALTH_POLICY, "ping",
 			Limit.tokenBucket("1000000/1s"));
 
-	/** Most calls sent without waiting (while Redis answers late) that Redis has not answered yet. */
+	/**
+	 * Most calls sent without waiting (while Redis answers late) that Redis has not
+	 * answered yet.
+	 */
 	static final int MAX_UNANSWERED = 1024;
 
-	/** Health writes made by {@link #awaitReady} once Redis answers, so that the first calls find the code compiled. */
+	/**
+	 * Health writes made by {@link #awaitReady} once Redis answers, so that the first
+	 * calls find the code compiled.
+	 */
 	private static final int WARM_UP_WRITES = 200;
 
-	/** Key TTL floor when tests give the time: their clock is not Redis's, so TTLs from it are meaningless. */
+	/**
+	 * Key TTL floor when tests give the time: their clock is not Redis's, so TTLs from it
+	 * are meaningless.
+	 */
 	private static final long EXPLICIT_TIME_TTL_FLOOR_MILLIS = 3_600_000;
 
 	private final ScriptRunner runner;
@@ -147,9 +176,10 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	private final FailureMode failureMode;
 
 	/**
-	 * This instance's own limits, or {@code null} in {@link FailureMode#DENY}: they decide a call that Redis answers
-	 * late (in every other mode), and every call while Redis is down in {@link FailureMode#LOCAL}. Every call that
-	 * Redis allows is also charged here, so that they know what this instance let through.
+	 * This instance's own limits, or {@code null} in {@link FailureMode#DENY}: they
+	 * decide a call that Redis answers late (in every other mode), and every call while
+	 * Redis is down in {@link FailureMode#LOCAL}. Every call that Redis allows is also
+	 * charged here, so that they know what this instance let through.
 	 */
 	private final @Nullable RateLimiter local;
 
@@ -166,9 +196,10 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	private final AtomicInteger renewalsUnanswered = new AtomicInteger();
 
 	/**
-	 * The concurrency permits this instance's own limits hold for decisions Redis allowed, released and renewed with
-	 * them; a decision dropped without a release takes its entry with it (weak keys, compared by identity, as
-	 * {@link Decision} has no equals).
+	 * The concurrency permits this instance's own limits hold for decisions Redis
+	 * allowed, released and renewed with them; a decision dropped without a release takes
+	 * its entry with it (weak keys, compared by identity, as {@link Decision} has no
+	 * equals).
 	 */
 	private final Map<Decision, List<Decision>> permitsHere = Collections.synchronizedMap(new WeakHashMap<>());
 
@@ -211,8 +242,8 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	}
 
 	/**
-	 * Starts a limiter that works through the given connection factory (standalone, Sentinel or Cluster; Lettuce or
-	 * Jedis).
+	 * Starts a limiter that works through the given connection factory (standalone,
+	 * Sentinel or Cluster; Lettuce or Jedis).
 	 * @param connectionFactory the connection factory
 	 * @return a builder
 	 */
@@ -221,8 +252,8 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	}
 
 	/**
-	 * Returns whether Redis is usable: not down since an error or a lost connection (it may answer late); {@code true}
-	 * before the first call.
+	 * Returns whether Redis is usable: not down since an error or a lost connection (it
+	 * may answer late); {@code true} before the first call.
 	 * @return the last known reachability
 	 */
 	public boolean isAvailable() {
@@ -230,11 +261,12 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	}
 
 	/**
-	 * Waits until this limiter decides calls in Redis: connected, the script loaded, and a write to Redis made, for
-	 * at most {@code timeout}; a few more writes then warm up the decision path. Meant for start-up, before an
-	 * application reports itself ready, so that its first burst of calls does not meet a connection still opening. It
-	 * gives up at once when Redis refuses (not reachable, or it refuses the write): the failure mode then decides calls
-	 * until a background check finds Redis working.
+	 * Waits until this limiter decides calls in Redis: connected, the script loaded, and
+	 * a write to Redis made, for at most {@code timeout}; a few more writes then warm up
+	 * the decision path. Meant for start-up, before an application reports itself ready,
+	 * so that its first burst of calls does not meet a connection still opening. It gives
+	 * up at once when Redis refuses (not reachable, or it refuses the write): the failure
+	 * mode then decides calls until a background check finds Redis working.
 	 * @param timeout the longest wait
 	 * @return whether Redis took a write in time
 	 */
@@ -268,12 +300,15 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	}
 
 	/**
-	 * Checks that Redis decides a call within the timeout, with a real decision that writes one key no call uses
-	 * ({@value #HEALTH_POLICY}), which expires a millisecond later. A Redis that answers {@code PING}, or runs a script
-	 * that only reads, may still refuse every decision: a user whose ACL lacks {@code FCALL} or {@code EVALSHA}, a
-	 * server over {@code maxmemory} with {@code noeviction}, a replica after a failover. Each refuses this write as it
-	 * refuses decisions. Only a successful write ends a late or down state.
-	 * @throws DataAccessResourceFailureException or {@link QueryTimeoutException} if it does not
+	 * Checks that Redis decides a call within the timeout, with a real decision that
+	 * writes one key no call uses ({@value #HEALTH_POLICY}), which expires a millisecond
+	 * later. A Redis that answers {@code PING}, or runs a script that only reads, may
+	 * still refuse every decision: a user whose ACL lacks {@code FCALL} or
+	 * {@code EVALSHA}, a server over {@code maxmemory} with {@code noeviction}, a replica
+	 * after a failover. Each refuses this write as it refuses decisions. Only a
+	 * successful write ends a late or down state.
+	 * @throws DataAccessResourceFailureException or {@link QueryTimeoutException} if it
+	 * does not
 	 */
 	public void ping() {
 		try {
@@ -304,12 +339,15 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	}
 
 	/**
-	 * Every {@link Builder#recoveryCheckInterval(Duration) recovery check interval}, while Redis is not up: replaces a
-	 * closed connection (and, in a cluster, reads the topology again, so that a replica promoted by a failover gets its
-	 * slots' calls; a node that died leaves its calls waiting on a cluster connection that is still open, so they are
-	 * late rather than failed). While Redis is down, and once the cool-down of a late answer has passed, it also tries
-	 * a health write, whose first success in time brings calls back to Redis (no caller waits for these checks, and a
-	 * late state ends even with no call to probe it); a late state is not ended before its cool-down has passed.
+	 * Every {@link Builder#recoveryCheckInterval(Duration) recovery check interval},
+	 * while Redis is not up: replaces a closed connection (and, in a cluster, reads the
+	 * topology again, so that a replica promoted by a failover gets its slots' calls; a
+	 * node that died leaves its calls waiting on a cluster connection that is still open,
+	 * so they are late rather than failed). While Redis is down, and once the cool-down
+	 * of a late answer has passed, it also tries a health write, whose first success in
+	 * time brings calls back to Redis (no caller waits for these checks, and a late state
+	 * ends even with no call to probe it); a late state is not ended before its cool-down
+	 * has passed.
 	 */
 	private void checkWhileUnusable() {
 		boolean down = this.gate.isDown();
@@ -324,7 +362,8 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 			}
 		}
 		catch (Throwable ex) {
-			// still down: the next check tries again; a check is not a call, so it is not reported as a failure
+			// still down: the next check tries again; a check is not a call, so it is not
+			// reported as a failure
 			if (logger.isTraceEnabled()) {
 				logger.trace("Redis is still down", ex);
 			}
@@ -363,7 +402,8 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 			return here;
 		}
 		if (Thread.currentThread().isInterrupted()) {
-			// a caller that cannot wait for the answer sends nothing, which Redis would apply all the same
+			// a caller that cannot wait for the answer sends nothing, which Redis would
+			// apply all the same
 			this.gate.abandoned();
 			return decideHere(limits, cost);
 		}
@@ -404,8 +444,10 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		boolean allowed = true;
 		try {
 			for (int[] group : groups) {
-				// after a rejection, later slots are only evaluated, but see their keys for the first time as the
-				// in-memory backend does (a token bucket starting below capacity starts refilling now)
+				// after a rejection, later slots are only evaluated, but see their keys
+				// for the first time as the
+				// in-memory backend does (a token bucket starting below capacity starts
+				// refilling now)
 				ScriptReply reply = run(allowed ? ScriptOperation.ACQUIRE : ScriptOperation.SEE, plan, group, cost, 0,
 						time, deadline);
 				for (int i = 0; i < group.length; i++) {
@@ -443,7 +485,8 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	}
 
 	/**
-	 * Gives back what the applied groups took, without waiting: the caller already has its answer.
+	 * Gives back what the applied groups took, without waiting: the caller already has
+	 * its answer.
 	 */
 	private void compensate(SlotPlan plan, List<int[]> applied, ScriptReply.KeyOutcome[] outcomes, long cost,
 			String time) {
@@ -478,7 +521,8 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		PermitReservoirs.Reservoir reservoir = reservoirs.reservoir(this.keys.key(target));
 		try {
 			if (!reservoir.lockBefore(deadline)) {
-				// Another thread is filling it and Redis is slow; it reports the failure if there is one.
+				// Another thread is filling it and Redis is slow; it reports the failure
+				// if there is one.
 				return decideHere(List.of(target), cost);
 			}
 		}
@@ -508,7 +552,8 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 			ScriptReply reply;
 			try {
 				SlotPlan plan = new SlotPlan(List.of(target), this.keys);
-				// a time budget of its own: the wait for the lock (another thread's fill) is not Redis being slow,
+				// a time budget of its own: the wait for the lock (another thread's fill)
+				// is not Redis being slow,
 				// and a fill cut short would still run in Redis, its permits lost
 				reply = run(ScriptOperation.FILL_RESERVOIR, plan, new int[] { 0 }, need, reservoirs.size(),
 						timeArgument(), System.nanoTime() + this.timeoutNanos);
@@ -557,8 +602,9 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	}
 
 	/**
-	 * Returns the concurrency leases that an acquiring call of a group would add, to be removed should its caller
-	 * stop waiting for the answer (Redis may still run the script, and nobody would release them).
+	 * Returns the concurrency leases that an acquiring call of a group would add, to be
+	 * removed should its caller stop waiting for the answer (Redis may still run the
+	 * script, and nobody would release them).
 	 */
 	private static List<ScriptRunner.Withdrawal> withdrawals(ScriptOperation op, SlotPlan plan, int[] group,
 			List<byte[]> keyBytes, long cost) {
@@ -584,7 +630,8 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	}
 
 	/**
-	 * Returns the member a concurrency lease is held by in its sorted set, as the script writes it.
+	 * Returns the member a concurrency lease is held by in its sorted set, as the script
+	 * writes it.
 	 */
 	private static byte[] leaseMember(String id, long cost) {
 		return bytes(id + ":" + cost);
@@ -596,7 +643,8 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 
 	private Decision failed(Exception ex, List<KeyedLimit> limits, long cost) {
 		if (ex instanceof InterruptedException) {
-			// the caller's thread was interrupted while it waited: Redis did not fail, so this call alone is decided
+			// the caller's thread was interrupted while it waited: Redis did not fail, so
+			// this call alone is decided
 			// here
 			Thread.currentThread().interrupt();
 			this.gate.abandoned();
@@ -604,8 +652,10 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		}
 		report(ex);
 		if (isTimeout(ex) && this.runner.isConnected()) {
-			// Late, not gone: Redis still runs the call (so it counts there), and a busy instance reads answers late
-			// whatever Redis does. Letting calls through unlimited would turn load into a bypass: decide here.
+			// Late, not gone: Redis still runs the call (so it counts there), and a busy
+			// instance reads answers late
+			// whatever Redis does. Letting calls through unlimited would turn load into a
+			// bypass: decide here.
 			this.gate.late();
 			return decideHere(limits, cost);
 		}
@@ -614,9 +664,10 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	}
 
 	/**
-	 * Returns whether a failure is a timeout: the limiter's own deadline, or the client's command timeout (Lettuce's,
-	 * {@code spring.data.redis.timeout}, or any client's as Spring translates it), which ends a slow call before the
-	 * limiter's deadline when it is the shorter of the two.
+	 * Returns whether a failure is a timeout: the limiter's own deadline, or the client's
+	 * command timeout (Lettuce's, {@code spring.data.redis.timeout}, or any client's as
+	 * Spring translates it), which ends a slow call before the limiter's deadline when it
+	 * is the shorter of the two.
 	 */
 	static boolean isTimeout(Throwable ex) {
 		for (Throwable current = ex; current != null; current = current.getCause()) {
@@ -632,7 +683,8 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	}
 
 	/**
-	 * Decides a call in this instance: by its own limits, or refused in {@link FailureMode#DENY}.
+	 * Decides a call in this instance: by its own limits, or refused in
+	 * {@link FailureMode#DENY}.
 	 */
 	private Decision decideHere(List<KeyedLimit> limits, long cost) {
 		RateLimiter here = this.local;
@@ -644,10 +696,11 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	}
 
 	/**
-	 * Charges this instance's own limits with a call that Redis allowed, so that, should Redis answer late, they know
-	 * what this instance has let through. Each distinct limit is charged once and on its own (a limit already spent
-	 * here keeps the others counting). A concurrency limit takes a permit here too, which is kept with the decision and
-	 * released and renewed with it.
+	 * Charges this instance's own limits with a call that Redis allowed, so that, should
+	 * Redis answer late, they know what this instance has let through. Each distinct
+	 * limit is charged once and on its own (a limit already spent here keeps the others
+	 * counting). A concurrency limit takes a permit here too, which is kept with the
+	 * decision and released and renewed with it.
 	 */
 	private void chargeHere(List<KeyedLimit> limits, long cost, Decision decision) {
 		RateLimiter here = this.local;
@@ -674,13 +727,15 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	}
 
 	/**
-	 * Sends a call that this instance decides (Redis answers late) to Redis without waiting, so that Redis still
-	 * counts what this instance lets through. Not sent: a call with a concurrency limit (nobody would release its
-	 * permit in Redis), and any call while {@value #MAX_UNANSWERED} such calls are unanswered.
+	 * Sends a call that this instance decides (Redis answers late) to Redis without
+	 * waiting, so that Redis still counts what this instance lets through. Not sent: a
+	 * call with a concurrency limit (nobody would release its permit in Redis), and any
+	 * call while {@value #MAX_UNANSWERED} such calls are unanswered.
 	 */
 	private void sendWithoutWaiting(List<KeyedLimit> limits, long cost) {
 		if (cost == 0 || !this.runner.isConnected()) {
-			// a client would hold it until it reconnects, then apply it long after the call
+			// a client would hold it until it reconnects, then apply it long after the
+			// call
 			return;
 		}
 		for (int i = 0; i < limits.size(); i++) {
@@ -745,7 +800,8 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 
 	/**
 	 * Returns each limit's state in Redis without consuming anything.
-	 * @throws DataAccessResourceFailureException or {@link QueryTimeoutException} if Redis fails
+	 * @throws DataAccessResourceFailureException or {@link QueryTimeoutException} if
+	 * Redis fails
 	 */
 	@Override
 	public List<LimitStatus> inspect(List<KeyedLimit> limits) {
@@ -775,8 +831,8 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	}
 
 	/**
-	 * Gives back the concurrency permits of an allowed decision. A failure is reported to the failure listener, never
-	 * thrown; the permit then lapses after its lease time.
+	 * Gives back the concurrency permits of an allowed decision. A failure is reported to
+	 * the failure listener, never thrown; the permit then lapses after its lease time.
 	 */
 	@Override
 	public void release(Decision decision) {
@@ -808,12 +864,14 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 					}
 				});
 				if (!interrupted && !this.gate.isDown()) {
-					// Wait, so that a call made after release sees the permit back; a late answer still releases it.
+					// Wait, so that a call made after release sees the permit back; a
+					// late answer still releases it.
 					ScriptRunner.await(removed, deadline, false);
 				}
 			}
 			catch (InterruptedException ex) {
-				// every lease is still released, without waiting; the flag is set again at the end
+				// every lease is still released, without waiting; the flag is set again
+				// at the end
 				interrupted = true;
 				Thread.interrupted();
 			}
@@ -827,12 +885,14 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	}
 
 	/**
-	 * Renews the concurrency leases of an allowed decision whose call is still in flight: one script call per lease,
-	 * sent without waiting (nobody reads the answer, and a renewal must not hold up the next), at most
-	 * {@value #MAX_UNANSWERED} unanswered at a time. The permits this instance's own limits hold for the decision are
-	 * renewed with it, as is a lease a local decision holds. While Redis is down nothing is sent; a renewal that fails
-	 * is logged at debug level and not reported as a failure (no call is decided by it): should renewals fail for a
-	 * whole lease time, the lease lapses in Redis.
+	 * Renews the concurrency leases of an allowed decision whose call is still in flight:
+	 * one script call per lease, sent without waiting (nobody reads the answer, and a
+	 * renewal must not hold up the next), at most {@value #MAX_UNANSWERED} unanswered at
+	 * a time. The permits this instance's own limits hold for the decision are renewed
+	 * with it, as is a lease a local decision holds. While Redis is down nothing is sent;
+	 * a renewal that fails is logged at debug level and not reported as a failure (no
+	 * call is decided by it): should renewals fail for a whole lease time, the lease
+	 * lapses in Redis.
 	 */
 	@Override
 	public void renew(Decision decision) {
@@ -882,8 +942,10 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	}
 
 	/**
-	 * Deletes a keyed limit's state in Redis (and its permit reservoir and local fallback state).
-	 * @throws DataAccessResourceFailureException or {@link QueryTimeoutException} if Redis fails
+	 * Deletes a keyed limit's state in Redis (and its permit reservoir and local fallback
+	 * state).
+	 * @throws DataAccessResourceFailureException or {@link QueryTimeoutException} if
+	 * Redis fails
 	 */
 	@Override
 	public void reset(KeyedLimit limit) {
@@ -913,19 +975,21 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	}
 
 	/**
-	 * Releases this limiter's threads and its connection (the connection factory stays open).
+	 * Releases this limiter's threads and its connection (the connection factory stays
+	 * open).
 	 */
 	@Override
 	public void close() {
-		// give-backs still on their way would be lost with the connection: let them land, for one timeout at most
+		// give-backs still on their way would be lost with the connection: let them land,
+		// for one timeout at most
 		awaitCompensations(Duration.ofNanos(this.timeoutNanos));
 		this.recovery.shutdownNow();
 		this.runner.close();
 	}
 
 	/**
-	 * Waits until the latest load of the function library has been answered (or has failed), for at most
-	 * {@code timeout}.
+	 * Waits until the latest load of the function library has been answered (or has
+	 * failed), for at most {@code timeout}.
 	 * @param timeout the longest wait
 	 */
 	void awaitLibraryLoad(Duration timeout) {
@@ -941,7 +1005,8 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	}
 
 	/**
-	 * Waits until the give-backs sent so far have been answered (or have failed), for at most {@code timeout}.
+	 * Waits until the give-backs sent so far have been answered (or have failed), for at
+	 * most {@code timeout}.
 	 * @param timeout the longest wait
 	 * @return whether none is still on its way
 	 */
@@ -957,7 +1022,8 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 			Thread.currentThread().interrupt();
 		}
 		catch (ExecutionException | TimeoutException ex) {
-			// a failed give-back was reported when it failed; a slow one is waited for no longer
+			// a failed give-back was reported when it failed; a slow one is waited for no
+			// longer
 		}
 		return Arrays.stream(pending).allMatch(CompletableFuture::isDone);
 	}
@@ -996,7 +1062,8 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		 * Sets the text every key starts with; default {@code rl}.
 		 * @param prefix the prefix, without braces or whitespace
 		 * @return this builder
-		 * @throws InvalidRedisSettingException for {@link RedisSetting#KEY_PREFIX} if the value is wrong
+		 * @throws InvalidRedisSettingException for {@link RedisSetting#KEY_PREFIX} if the
+		 * value is wrong
 		 */
 		public Builder keyPrefix(String prefix) {
 			this.keyPrefix = RedisSetting.checkKeyPrefix(prefix);
@@ -1004,10 +1071,12 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		}
 
 		/**
-		 * Sets the longest a decision waits for Redis before it counts as a failure; default 100ms.
+		 * Sets the longest a decision waits for Redis before it counts as a failure;
+		 * default 100ms.
 		 * @param timeout the timeout, positive
 		 * @return this builder
-		 * @throws InvalidRedisSettingException for {@link RedisSetting#TIMEOUT} if the value is wrong
+		 * @throws InvalidRedisSettingException for {@link RedisSetting#TIMEOUT} if the
+		 * value is wrong
 		 */
 		public Builder timeout(Duration timeout) {
 			this.timeout = RedisSetting.checkTimeout(timeout);
@@ -1015,7 +1084,8 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		}
 
 		/**
-		 * Sets what happens to a call when Redis fails; default {@link FailureMode#ALLOW}.
+		 * Sets what happens to a call when Redis fails; default
+		 * {@link FailureMode#ALLOW}.
 		 * @param failureMode the failure mode
 		 * @return this builder
 		 */
@@ -1025,10 +1095,11 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		}
 
 		/**
-		 * Sets this instance's own limiter: it decides calls that Redis answers late (unless the failure mode is
-		 * {@link FailureMode#DENY}, which refuses them), and every call while Redis is down in
-		 * {@link FailureMode#LOCAL}; every call Redis allows is charged to it too. Default: a new
-		 * {@link InMemoryRateLimiter} (none in {@link FailureMode#DENY}).
+		 * Sets this instance's own limiter: it decides calls that Redis answers late
+		 * (unless the failure mode is {@link FailureMode#DENY}, which refuses them), and
+		 * every call while Redis is down in {@link FailureMode#LOCAL}; every call Redis
+		 * allows is charged to it too. Default: a new {@link InMemoryRateLimiter} (none
+		 * in {@link FailureMode#DENY}).
 		 * @param localFallback the local limiter
 		 * @return this builder
 		 */
@@ -1038,12 +1109,14 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		}
 
 		/**
-		 * Sets how long calls are decided by this instance, without waiting for Redis, after Redis answered a call
-		 * later than the timeout; then one call waits for Redis again, and an answer in time ends it. Default 1s, long
-		 * enough that slowness costs one timeout per second instead of one per call.
+		 * Sets how long calls are decided by this instance, without waiting for Redis,
+		 * after Redis answered a call later than the timeout; then one call waits for
+		 * Redis again, and an answer in time ends it. Default 1s, long enough that
+		 * slowness costs one timeout per second instead of one per call.
 		 * @param coolDown the cool-down, zero or positive
 		 * @return this builder
-		 * @throws InvalidRedisSettingException for {@link RedisSetting#COOL_DOWN} if the value is wrong
+		 * @throws InvalidRedisSettingException for {@link RedisSetting#COOL_DOWN} if the
+		 * value is wrong
 		 */
 		public Builder coolDown(Duration coolDown) {
 			this.coolDown = RedisSetting.checkCoolDown(coolDown);
@@ -1051,12 +1124,15 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		}
 
 		/**
-		 * Sets how often a Redis that is down (an error, a lost connection) is checked, with a new connection if the
-		 * old one is closed and a real write: the first success brings calls back to Redis. A Redis that answers late
-		 * gets its connection checked as often (and, in a cluster, its topology read again). Default 200ms.
+		 * Sets how often a Redis that is down (an error, a lost connection) is checked,
+		 * with a new connection if the old one is closed and a real write: the first
+		 * success brings calls back to Redis. A Redis that answers late gets its
+		 * connection checked as often (and, in a cluster, its topology read again).
+		 * Default 200ms.
 		 * @param interval the interval, positive
 		 * @return this builder
-		 * @throws InvalidRedisSettingException for {@link RedisSetting#RECOVERY_CHECK_INTERVAL} if the value is wrong
+		 * @throws InvalidRedisSettingException for
+		 * {@link RedisSetting#RECOVERY_CHECK_INTERVAL} if the value is wrong
 		 */
 		public Builder recoveryCheckInterval(Duration interval) {
 			this.recoveryCheckInterval = RedisSetting.checkRecoveryCheckInterval(interval);
@@ -1064,11 +1140,12 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		}
 
 		/**
-		 * Sets the permits a token bucket takes from Redis per call into this instance's reservoir in two-tier mode;
-		 * 0 (the default) turns it off.
+		 * Sets the permits a token bucket takes from Redis per call into this instance's
+		 * reservoir in two-tier mode; 0 (the default) turns it off.
 		 * @param size the reservoir size, 0 or more
 		 * @return this builder
-		 * @throws InvalidRedisSettingException for {@link RedisSetting#RESERVOIR} if the value is wrong
+		 * @throws InvalidRedisSettingException for {@link RedisSetting#RESERVOIR} if the
+		 * value is wrong
 		 */
 		public Builder reservoir(long size) {
 			this.reservoir = RedisSetting.checkReservoir(size);
@@ -1079,7 +1156,8 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		 * Sets the reservoir size of two-tier mode.
 		 * @param lease the reservoir size, 0 or more
 		 * @return this builder
-		 * @throws InvalidRedisSettingException for {@link RedisSetting#RESERVOIR} if the value is wrong
+		 * @throws InvalidRedisSettingException for {@link RedisSetting#RESERVOIR} if the
+		 * value is wrong
 		 * @deprecated use {@link #reservoir(long)}: "lease" names concurrency permits
 		 */
 		@Deprecated
@@ -1098,8 +1176,9 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		}
 
 		/**
-		 * For tests only: makes the script use this clock instead of Redis {@code TIME}. Keys then live at least an
-		 * hour, as the clock's durations mean nothing to Redis.
+		 * For tests only: makes the script use this clock instead of Redis {@code TIME}.
+		 * Keys then live at least an hour, as the clock's durations mean nothing to
+		 * Redis.
 		 * @param timeSource the clock
 		 * @return this builder
 		 */
@@ -1109,8 +1188,8 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		}
 
 		/**
-		 * Builds the limiter, which starts connecting and loading its script in the background (a failure there is
-		 * ignored, and retried by the first call).
+		 * Builds the limiter, which starts connecting and loading its script in the
+		 * background (a failure there is ignored, and retried by the first call).
 		 * @return the limiter
 		 */
 		public RedisRateLimiter build() {

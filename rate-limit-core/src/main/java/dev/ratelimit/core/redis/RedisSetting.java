@@ -4,9 +4,10 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * The settings of a {@link RedisRateLimiter} that a value can be wrong for, each with the name configuration gives
- * it, and the checks that {@link RedisRateLimiter.Builder} applies to them. The checks need no Redis on the class
- * path: configuration runs them whatever its backend, without building a limiter.
+ * The settings of a {@link RedisRateLimiter} that a value can be wrong for, each with the
+ * name configuration gives it, and the checks that {@link RedisRateLimiter.Builder}
+ * applies to them. The checks need no Redis on the class path: configuration runs them
+ * whatever its backend, without building a limiter.
  */
 public enum RedisSetting {
 
@@ -16,7 +17,10 @@ public enum RedisSetting {
 	/** The longest a decision waits for Redis. */
 	TIMEOUT("timeout"),
 
-	/** The permits a token bucket takes from Redis per call into a reservoir in two-tier mode. */
+	/**
+	 * The permits a token bucket takes from Redis per call into a reservoir in two-tier
+	 * mode.
+	 */
 	RESERVOIR("reservoir"),
 
 	/** How long calls are decided locally after Redis answered late. */
@@ -45,11 +49,12 @@ public enum RedisSetting {
 	}
 
 	/**
-	 * Checks a key prefix: not empty, and without braces, which would change the Redis Cluster hash tag, whitespace
-	 * or control characters.
+	 * Checks a key prefix: not empty, and without braces, which would change the Redis
+	 * Cluster hash tag, whitespace or control characters.
 	 * @param prefix the prefix
 	 * @return the prefix
-	 * @throws InvalidRedisSettingException for {@link #KEY_PREFIX} if the prefix is not one
+	 * @throws InvalidRedisSettingException for {@link #KEY_PREFIX} if the prefix is not
+	 * one
 	 */
 	public static String checkKeyPrefix(String prefix) {
 		Objects.requireNonNull(prefix, "keyPrefix must not be null");
@@ -114,7 +119,8 @@ public enum RedisSetting {
 	 * Checks the interval of recovery checks: positive.
 	 * @param interval the interval
 	 * @return the interval
-	 * @throws InvalidRedisSettingException for {@link #RECOVERY_CHECK_INTERVAL} if it is zero or negative
+	 * @throws InvalidRedisSettingException for {@link #RECOVERY_CHECK_INTERVAL} if it is
+	 * zero or negative
 	 */
 	public static Duration checkRecoveryCheckInterval(Duration interval) {
 		Objects.requireNonNull(interval, "recoveryCheckInterval must not be null");

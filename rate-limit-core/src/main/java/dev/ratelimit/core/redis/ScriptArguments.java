@@ -9,8 +9,9 @@ import dev.ratelimit.core.LeakMode;
 import dev.ratelimit.core.Limit;
 
 /**
- * Builds the {@code ARGV} of a call of {@code decide.lua}, as its header lists them: the operation, cost, time, TTL
- * floor and reservoir size, then {@value #PER_KEY} values per key.
+ * Builds the {@code ARGV} of a call of {@code decide.lua}, as its header lists them: the
+ * operation, cost, time, TTL floor and reservoir size, then {@value #PER_KEY} values per
+ * key.
  */
 final class ScriptArguments {
 
@@ -24,7 +25,8 @@ final class ScriptArguments {
 
 	/**
 	 * Creates the builder of one limiter's arguments.
-	 * @param ttlFloorMillis the least time to live of a key, in milliseconds; 0 in production
+	 * @param ttlFloorMillis the least time to live of a key, in milliseconds; 0 in
+	 * production
 	 */
 	ScriptArguments(long ttlFloorMillis) {
 		this.ttlFloorMillis = Long.toString(ttlFloorMillis);
@@ -38,11 +40,11 @@ final class ScriptArguments {
 	 * @param extra per key of the group: a lease id or member, a refund's mark, or empty
 	 * @param cost the cost
 	 * @param want the reservoir size ({@link ScriptOperation#FILL_RESERVOIR}), else 0
-	 * @param time the time in microseconds, or empty for the script to read Redis {@code TIME}
+	 * @param time the time in microseconds, or empty for the script to read Redis
+	 * {@code TIME}
 	 * @return the arguments
 	 */
-	List<byte[]> of(ScriptOperation op, SlotPlan plan, int[] group, String[] extra, long cost, long want,
-			String time) {
+	List<byte[]> of(ScriptOperation op, SlotPlan plan, int[] group, String[] extra, long cost, long want, String time) {
 		List<byte[]> args = new ArrayList<>(HEADER + group.length * PER_KEY);
 		args.add(bytes(op.code()));
 		args.add(bytes(Long.toString(cost)));

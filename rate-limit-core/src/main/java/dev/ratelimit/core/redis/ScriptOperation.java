@@ -1,21 +1,27 @@
 package dev.ratelimit.core.redis;
 
 /**
- * The operations of {@code decide.lua}, sent as its first argument; its header lists the same codes (held to this
- * enum by {@code ScriptOperationTest}).
+ * The operations of {@code decide.lua}, sent as its first argument; its header lists the
+ * same codes (held to this enum by {@code ScriptOperationTest}).
  */
 enum ScriptOperation {
 
 	/** Evaluate every key, then apply all if all allow, else record first sight. */
 	ACQUIRE("a"),
 
-	/** Evaluate every key and record first sight, applying nothing: a cluster's slots after a rejected one. */
+	/**
+	 * Evaluate every key and record first sight, applying nothing: a cluster's slots
+	 * after a rejected one.
+	 */
 	SEE("s"),
 
 	/** Evaluate only, writing nothing. */
 	EVALUATE("e"),
 
-	/** Take between the cost and the reservoir size from one token bucket, for the two-tier reservoir. */
+	/**
+	 * Take between the cost and the reservoir size from one token bucket, for the
+	 * two-tier reservoir.
+	 */
 	FILL_RESERVOIR("l"),
 
 	/** Give back what an {@link #ACQUIRE} took, from its marks or lease members. */

@@ -7,9 +7,11 @@ import dev.ratelimit.core.KeyedLimit;
 import dev.ratelimit.core.LimitStatus;
 
 /**
- * The reply of {@code decide.lua} to an operation that evaluates ({@link ScriptOperation#ACQUIRE}, {@code SEE},
- * {@code EVALUATE}, {@code FILL_RESERVOIR}): the script's time, whether every key allowed, and each key's outcome in
- * the order the keys were sent.
+ * The reply of {@code decide.lua} to an operation that evaluates
+ * ({@link ScriptOperation#ACQUIRE}, {@code SEE}, {@code EVALUATE},
+ * {@code FILL_RESERVOIR}): the script's time, whether every key allowed, and each key's
+ * outcome in the order the keys were sent.
+ *
  * @param now the script's time in microseconds
  * @param allAllowed whether every key allowed the call
  * @param outcomes one per key sent
@@ -20,11 +22,13 @@ record ScriptReply(long now, boolean allAllowed, List<KeyOutcome> outcomes) {
 	static final int VALUES_PER_KEY = 7;
 
 	/**
-	 * Decodes the script's flat reply: {@code now}, all-allowed (1/0), then {@value #VALUES_PER_KEY} integers per key.
+	 * Decodes the script's flat reply: {@code now}, all-allowed (1/0), then
+	 * {@value #VALUES_PER_KEY} integers per key.
 	 * @param reply the reply as the client returned it
 	 * @param keys the number of keys sent
 	 * @return the reply
-	 * @throws IllegalStateException if the reply has another length or a value that is not a number
+	 * @throws IllegalStateException if the reply has another length or a value that is
+	 * not a number
 	 */
 	static ScriptReply decode(List<Object> reply, int keys) {
 		long[] values = new long[reply.size()];
@@ -50,14 +54,17 @@ record ScriptReply(long now, boolean allAllowed, List<KeyOutcome> outcomes) {
 
 	/**
 	 * One key's part of a reply: its limit's decision, and the mark a refund of it needs.
+	 *
 	 * @param allowed whether the key's limit allowed the call
 	 * @param remaining permits left after the call
-	 * @param retryAfterMicros when rejected, the wait until the limit would allow the call
+	 * @param retryAfterMicros when rejected, the wait until the limit would allow the
+	 * call
 	 * @param resetAfterMicros the wait until the limit is back to full capacity
 	 * @param delayMicros the shaping delay the limit imposes
 	 * @param exceeds whether the call costs more than the limit can ever grant
-	 * @param mark the window start (fixed window, sliding window counter), the log time (sliding window log), the
-	 * permits granted ({@link ScriptOperation#FILL_RESERVOIR}), else 0
+	 * @param mark the window start (fixed window, sliding window counter), the log time
+	 * (sliding window log), the permits granted ({@link ScriptOperation#FILL_RESERVOIR}),
+	 * else 0
 	 */
 	record KeyOutcome(boolean allowed, long remaining, long retryAfterMicros, long resetAfterMicros, long delayMicros,
 			boolean exceeds, long mark) {

@@ -12,41 +12,48 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.util.ClassUtils;
 
 /**
- * Runs the limiter's commands against Redis, each bounded by a deadline ({@link System#nanoTime()} based). A call
- * that misses its deadline throws {@link TimeoutException}; the caller's thread never waits past the deadline.
+ * Runs the limiter's commands against Redis, each bounded by a deadline
+ * ({@link System#nanoTime()} based). A call that misses its deadline throws
+ * {@link TimeoutException}; the caller's thread never waits past the deadline.
  */
 interface ScriptRunner extends AutoCloseable {
 
 	/**
-	 * Returns whether Redis is a cluster, so that keys of different slots need separate script calls.
+	 * Returns whether Redis is a cluster, so that keys of different slots need separate
+	 * script calls.
 	 */
 	boolean isCluster(long deadline) throws Exception;
 
 	/**
-	 * Runs the script: as a Redis 7 function with FCALL where the runner supports it (Lettuce), else, and wherever the
-	 * function cannot run, with EVALSHA, and with EVAL if Redis answers NOSCRIPT (which also caches the script again,
-	 * after a restart or a failover); any retry runs within the same deadline. A call that misses the deadline while
-	 * the connection is down is cancelled, so that a client that queues commands while disconnected does not send it
-	 * later; one that misses it on a connection that is up may still run (see {@link #isConnected()}).
+	 * Runs the script: as a Redis 7 function with FCALL where the runner supports it
+	 * (Lettuce), else, and wherever the function cannot run, with EVALSHA, and with EVAL
+	 * if Redis answers NOSCRIPT (which also caches the script again, after a restart or a
+	 * failover); any retry runs within the same deadline. A call that misses the deadline
+	 * while the connection is down is cancelled, so that a client that queues commands
+	 * while disconnected does not send it later; one that misses it on a connection that
+	 * is up may still run (see {@link #isConnected()}).
 	 */
 	default List<Object> eval(List<byte[]> keys, List<byte[]> args, long deadline) throws Exception {
 		return eval(keys, args, deadline, List.of());
 	}
 
 	/**
-	 * Runs the script as {@link #eval(List, List, long)} does; if the caller stops waiting for it (a timeout, an
-	 * interrupt, a failure), the given members of sorted sets are removed once the script has run, should Redis still
-	 * run it: the concurrency leases it would add, which nobody would otherwise release before their lease time.
-	 * Removing a member the script never added does nothing. With Lettuce the removals follow the script on the same
-	 * connection, and Redis runs one connection's commands in order; with other clients the worker that ran the script
-	 * sends them right after it.
+	 * Runs the script as {@link #eval(List, List, long)} does; if the caller stops
+	 * waiting for it (a timeout, an interrupt, a failure), the given members of sorted
+	 * sets are removed once the script has run, should Redis still run it: the
+	 * concurrency leases it would add, which nobody would otherwise release before their
+	 * lease time. Removing a member the script never added does nothing. With Lettuce the
+	 * removals follow the script on the same connection, and Redis runs one connection's
+	 * commands in order; with other clients the worker that ran the script sends them
+	 * right after it.
 	 * @param withdrawals pairs of key and member, empty for none
 	 */
 	List<Object> eval(List<byte[]> keys, List<byte[]> args, long deadline, List<Withdrawal> withdrawals)
 			throws Exception;
 
 	/**
-	 * A member of a sorted set to remove if its caller stops waiting for the script that adds it.
+	 * A member of a sorted set to remove if its caller stops waiting for the script that
+	 * adds it.
 	 *
 	 * @param key the key of the sorted set
 	 * @param member the member
@@ -56,43 +63,48 @@ interface ScriptRunner extends AutoCloseable {
 	}
 
 	/**
-	 * Runs the script as {@link #eval} does, but without waiting (compensation), and without cancelling it.
+	 * Runs the script as {@link #eval} does, but without waiting (compensation), and
+	 * without cancelling it.
 	 */
 	CompletableFuture<?> evalAsync(List<byte[]> keys, List<byte[]> args);
 
 	/**
-	 * Removes a member of a sorted set (a concurrency lease); not cancelled when nobody waits for it, so that a lease
-	 * is released even if Redis answers late.
+	 * Removes a member of a sorted set (a concurrency lease); not cancelled when nobody
+	 * waits for it, so that a lease is released even if Redis answers late.
 	 */
 	CompletableFuture<?> removeMember(byte[] key, byte[] member);
 
 	void delete(byte[] key, long deadline) throws Exception;
 
 	/**
-	 * Starts connecting and loads the script (and the function library, where functions are used) in the background,
-	 * so that the first decision does not pay for it. Failures are ignored: the first call tries again.
+	 * Starts connecting and loads the script (and the function library, where functions
+	 * are used) in the background, so that the first decision does not pay for it.
+	 * Failures are ignored: the first call tries again.
 	 */
 	void warmUp();
 
 	/**
-	 * Returns the latest load of the function library (from {@link #warmUp} or after a call that missed the
-	 * function), done once Redis has answered it; done at once for a runner without functions.
+	 * Returns the latest load of the function library (from {@link #warmUp} or after a
+	 * call that missed the function), done once Redis has answered it; done at once for a
+	 * runner without functions.
 	 */
 	default CompletableFuture<?> libraryLoad() {
 		return CompletableFuture.completedFuture(null);
 	}
 
 	/**
-	 * Returns whether the connection to Redis is up, as far as the runner knows: a call that times out on a connection
-	 * that is up was answered late (Redis still runs it), not lost. A runner that cannot tell says {@code true}.
+	 * Returns whether the connection to Redis is up, as far as the runner knows: a call
+	 * that times out on a connection that is up was answered late (Redis still runs it),
+	 * not lost. A runner that cannot tell says {@code true}.
 	 */
 	default boolean isConnected() {
 		return true;
 	}
 
 	/**
-	 * Replaces a connection that is closed by a new one, at once, rather than waiting for the client's own reconnection;
-	 * called by the limiter's checks while Redis is down. A runner that opens a connection per call does nothing.
+	 * Replaces a connection that is closed by a new one, at once, rather than waiting for
+	 * the client's own reconnection; called by the limiter's checks while Redis is down.
+	 * A runner that opens a connection per call does nothing.
 	 */
 	default void reconnectIfClosed() {
 	}
@@ -110,8 +122,10 @@ interface ScriptRunner extends AutoCloseable {
 
 	/**
 	 * Waits for a result until the deadline.
-	 * @param cancel whether to cancel the work when the deadline passes or the waiting thread is interrupted
-	 * @throws InterruptedException if the waiting thread is interrupted (its flag is set again); Redis did not fail
+	 * @param cancel whether to cancel the work when the deadline passes or the waiting
+	 * thread is interrupted
+	 * @throws InterruptedException if the waiting thread is interrupted (its flag is set
+	 * again); Redis did not fail
 	 */
 	static <T> T await(Future<T> future, long deadline, boolean cancel) throws Exception {
 		return await(future, deadline, cancel, cancel);
@@ -120,8 +134,10 @@ interface ScriptRunner extends AutoCloseable {
 	/**
 	 * Waits for a result until the deadline.
 	 * @param cancelOnTimeout whether to cancel the work when the deadline passes
-	 * @param cancelOnInterrupt whether to cancel the work when the waiting thread is interrupted
-	 * @throws InterruptedException if the waiting thread is interrupted (its flag is set again); Redis did not fail
+	 * @param cancelOnInterrupt whether to cancel the work when the waiting thread is
+	 * interrupted
+	 * @throws InterruptedException if the waiting thread is interrupted (its flag is set
+	 * again); Redis did not fail
 	 */
 	static <T> T await(Future<T> future, long deadline, boolean cancelOnTimeout, boolean cancelOnInterrupt)
 			throws Exception {
@@ -134,7 +150,8 @@ interface ScriptRunner extends AutoCloseable {
 		}
 		catch (TimeoutException ex) {
 			if (cancelOnTimeout && !future.cancel(true) && future.isDone() && !future.isCancelled()) {
-				// answered between the timeout and the cancel: the answer is the caller's, and nobody else's
+				// answered between the timeout and the cancel: the answer is the
+				// caller's, and nobody else's
 				return await(future, System.nanoTime(), false);
 			}
 			throw new TimeoutException("Redis did not answer in time");
@@ -152,7 +169,8 @@ interface ScriptRunner extends AutoCloseable {
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 			if (cancelOnInterrupt && !future.cancel(true) && future.isDone() && !future.isCancelled()) {
-				// answered as the caller was interrupted: the answer is the caller's, and nobody else's
+				// answered as the caller was interrupted: the answer is the caller's, and
+				// nobody else's
 				return await(future, System.nanoTime(), false);
 			}
 			throw ex;
@@ -160,7 +178,8 @@ interface ScriptRunner extends AutoCloseable {
 	}
 
 	/**
-	 * Throws if the deadline has passed, before a command is sent that its caller would not wait for.
+	 * Throws if the deadline has passed, before a command is sent that its caller would
+	 * not wait for.
 	 */
 	static void checkDeadline(long deadline) throws TimeoutException {
 		if (deadline - System.nanoTime() <= 0) {

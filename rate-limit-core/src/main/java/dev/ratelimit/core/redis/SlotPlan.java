@@ -11,8 +11,9 @@ import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.KeyedLimit;
 
 /**
- * The distinct state keys of one call, and their groups decided by one script call each: all keys at once, or one
- * group per hash slot in a cluster. A limit given twice is decided once, as in memory.
+ * The distinct state keys of one call, and their groups decided by one script call each:
+ * all keys at once, or one group per hash slot in a cluster. A limit given twice is
+ * decided once, as in memory.
  */
 final class SlotPlan {
 
@@ -83,7 +84,8 @@ final class SlotPlan {
 	}
 
 	/**
-	 * Returns the id of the lease a call would take on a distinct key: fresh for a concurrency limit, else empty.
+	 * Returns the id of the lease a call would take on a distinct key: fresh for a
+	 * concurrency limit, else empty.
 	 * @param j the index of the distinct key
 	 * @return the lease id, or an empty string
 	 */
@@ -92,8 +94,8 @@ final class SlotPlan {
 	}
 
 	/**
-	 * Returns the groups of keys decided by one script call each: all keys at once, or one group per slot in a
-	 * cluster, in the order the limits were given.
+	 * Returns the groups of keys decided by one script call each: all keys at once, or
+	 * one group per slot in a cluster, in the order the limits were given.
 	 * @param cluster whether Redis is a cluster
 	 * @return the groups, each the indexes of its distinct keys
 	 */

@@ -15,8 +15,9 @@ import org.junit.jupiter.params.provider.EnumSource;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Properties that hold for every limit and every sequence of calls, checked on random limits and random traces (a
- * fixed seed per run of each algorithm, so a failure reproduces).
+ * Properties that hold for every limit and every sequence of calls, checked on random
+ * limits and random traces (a fixed seed per run of each algorithm, so a failure
+ * reproduces).
  */
 class AlgorithmInvariantsTest {
 
@@ -40,8 +41,10 @@ class AlgorithmInvariantsTest {
 					allowed.add(new long[] { at, cost });
 				}
 			}
-			// Buckets and the log: capacity + rate x length. Windows can pass their limit on each side of a
-			// boundary, so for them the burst is twice the limit (see WindowAccuracyTest).
+			// Buckets and the log: capacity + rate x length. Windows can pass their limit
+			// on each side of a
+			// boundary, so for them the burst is twice the limit (see
+			// WindowAccuracyTest).
 			long burst = switch (algorithm) {
 				case FIXED_WINDOW, SLIDING_WINDOW_COUNTER -> 2 * limit.capacity();
 				default -> limit.capacity();
@@ -67,7 +70,8 @@ class AlgorithmInvariantsTest {
 		SplittableRandom random = new SplittableRandom(algorithm.ordinal() * 104729L);
 		for (int n = 0; n < LIMITS_PER_ALGORITHM; n++) {
 			Limit limit = randomLimit(algorithm, random);
-			// One trace sees every call; the other sees only the calls the first allowed. Were a rejected call to
+			// One trace sees every call; the other sees only the calls the first allowed.
+			// Were a rejected call to
 			// change anything, the two would answer some later call differently.
 			Trace everything = new Trace(limit);
 			Trace allowedOnly = new Trace(limit);
@@ -138,7 +142,9 @@ class AlgorithmInvariantsTest {
 		switch (algorithm) {
 			case TOKEN_BUCKET -> {
 				long capacity = 1 + random.nextInt(30);
-				builder.rate(rate).capacity(capacity).initial(random.nextBoolean() ? capacity : random.nextLong(0, capacity + 1));
+				builder.rate(rate)
+					.capacity(capacity)
+					.initial(random.nextBoolean() ? capacity : random.nextLong(0, capacity + 1));
 			}
 			case LEAKY_BUCKET -> {
 				builder.rate(rate).capacity(1 + random.nextInt(30));
@@ -154,6 +160,5 @@ class AlgorithmInvariantsTest {
 		}
 		return builder.build();
 	}
-
 
 }

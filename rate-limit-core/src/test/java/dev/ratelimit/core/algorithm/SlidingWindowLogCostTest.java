@@ -11,15 +11,19 @@ import org.junit.jupiter.params.provider.ValueSource;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The work of a sliding-window-log call does not grow with the log: it reads O(log n) of the n entries held, allowed
- * or rejected, however many have left the window, and the log never holds more entries than its permits. Work is
- * counted in entries read ({@link LogState#reads}), never timed.
+ * The work of a sliding-window-log call does not grow with the log: it reads O(log n) of
+ * the n entries held, allowed or rejected, however many have left the window, and the log
+ * never holds more entries than its permits. Work is counted in entries read
+ * ({@link LogState#reads}), never timed.
  */
 class SlidingWindowLogCostTest {
 
 	private static final SlidingWindowLog LOG = SlidingWindowLog.INSTANCE;
 
-	/** The newest entry's time, then at most {@link SlidingWindowLog#TRIM_PER_CALL} dropped, then one added. */
+	/**
+	 * The newest entry's time, then at most {@link SlidingWindowLog#TRIM_PER_CALL}
+	 * dropped, then one added.
+	 */
 	private static final long APPLY_READS = 1 + SlidingWindowLog.TRIM_PER_CALL + 1 + 2;
 
 	@ParameterizedTest(name = "{0} entries")
@@ -29,14 +33,16 @@ class SlidingWindowLogCostTest {
 		Limit limit = Limit.slidingWindowLog(entries + "/" + entries + "us");
 		LogState state = filled(limit, entries);
 		long newest = Trace.START + entries - 1;
-		// two binary searches (the window's first entry, the entry whose leaving frees enough) and five reads more
+		// two binary searches (the window's first entry, the entry whose leaving frees
+		// enough) and five reads more
 		long evaluateBound = 2 * (log2(entries) + 1) + 5;
 
 		Outcome full = evaluate(limit, state, newest, 1, evaluateBound);
 		assertThat(full.allowed()).isFalse();
 		assertThat(full.retryAfterMicros()).isEqualTo(1);
 
-		// 60% of the entries have left the window, none dropped yet: a rejection neither walks through those nor
+		// 60% of the entries have left the window, none dropped yet: a rejection neither
+		// walks through those nor
 		// through the entries it would need gone (30% of the log)
 		long later = newest + entries * 6L / 10;
 		long cost = entries * 9L / 10;
@@ -118,7 +124,10 @@ class SlidingWindowLogCostTest {
 			.isLessThan(LogState.TOTAL_MODULUS - 25);
 	}
 
-	/** Returns a log of {@code entries} entries of one permit each, one a microsecond from {@link Trace#START}. */
+	/**
+	 * Returns a log of {@code entries} entries of one permit each, one a microsecond from
+	 * {@link Trace#START}.
+	 */
 	private static LogState filled(Limit limit, int entries) {
 		LogState state = LOG.fresh(limit, Trace.START);
 		for (int i = 0; i < entries; i++) {

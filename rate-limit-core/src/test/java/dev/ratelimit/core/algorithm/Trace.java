@@ -5,12 +5,15 @@ import dev.ratelimit.core.Limit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Drives one key of one limit through its algorithm's math with an explicit clock, the way a backend would: evaluate,
- * then apply only if allowed.
+ * Drives one key of one limit through its algorithm's math with an explicit clock, the
+ * way a backend would: evaluate, then apply only if allowed.
  */
 final class Trace {
 
-	/** 2026-01-01T00:00Z: a whole number of days since the epoch, so every common window starts here. */
+	/**
+	 * 2026-01-01T00:00Z: a whole number of days since the epoch, so every common window
+	 * starts here.
+	 */
 	static final long START = 1_767_225_600_000_000L;
 
 	private final Limit limit;
@@ -46,8 +49,10 @@ final class Trace {
 	}
 
 	/**
-	 * Runs a table of calls, one per line: {@code atMicros cost allow|reject|never remaining retryAfterMicros
-	 * resetAfterMicros [delayMicros]}; {@code #} starts a comment; times may use {@code _} as a digit separator.
+	 * Runs a table of calls, one per line:
+	 * {@code atMicros cost allow|reject|never remaining retryAfterMicros
+	 * resetAfterMicros [delayMicros]}; {@code #} starts a comment; times may use
+	 * {@code _} as a digit separator.
 	 */
 	void runTable(String table) {
 		int lineNumber = 0;

@@ -46,9 +46,10 @@ class WindowAccuracyTest {
 	}
 
 	/**
-	 * Replays one random trace (a Poisson-like arrival process at about 1.5 times the limit, with bursts) through
-	 * the sliding window counter and through the exact log, and compares the permits allowed. Measured: the counter
-	 * allows within 1% of the exact log over the trace (0.43%: 17,807 vs 17,883 of 38,793 calls).
+	 * Replays one random trace (a Poisson-like arrival process at about 1.5 times the
+	 * limit, with bursts) through the sliding window counter and through the exact log,
+	 * and compares the permits allowed. Measured: the counter allows within 1% of the
+	 * exact log over the trace (0.43%: 17,807 vs 17,883 of 38,793 calls).
 	 */
 	@Test
 	void slidingWindowCounterStaysWithinOnePercentOfTheExactLog() {

@@ -22,9 +22,10 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Evicting a key never loses nor counts twice the permits of a call deciding on it at the same moment: with a clock
- * that stands still (nothing refills, nothing expires), every permit ever allowed is either still spent in a state
- * held or was handed back by an eviction, exactly.
+ * Evicting a key never loses nor counts twice the permits of a call deciding on it at the
+ * same moment: with a clock that stands still (nothing refills, nothing expires), every
+ * permit ever allowed is either still spent in a state held or was handed back by an
+ * eviction, exactly.
  */
 class EvictionRaceTest {
 
@@ -55,7 +56,8 @@ class EvictionRaceTest {
 		KeyedLimit newcomer = new KeyedLimit("api", "newcomer", limit);
 		assertThat(limiter.acquire(spent, 10).isAllowed()).isTrue();
 		assertThat(limiter.acquire(client).isAllowed()).isTrue();
-		// While the client's next call reads the time, a newcomer that spends all its permits takes the store past
+		// While the client's next call reads the time, a newcomer that spends all its
+		// permits takes the store past
 		// its bound, and the client's key, nearest to fresh, is evicted under that call.
 		onNextRead[0] = () -> assertThat(limiter.acquire(newcomer, 10).isAllowed()).isTrue();
 		assertThat(limiter.acquire(client).isAllowed()).isTrue();
@@ -67,7 +69,11 @@ class EvictionRaceTest {
 
 	@Test
 	void everyPermitAllowedWhileFourThreadsForceEvictionsIsHeldOrHandedBackOnce() throws Exception {
-		InMemoryRateLimiter limiter = InMemoryRateLimiter.builder().maxKeys(64).sweeper(Runnable::run).timeSource(this.clock).build();
+		InMemoryRateLimiter limiter = InMemoryRateLimiter.builder()
+			.maxKeys(64)
+			.sweeper(Runnable::run)
+			.timeSource(this.clock)
+			.build();
 		List<KeyedLimit> keys = new ArrayList<>();
 		for (int i = 0; i < 200; i++) {
 			Limit limit = switch (i % 3) {
@@ -94,8 +100,9 @@ class EvictionRaceTest {
 							Decision decision = limiter.acquire(List.of(key, other), 1);
 							permits += decision.isAllowed() ? (key.equals(other) ? 1 : 2) : 0;
 						}
-						default -> permits += (key.limit().algorithm() != Algorithm.CONCURRENCY
-								&& limiter.tryAcquire(key, 1)) ? 1 : 0;
+						default ->
+							permits += (key.limit().algorithm() != Algorithm.CONCURRENCY && limiter.tryAcquire(key, 1))
+									? 1 : 0;
 					}
 				}
 				return permits;

@@ -21,7 +21,8 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Threads hammering shared keys never get more than the bound. The clock is frozen so the bound is exact.
+ * Threads hammering shared keys never get more than the bound. The clock is frozen so the
+ * bound is exact.
  */
 class InMemoryConcurrencyTest {
 
@@ -60,7 +61,8 @@ class InMemoryConcurrencyTest {
 		for (Limit limit : List.of(Limit.leakyBucket("500/1m"), Limit.fixedWindow("500/1m"),
 				Limit.slidingWindowLog("500/1m"), Limit.slidingWindowCounter("500/1m"))) {
 			KeyedLimit hot = new KeyedLimit("api", "hot", limit);
-			int allowed = hammer((thread) -> this.limiter.acquire(hot, 1 + thread % 2).isAllowed() ? 1 + thread % 2 : 0);
+			int allowed = hammer(
+					(thread) -> this.limiter.acquire(hot, 1 + thread % 2).isAllowed() ? 1 + thread % 2 : 0);
 			assertThat(allowed).as(limit.toString()).isBetween(499, 500);
 		}
 	}
@@ -81,7 +83,8 @@ class InMemoryConcurrencyTest {
 				perClientOverruns.incrementAndGet();
 			}
 		}
-		// 8 clients of 500 each could take 4000; the global limit holds them to 3000, and nothing leaks.
+		// 8 clients of 500 each could take 4000; the global limit holds them to 3000, and
+		// nothing leaks.
 		assertThat(allowed).isEqualTo(3000);
 		assertThat(perClientOverruns).hasValue(0);
 		assertThat(this.limiter.inspect(List.of(global)).get(0).remaining()).isZero();

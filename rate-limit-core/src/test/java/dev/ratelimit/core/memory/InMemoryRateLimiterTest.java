@@ -91,7 +91,8 @@ class InMemoryRateLimiterTest {
 		assertThat(remaining(this.perClient)).isZero();
 		assertThat(remaining(new KeyedLimit("api", "bob", this.perClient.limit()))).isEqualTo(10);
 		assertThat(remaining(new KeyedLimit("search", "alice", this.perClient.limit()))).isEqualTo(10);
-		// A changed limit (say the caller moved to another tier) starts from fresh state at its next call.
+		// A changed limit (say the caller moved to another tier) starts from fresh state
+		// at its next call.
 		KeyedLimit upgraded = new KeyedLimit("api", "alice", Limit.tokenBucket("1000/1m"));
 		assertThat(this.limiter.acquire(upgraded).remaining()).isEqualTo(999);
 	}
@@ -148,7 +149,8 @@ class InMemoryRateLimiterTest {
 		this.clock.advance(Duration.ofMillis(999));
 		this.limiter.cleanUp();
 		assertThat(this.limiter.keyCount()).isEqualTo(1);
-		// Caffeine expires entries in timer-wheel buckets of about a second, so removal may lag the retention a little.
+		// Caffeine expires entries in timer-wheel buckets of about a second, so removal
+		// may lag the retention a little.
 		this.clock.advance(Duration.ofMillis(1001 + 1100));
 		this.limiter.cleanUp();
 		assertThat(this.limiter.keyCount()).isZero();

@@ -15,8 +15,8 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * What a hostile client's keys cost: a rejected call leaves no key behind, and a long key is held as a fixed-size
- * digest, the same one for every operation.
+ * What a hostile client's keys cost: a rejected call leaves no key behind, and a long key
+ * is held as a fixed-size digest, the same one for every operation.
  */
 class KeyCostTest {
 
@@ -50,8 +50,10 @@ class KeyCostTest {
 		}).build();
 		KeyedLimit daily = new KeyedLimit("backend", "global", Limit.tokenBucket("1/1d"));
 		assertThat(limiter.acquire(daily).isAllowed()).isTrue();
-		// The call reads the time to make the new key's fresh slot, then again to decide: in between, the clock moves
-		// on by far more than half the key's retention (1 s). The call must not show that slot to Caffeine as a key in
+		// The call reads the time to make the new key's fresh slot, then again to decide:
+		// in between, the clock moves
+		// on by far more than half the key's retention (1 s). The call must not show that
+		// slot to Caffeine as a key in
 		// use, which would add it.
 		onNextRead[0] = () -> onNextRead[0] = () -> this.clock.advance(Duration.ofHours(1));
 		KeyedLimit own = new KeyedLimit("api", "client", Limit.tokenBucket("10/1s"));
@@ -82,7 +84,8 @@ class KeyCostTest {
 
 	@Test
 	void aRejectedFirstCallStillStartsTheRefillOfABucketThatStartsBelowCapacity() {
-		// As Redis does ("first sight"): the bucket's refill starts at the first call that decided on it.
+		// As Redis does ("first sight"): the bucket's refill starts at the first call
+		// that decided on it.
 		KeyedLimit own = new KeyedLimit("api", "client",
 				Limit.builder(Algorithm.TOKEN_BUCKET).rate("1/1s").capacity(5).initial(0).build());
 		assertThat(this.limiter.acquire(this.global).isAllowed()).isTrue();
@@ -107,7 +110,8 @@ class KeyCostTest {
 	void aLongKeyIsNotKeptByTheLimiter() {
 		WeakReference<String> first = new WeakReference<>(longKey('a'));
 		this.limiter.acquire(new KeyedLimit("api", first.get(), Limit.tokenBucket("10/1d")));
-		// the limiter holds the last key it created beside its store: another one takes its place
+		// the limiter holds the last key it created beside its store: another one takes
+		// its place
 		this.limiter.acquire(new KeyedLimit("api", longKey('b'), Limit.tokenBucket("10/1d")));
 		for (int i = 0; i < 20 && first.get() != null; i++) {
 			System.gc();
@@ -143,12 +147,10 @@ class KeyCostTest {
 			.isEqualTo(10);
 		assertThat(remaining(new KeyedLimit("api", base + "\uD800", limit))).isZero();
 		assertThat(remaining(new KeyedLimit("search", base + "\uD800", limit))).as("another policy").isEqualTo(10);
-		assertThat(remaining(new KeyedLimit("api", base + "\uD800", Limit.tokenBucket("11/1d"))))
-			.as("another limit")
+		assertThat(remaining(new KeyedLimit("api", base + "\uD800", Limit.tokenBucket("11/1d")))).as("another limit")
 			.isEqualTo(11);
 		this.limiter.acquire(new KeyedLimit("api", base, limit), 10);
-		assertThat(remaining(new KeyedLimit("api", base + "\u0000", limit))).as("one character longer")
-			.isEqualTo(10);
+		assertThat(remaining(new KeyedLimit("api", base + "\u0000", limit))).as("one character longer").isEqualTo(10);
 	}
 
 	private static String longKey(char fill) {

@@ -20,9 +20,10 @@ import org.junit.jupiter.params.provider.MethodSource;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Holding the limiter to {@code max-keys} never hands a client back the permits it spent while some key held carries
- * no information, and then only from the keys nearest to their fresh state. The clock stands still unless a test
- * moves it, so that no permit comes back by itself.
+ * Holding the limiter to {@code max-keys} never hands a client back the permits it spent
+ * while some key held carries no information, and then only from the keys nearest to
+ * their fresh state. The clock stands still unless a test moves it, so that no permit
+ * comes back by itself.
  */
 class KeyFloodTest {
 
@@ -51,20 +52,23 @@ class KeyFloodTest {
 	@ParameterizedTest
 	@MethodSource("families")
 	void aClientThatSpentItsQuotaGetsNothingBackFromAFloodOfTenTimesMaxKeysNewKeys(Limit limit) {
-		// Concurrency permits are never released here: each key's are in flight for the whole test.
+		// Concurrency permits are never released here: each key's are in flight for the
+		// whole test.
 		oneCallEach("before", 3 * MAX_KEYS, limit);
 		KeyedLimit client = new KeyedLimit("api", "client", limit);
 		assertThat(allowedOf(client, 20)).isEqualTo(10);
 		oneCallEach("flood", 10 * MAX_KEYS, limit);
 		assertThat(allowedOf(client, 20)).as("permits handed back to the client").isZero();
-		// each one-off key spent a tenth of its limit: the flood evicted as many of them as it added
+		// each one-off key spent a tenth of its limit: the flood evicted as many of them
+		// as it added
 		assertThat(this.limiter.evictedSpentKeys()).isGreaterThanOrEqualTo(12 * MAX_KEYS);
 		assertThat(this.limiter.keyCount()).isBetween((long) MAX_KEYS - MAX_KEYS / 16, (long) MAX_KEYS);
 	}
 
 	@Test
 	void aFloodFasterThanTheSweepsNeverMakesACallWaitKeepsMemoryBoundedAndHandsAnExhaustedClientNothing() {
-		// the sweeps are queued here and run only when the test says: as if the sweeper could not keep up
+		// the sweeps are queued here and run only when the test says: as if the sweeper
+		// could not keep up
 		List<Runnable> queued = new ArrayList<>();
 		InMemoryRateLimiter lagging = InMemoryRateLimiter.builder()
 			.maxKeys(100)
@@ -91,7 +95,8 @@ class KeyFloodTest {
 
 	@Test
 	void keysBackToFreshGoBeforeAnyKeyThatStillHoldsSpentPermits() {
-		// 1000 keys in use a moment ago: a second later their buckets are full again, yet not past their retention.
+		// 1000 keys in use a moment ago: a second later their buckets are full again, yet
+		// not past their retention.
 		oneCallEach("idle", MAX_KEYS, Limit.tokenBucket("1000/1s"));
 		this.clock.advance(Duration.ofMillis(1100));
 		KeyedLimit client = new KeyedLimit("api", "client", Limit.tokenBucket("10/1d"));
@@ -109,7 +114,11 @@ class KeyFloodTest {
 
 	@Test
 	void whenEveryKeyStillHoldsSpentPermitsTheKeysNearestToFreshGoFirst() {
-		InMemoryRateLimiter small = InMemoryRateLimiter.builder().maxKeys(100).sweeper(Runnable::run).timeSource(this.clock).build();
+		InMemoryRateLimiter small = InMemoryRateLimiter.builder()
+			.maxKeys(100)
+			.sweeper(Runnable::run)
+			.timeSource(this.clock)
+			.build();
 		Limit limit = Limit.tokenBucket("10/1d");
 		// Ten keys at each level: key i spent 1 + i % 10 of its 10 permits.
 		List<KeyedLimit> keys = new ArrayList<>();
@@ -120,7 +129,8 @@ class KeyFloodTest {
 		}
 		KeyedLimit newcomer = new KeyedLimit("api", "newcomer", limit);
 		assertThat(small.acquire(newcomer, 10).isAllowed()).isTrue();
-		// Over max-keys: the bound goes back to 100 - 100 / 16 = 94 keys, so 7 go, all of them keys that spent 1.
+		// Over max-keys: the bound goes back to 100 - 100 / 16 = 94 keys, so 7 go, all of
+		// them keys that spent 1.
 		int evicted = 0;
 		for (int i = 0; i < 100; i++) {
 			long remaining = remaining(small, keys.get(i));
@@ -142,12 +152,17 @@ class KeyFloodTest {
 
 	@Test
 	void keysOfDifferentLimitsCompareByTheShareOfTheirCapacityHandedBack() {
-		InMemoryRateLimiter small = InMemoryRateLimiter.builder().maxKeys(4).sweeper(Runnable::run).timeSource(this.clock).build();
+		InMemoryRateLimiter small = InMemoryRateLimiter.builder()
+			.maxKeys(4)
+			.sweeper(Runnable::run)
+			.timeSource(this.clock)
+			.build();
 		KeyedLimit halfOfTen = spend(small, "b", Limit.tokenBucket("10/1d"), 5);
 		KeyedLimit allOfTwo = spend(small, "c", Limit.fixedWindow("2/1d"), 2);
 		KeyedLimit tenthOfAHundred = spend(small, "a", Limit.tokenBucket("100/1d"), 10);
 		KeyedLimit threeOfFour = spend(small, "d", Limit.concurrency(4), 3);
-		// A fifth key: one key goes, the one that gets back the smallest share of its limit (10 of 100 permits, more
+		// A fifth key: one key goes, the one that gets back the smallest share of its
+		// limit (10 of 100 permits, more
 		// permits than any other would get back, but a tenth of its limit).
 		KeyedLimit nineOfTen = spend(small, "e", Limit.tokenBucket("10/1d"), 9);
 		assertThat(remaining(small, tenthOfAHundred)).isEqualTo(100);
@@ -159,7 +174,11 @@ class KeyFloodTest {
 
 	@Test
 	void ofKeysThatSpentTheSameShareTheOneNearestToFullGoesFirst() {
-		InMemoryRateLimiter small = InMemoryRateLimiter.builder().maxKeys(2).sweeper(Runnable::run).timeSource(this.clock).build();
+		InMemoryRateLimiter small = InMemoryRateLimiter.builder()
+			.maxKeys(2)
+			.sweeper(Runnable::run)
+			.timeSource(this.clock)
+			.build();
 		KeyedLimit fullInAMinute = spend(small, "minute", Limit.tokenBucket("10/1m"), 10);
 		KeyedLimit fullInAnHour = spend(small, "hour", Limit.tokenBucket("10/1h"), 10);
 		KeyedLimit fullInADay = spend(small, "day", Limit.tokenBucket("10/1d"), 10);
@@ -171,14 +190,23 @@ class KeyFloodTest {
 	@Test
 	void readsThroughInspectDoNotChangeWhichKeysAreEvicted() {
 		Limit limit = Limit.tokenBucket("10/1d");
-		InMemoryRateLimiter read = InMemoryRateLimiter.builder().maxKeys(100).sweeper(Runnable::run).timeSource(this.clock).build();
-		InMemoryRateLimiter unread = InMemoryRateLimiter.builder().maxKeys(100).sweeper(Runnable::run).timeSource(this.clock).build();
+		InMemoryRateLimiter read = InMemoryRateLimiter.builder()
+			.maxKeys(100)
+			.sweeper(Runnable::run)
+			.timeSource(this.clock)
+			.build();
+		InMemoryRateLimiter unread = InMemoryRateLimiter.builder()
+			.maxKeys(100)
+			.sweeper(Runnable::run)
+			.timeSource(this.clock)
+			.build();
 		List<KeyedLimit> keys = new ArrayList<>();
 		for (int i = 0; i < 400; i++) {
 			KeyedLimit key = new KeyedLimit("api", "k-" + i, limit);
 			keys.add(key);
 			long cost = 1 + i % 10;
-			// An endpoint that reads a key before and after its call, as often as a caller likes.
+			// An endpoint that reads a key before and after its call, as often as a
+			// caller likes.
 			for (int reads = 0; reads < 20; reads++) {
 				read.inspect(List.of(key));
 			}
@@ -188,8 +216,8 @@ class KeyFloodTest {
 				read.inspect(List.of(key));
 			}
 		}
-		assertThat(keys).allSatisfy((key) -> assertThat(remaining(read, key)).as(key.key())
-			.isEqualTo(remaining(unread, key)));
+		assertThat(keys)
+			.allSatisfy((key) -> assertThat(remaining(read, key)).as(key.key()).isEqualTo(remaining(unread, key)));
 	}
 
 	@Test
@@ -200,7 +228,8 @@ class KeyFloodTest {
 		limiter.acquire(key, 10);
 		this.clock.advance(Duration.ofMillis(2500));
 		assertThat(limiter.inspect(List.of(key)).get(0).remaining()).isEqualTo(10);
-		// Caffeine expires entries in timer-wheel buckets of about a second, so removal may lag a little.
+		// Caffeine expires entries in timer-wheel buckets of about a second, so removal
+		// may lag a little.
 		this.clock.advance(Duration.ofMillis(500 + 1100));
 		assertThat(limiter.keyCount()).isZero();
 	}
@@ -222,7 +251,9 @@ class KeyFloodTest {
 		return allowed;
 	}
 
-	/** A key that spent some permits; a concurrency limit's are in flight, one lease each. */
+	/**
+	 * A key that spent some permits; a concurrency limit's are in flight, one lease each.
+	 */
 	private static KeyedLimit spend(InMemoryRateLimiter limiter, String key, Limit limit, long permits) {
 		KeyedLimit keyed = new KeyedLimit("api", key, limit);
 		if (limit.algorithm() == Algorithm.CONCURRENCY) {

@@ -16,7 +16,11 @@ class MemoryBoundTest {
 	@Test
 	void fiveMillionDistinctKeysKeepAtMostOneHundredThousandHeld() {
 		ManualTimeSource clock = new ManualTimeSource();
-		InMemoryRateLimiter limiter = InMemoryRateLimiter.builder().maxKeys(100_000).sweeper(Runnable::run).timeSource(clock).build();
+		InMemoryRateLimiter limiter = InMemoryRateLimiter.builder()
+			.maxKeys(100_000)
+			.sweeper(Runnable::run)
+			.timeSource(clock)
+			.build();
 		Limit limit = Limit.tokenBucket("60/1m");
 		long peak = 0;
 		for (int i = 0; i < 5_000_000; i++) {
@@ -34,7 +38,8 @@ class MemoryBoundTest {
 	@Test
 	void aHotKeySurvivesAFloodOfOneOffKeys() {
 		InMemoryRateLimiter limiter = InMemoryRateLimiter.builder()
-			.maxKeys(1_000).sweeper(Runnable::run)
+			.maxKeys(1_000)
+			.sweeper(Runnable::run)
 			.timeSource(new ManualTimeSource())
 			.build();
 		Limit limit = Limit.tokenBucket("1000/1m");
@@ -44,7 +49,8 @@ class MemoryBoundTest {
 			limiter.acquire(new KeyedLimit("api", "one-off-" + i, limit));
 			limiter.acquire(new KeyedLimit("api", "one-off-b-" + i, limit));
 		}
-		// Had the hot key been evicted, it would have come back full and allowed far more than 1000.
+		// Had the hot key been evicted, it would have come back full and allowed far more
+		// than 1000.
 		assertThat(limiter.inspect(java.util.List.of(hot)).get(0).remaining()).isZero();
 	}
 

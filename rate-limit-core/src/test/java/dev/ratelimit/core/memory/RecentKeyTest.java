@@ -13,8 +13,9 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The key last added or shown to Caffeine is decided without the look-up, but never on a slot that the limiter no
- * longer holds: a reset, expired or evicted key comes back fresh, as it does for any other key.
+ * The key last added or shown to Caffeine is decided without the look-up, but never on a
+ * slot that the limiter no longer holds: a reset, expired or evicted key comes back
+ * fresh, as it does for any other key.
  */
 class RecentKeyTest {
 
@@ -24,7 +25,8 @@ class RecentKeyTest {
 
 	@Test
 	void aResetKeyComesBackFreshWhenItWasTheKeyLastShownToCaffeine() {
-		// 5/s, capacity 10: a retention of 2 s, so a key in use is shown to Caffeine at least once a second.
+		// 5/s, capacity 10: a retention of 2 s, so a key in use is shown to Caffeine at
+		// least once a second.
 		KeyedLimit key = new KeyedLimit("p", "k", Limit.tokenBucket("5/1s", 10));
 		assertThat(this.limiter.tryAcquire(key, 1)).isTrue();
 		this.clock.advance(Duration.ofMillis(1100));
@@ -36,8 +38,10 @@ class RecentKeyTest {
 
 	@Test
 	void aCallInFlightDuringAResetDoesNotBringTheOldStateBack() {
-		// The reset lands while a call that already found the key's slot reads the time; that call is due to show
-		// the key to Caffeine (a retention of 2 s: every second), which puts a slot back if Caffeine lost it.
+		// The reset lands while a call that already found the key's slot reads the time;
+		// that call is due to show
+		// the key to Caffeine (a retention of 2 s: every second), which puts a slot back
+		// if Caffeine lost it.
 		Runnable[] onNextRead = new Runnable[1];
 		InMemoryRateLimiter limiter = InMemoryRateLimiter.builder().timeSource(() -> {
 			Runnable hook = onNextRead[0];
@@ -53,7 +57,8 @@ class RecentKeyTest {
 		onNextRead[0] = () -> limiter.reset(key);
 		assertThat(limiter.tryAcquire(key, 1)).isTrue();
 		assertThat(onNextRead[0]).as("the reset ran inside the call").isNull();
-		// the call decided on the state the reset discarded; what follows sees a fresh bucket, not 4 tokens
+		// the call decided on the state the reset discarded; what follows sees a fresh
+		// bucket, not 4 tokens
 		int taken = 0;
 		while (limiter.tryAcquire(key, 1)) {
 			taken++;
@@ -64,7 +69,8 @@ class RecentKeyTest {
 	@Test
 	void aKeyCaffeineExpiredComesBackFreshWhenItWasTheKeyLastShownToCaffeine() {
 		KeyedLimit key = emptiedAfterBeingShownThenIdleThreeDays();
-		// Another key's first call moves Caffeine's clock on, and Caffeine expires the idle key.
+		// Another key's first call moves Caffeine's clock on, and Caffeine expires the
+		// idle key.
 		this.limiter.tryAcquire(new KeyedLimit("p", "other", Limit.tokenBucket("5/1s")), 1);
 		assertThat(this.limiter.tryAcquire(key, 1)).as("a fresh, empty bucket").isFalse();
 		this.clock.advance(Duration.ofSeconds(2));
@@ -74,7 +80,8 @@ class RecentKeyTest {
 	@Test
 	void aKeyCaffeineOnlyMarkedExpiredComesBackFreshWhenItWasTheKeyLastShownToCaffeine() {
 		KeyedLimit key = emptiedAfterBeingShownThenIdleThreeDays();
-		// Reading another key moves Caffeine's clock on without a write, so nothing is evicted yet: the key is only
+		// Reading another key moves Caffeine's clock on without a write, so nothing is
+		// evicted yet: the key is only
 		// past its expiry, which Caffeine's own look-up would also see.
 		this.limiter.inspect(List.of(new KeyedLimit("p", "other", Limit.tokenBucket("5/1s"))));
 		assertThat(this.limiter.tryAcquire(key, 1)).as("a fresh, empty bucket").isFalse();
@@ -82,10 +89,15 @@ class RecentKeyTest {
 
 	@Test
 	void aKeyEvictedForSpaceComesBackFreshWhenItWasTheKeyLastAdded() {
-		InMemoryRateLimiter small = InMemoryRateLimiter.builder().timeSource(this.clock).maxKeys(1).sweeper(Runnable::run).build();
+		InMemoryRateLimiter small = InMemoryRateLimiter.builder()
+			.timeSource(this.clock)
+			.maxKeys(1)
+			.sweeper(Runnable::run)
+			.build();
 		KeyedLimit spent = new KeyedLimit("p", "spent", Limit.tokenBucket("1/1h", 5));
 		assertThat(small.tryAcquire(spent, 5)).isTrue();
-		// The newcomer is added, held as the recent key, and at once evicted by the sweep its addition starts: it
+		// The newcomer is added, held as the recent key, and at once evicted by the sweep
+		// its addition starts: it
 		// spent a hundredth of its limit, the other key all of its own.
 		KeyedLimit newcomer = new KeyedLimit("p", "newcomer", Limit.tokenBucket("1/1h", 100));
 		assertThat(small.tryAcquire(newcomer, 1)).isTrue();
@@ -97,9 +109,10 @@ class RecentKeyTest {
 	}
 
 	/**
-	 * A bucket that starts empty and fills at 1/s up to 5, shown to Caffeine (half a retention after its first call)
-	 * while emptied, then idle for three days. A fresh state (empty) differs from an old full one, so such a key is
-	 * kept a day beyond its window, and forgotten after that.
+	 * A bucket that starts empty and fills at 1/s up to 5, shown to Caffeine (half a
+	 * retention after its first call) while emptied, then idle for three days. A fresh
+	 * state (empty) differs from an old full one, so such a key is kept a day beyond its
+	 * window, and forgotten after that.
 	 */
 	private KeyedLimit emptiedAfterBeingShownThenIdleThreeDays() {
 		KeyedLimit key = new KeyedLimit("p", "k",

@@ -12,7 +12,8 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A key's state is kept while it is in use: its retention runs from its last call, not from its creation.
+ * A key's state is kept while it is in use: its retention runs from its last call, not
+ * from its creation.
  */
 class RetentionTest {
 
@@ -29,7 +30,8 @@ class RetentionTest {
 			this.clock.advance(Duration.ofMillis(100));
 			this.limiter.acquire(key, 1);
 		}
-		// 1 token left at 0.8 s; 1.35 s later, 1 + 6.75 tokens. Created 2.15 s ago, last used 1.35 s ago.
+		// 1 token left at 0.8 s; 1.35 s later, 1 + 6.75 tokens. Created 2.15 s ago, last
+		// used 1.35 s ago.
 		this.clock.advance(Duration.ofMillis(1300));
 		this.limiter.acquire(new KeyedLimit("p", "other", Limit.tokenBucket("5/1s", 10)));
 		this.limiter.cleanUp();
@@ -40,7 +42,8 @@ class RetentionTest {
 
 	@Test
 	void theKeyCountForgetsIdleKeysWithoutAnotherCall() {
-		// 5/s, capacity 10: a retention of 2 s, plus up to half of it (see the class description)
+		// 5/s, capacity 10: a retention of 2 s, plus up to half of it (see the class
+		// description)
 		this.limiter.acquire(new KeyedLimit("p", "a", Limit.tokenBucket("5/1s", 10)));
 		this.limiter.acquire(new KeyedLimit("p", "b", Limit.tokenBucket("5/1s", 10)));
 		assertThat(this.limiter.keyCount()).isEqualTo(2);
@@ -56,7 +59,8 @@ class RetentionTest {
 			this.clock.advance(Duration.ofMillis(300));
 			this.limiter.cleanUp();
 		}
-		// Calls at 0, 0.3, 0.6, 0.9, 1.2 s; now 1.5 s: the last three are still inside the window.
+		// Calls at 0, 0.3, 0.6, 0.9, 1.2 s; now 1.5 s: the last three are still inside
+		// the window.
 		assertThat(this.limiter.inspect(List.of(key)).get(0).remaining()).isEqualTo(2);
 	}
 
@@ -75,10 +79,11 @@ class RetentionTest {
 
 	@Test
 	void aLateReleaseOfAForgottenLeaseDoesNotFreeSomeoneElsesPermit() {
-		KeyedLimit key = new KeyedLimit("p", "k", Limit.builder(dev.ratelimit.core.Algorithm.CONCURRENCY)
-			.max(1)
-			.leaseTime(Duration.ofSeconds(1))
-			.build());
+		KeyedLimit key = new KeyedLimit("p", "k",
+				Limit.builder(dev.ratelimit.core.Algorithm.CONCURRENCY)
+					.max(1)
+					.leaseTime(Duration.ofSeconds(1))
+					.build());
 		dev.ratelimit.core.Decision lost = this.limiter.acquire(key);
 		// The holder never releases; its lease expires and the idle key is dropped.
 		this.clock.advance(Duration.ofSeconds(5));

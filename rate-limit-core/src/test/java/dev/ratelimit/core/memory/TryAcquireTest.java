@@ -18,9 +18,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 /**
- * {@code tryAcquire}, whose token-bucket path has its own arithmetic, against {@code acquire} as the oracle: two
- * limiters on two clocks driven by the same random trace must give the same verdict on every call and hold the same
- * state (remaining and reset-after, as {@code inspect} reads them) after it.
+ * {@code tryAcquire}, whose token-bucket path has its own arithmetic, against
+ * {@code acquire} as the oracle: two limiters on two clocks driven by the same random
+ * trace must give the same verdict on every call and hold the same state (remaining and
+ * reset-after, as {@code inspect} reads them) after it.
  */
 class TryAcquireTest {
 

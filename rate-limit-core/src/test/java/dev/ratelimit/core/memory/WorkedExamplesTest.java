@@ -16,7 +16,8 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The worked examples of MISSION.md, verbatim: acceptance criteria that must hold exactly.
+ * The worked examples of MISSION.md, verbatim: acceptance criteria that must hold
+ * exactly.
  */
 class WorkedExamplesTest {
 
@@ -41,8 +42,10 @@ class WorkedExamplesTest {
 
 	@Test
 	void example2EmptyBucketHoldsFiveTokensAfterThreeSecondsSoFiveOfTenPass() {
-		// Token bucket, refill 2 tokens/s, capacity 5, bucket empty at T=0, no requests in between. The client is
-		// first seen at T=0 with an empty bucket (initial: 0), so its first call is rejected.
+		// Token bucket, refill 2 tokens/s, capacity 5, bucket empty at T=0, no requests
+		// in between. The client is
+		// first seen at T=0 with an empty bucket (initial: 0), so its first call is
+		// rejected.
 		Limit limit = Limit.builder(Algorithm.TOKEN_BUCKET).rate("2/1s").capacity(5).initial(0).build();
 		KeyedLimit client = new KeyedLimit("example-2", "client-1", limit);
 		assertThat(this.limiter.acquire(client).isAllowed()).isFalse();

@@ -8,9 +8,10 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@link BackendGate}: a late answer makes calls decide here and, once its cool-down has passed, lets one caller at a
- * time probe Redis; a failure sends every call to the failure mode until a success, and no caller probes then; a
- * caller that learned nothing about Redis (interrupted, or failed on its own) gives the probe back only if it was the
+ * {@link BackendGate}: a late answer makes calls decide here and, once its cool-down has
+ * passed, lets one caller at a time probe Redis; a failure sends every call to the
+ * failure mode until a success, and no caller probes then; a caller that learned nothing
+ * about Redis (interrupted, or failed on its own) gives the probe back only if it was the
  * probe.
  */
 class BackendGateTest {
@@ -29,13 +30,15 @@ class BackendGateTest {
 	@Test
 	void aLateAnswerLetsOneCallerAtATimeProbeOnceTheCoolDownHasPassed() throws Exception {
 		this.gate.late();
-		// the cool-down (none here) has passed: the first caller probes, the next decides here
+		// the cool-down (none here) has passed: the first caller probes, the next decides
+		// here
 		assertThat(CompletableFuture.supplyAsync(this.gate::enter).get()).isEqualTo(Route.ASK);
 		assertThat(this.gate.enter()).isEqualTo(Route.LATE);
 		// this thread is not the probe: the other thread's probe goes on
 		this.gate.abandoned();
 		assertThat(this.gate.enter()).isEqualTo(Route.LATE);
-		// nor does an answer in time to this thread, which asked before, end the late state
+		// nor does an answer in time to this thread, which asked before, end the late
+		// state
 		this.gate.succeeded();
 		assertThat(this.gate.enter()).isEqualTo(Route.LATE);
 		// a check of the limiter's own that wrote in time does
@@ -76,14 +79,16 @@ class BackendGateTest {
 	void aFailureSendsEveryCallToTheFailureModeUntilASuccessWhateverTheTime() {
 		assertThat(this.gate.failed()).as("was up").isTrue();
 		assertThat(this.gate.failed()).as("was up").isFalse();
-		// no cool-down: no caller ever probes a Redis that is down (a background check does)
+		// no cool-down: no caller ever probes a Redis that is down (a background check
+		// does)
 		assertThat(this.gate.enter()).isEqualTo(Route.DOWN);
 		assertThat(this.gate.enter()).isEqualTo(Route.DOWN);
 		assertThat(this.gate.unusableForMicros(7)).isEqualTo(7);
 		// a late answer (of a call sent before) does not make a Redis that is down usable
 		this.gate.late();
 		assertThat(this.gate.enter()).isEqualTo(Route.DOWN);
-		// an answer in time to any call ends it, and a late answer of a call sent before is forgotten with it
+		// an answer in time to any call ends it, and a late answer of a call sent before
+		// is forgotten with it
 		this.gate.succeeded();
 		this.gate.recovered();
 		assertThat(this.gate.enter()).isEqualTo(Route.ASK);

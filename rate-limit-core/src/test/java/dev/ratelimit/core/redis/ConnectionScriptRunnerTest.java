@@ -34,10 +34,11 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The worker pool of {@link ConnectionScriptRunner} (Jedis and other blocking clients), against a fake Redis whose
- * script calls block until the test lets them answer: calls beyond the workers wait for one instead of failing, a call
- * still queued when its deadline passes never reaches Redis, calls without a deadline always run, and only a full
- * queue fails a call at once.
+ * The worker pool of {@link ConnectionScriptRunner} (Jedis and other blocking clients),
+ * against a fake Redis whose script calls block until the test lets them answer: calls
+ * beyond the workers wait for one instead of failing, a call still queued when its
+ * deadline passes never reaches Redis, calls without a deadline always run, and only a
+ * full queue fails a call at once.
  */
 class ConnectionScriptRunnerTest {
 
@@ -79,8 +80,10 @@ class ConnectionScriptRunnerTest {
 			results.add(result);
 		}
 		await().atMost(PATIENCE).until(() -> this.redis.calls("busy") == MAX_WORKERS);
-		// Every call has been handed to the pool: its caller waits for the answer, or has already failed (as every
-		// call beyond the workers did when the pool refused work while all of them were busy).
+		// Every call has been handed to the pool: its caller waits for the answer, or has
+		// already failed (as every
+		// call beyond the workers did when the pool refused work while all of them were
+		// busy).
 		await().atMost(PATIENCE).until(() -> callers.stream().allMatch(ConnectionScriptRunnerTest::handedOver));
 		assertThat(this.redis.calls("busy")).isEqualTo(MAX_WORKERS);
 		answer.countDown();
@@ -105,7 +108,8 @@ class ConnectionScriptRunnerTest {
 			.isThrownBy(() -> this.runner.eval(keys("late"), List.of(), deadline))
 			.withMessage("Redis did not answer in time");
 		CompletableFuture<?> next = this.runner.evalAsync(keys("next"), List.of());
-		// One worker frees up; the queue is first in, first out, so it takes the late call before the next one.
+		// One worker frees up; the queue is first in, first out, so it takes the late
+		// call before the next one.
 		answerOne.countDown();
 		assertThat(one).succeedsWithin(PATIENCE);
 		assertThat(next).succeedsWithin(PATIENCE);
@@ -115,12 +119,12 @@ class ConnectionScriptRunnerTest {
 
 	@Test
 	void aCallWhoseCallerTimedOutWhileItRanWithdrawsItsLeasesRightAfterIt() throws Exception {
-		// a first call starts a worker and loads the fake's classes, so that the next one reaches Redis in time
+		// a first call starts a worker and loads the fake's classes, so that the next one
+		// reaches Redis in time
 		this.runner.eval(keys("warm"), List.of(), deadline(GENEROUS));
 		CountDownLatch answer = this.redis.hold("slow");
-		assertThatExceptionOfType(TimeoutException.class)
-			.isThrownBy(() -> this.runner.eval(keys("slow"), List.of(), deadline(Duration.ofSeconds(1)),
-					withdrawal("slow")))
+		assertThatExceptionOfType(TimeoutException.class).isThrownBy(
+				() -> this.runner.eval(keys("slow"), List.of(), deadline(Duration.ofSeconds(1)), withdrawal("slow")))
 			.withMessage("Redis did not answer in time");
 		// still running: the removal must not overtake it
 		assertThat(this.redis.calls("slow")).isOne();
@@ -133,14 +137,14 @@ class ConnectionScriptRunnerTest {
 	void aCallAnsweredInTimeOrNeverSentWithdrawsNothing() throws Exception {
 		this.runner.eval(keys("answered"), List.of(), deadline(GENEROUS), withdrawal("answered"));
 		CountDownLatch pool = this.redis.holdConnections();
-		assertThatExceptionOfType(TimeoutException.class)
-			.isThrownBy(() -> this.runner.eval(keys("unsent"), List.of(), deadline(Duration.ofSeconds(1)),
-					withdrawal("unsent")));
+		assertThatExceptionOfType(TimeoutException.class).isThrownBy(() -> this.runner.eval(keys("unsent"), List.of(),
+				deadline(Duration.ofSeconds(1)), withdrawal("unsent")));
 		// it left the queue and waits in the client's pool
 		assertThat(this.redis.waitingForConnection()).isOne();
 		int closedBefore = this.redis.closed();
 		pool.countDown();
-		// the dropped call gets its connection, gives it back unused, and its worker finishes
+		// the dropped call gets its connection, gives it back unused, and its worker
+		// finishes
 		await().atMost(PATIENCE).until(() -> this.redis.closed() > closedBefore);
 		await().during(Duration.ofMillis(300))
 			.atMost(PATIENCE)
@@ -214,8 +218,9 @@ class ConnectionScriptRunnerTest {
 	}
 
 	/**
-	 * Whether a caller has handed its call to the pool: {@link ScriptRunner#await} is the only place where a caller
-	 * parks with a timeout, and it does so only once the call is queued or running.
+	 * Whether a caller has handed its call to the pool: {@link ScriptRunner#await} is the
+	 * only place where a caller parks with a timeout, and it does so only once the call
+	 * is queued or running.
 	 */
 	private static boolean handedOver(Thread caller) {
 		Thread.State state = caller.getState();
@@ -223,8 +228,8 @@ class ConnectionScriptRunnerTest {
 	}
 
 	/**
-	 * A connection factory whose connections run only EVALSHA: each call counts itself by its first key, and blocks
-	 * while that key is held; it answers with an empty list.
+	 * A connection factory whose connections run only EVALSHA: each call counts itself by
+	 * its first key, and blocks while that key is held; it answers with an empty list.
 	 */
 	private static final class FakeRedis implements RedisConnectionFactory {
 
@@ -241,7 +246,8 @@ class ConnectionScriptRunnerTest {
 		private final Map<String, AtomicInteger> removals = new ConcurrentHashMap<>();
 
 		/**
-		 * Makes every connection wait, as for a pool with none free, until the returned latch is counted down.
+		 * Makes every connection wait, as for a pool with none free, until the returned
+		 * latch is counted down.
 		 */
 		CountDownLatch holdConnections() {
 			CountDownLatch free = new CountDownLatch(1);
@@ -254,7 +260,8 @@ class ConnectionScriptRunnerTest {
 		}
 
 		/**
-		 * Returns how many connections were closed, which the runner does once it is done with one.
+		 * Returns how many connections were closed, which the runner does once it is done
+		 * with one.
 		 */
 		int closed() {
 			return this.closed.get();

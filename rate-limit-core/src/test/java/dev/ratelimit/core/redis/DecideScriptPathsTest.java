@@ -19,12 +19,14 @@ import org.junit.jupiter.params.provider.MethodSource;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@code decide.lua} decides a call of one token bucket acquiring on a path of its own, without the tables of the
- * general path. This replays random calls (costs from 0 to above capacity, a clock that also goes back, fresh keys of
- * buckets that start below capacity, with and without a TTL floor) through both paths in one script run, on two keys
- * that start alike, and requires the same reply and the same commands, argument for argument: the same fields
- * written, the same {@code PEXPIRE} in milliseconds or the same {@code DEL}. Comparing the commands rather than the
- * keys' TTLs afterwards keeps Redis's real clock out of the comparison.
+ * {@code decide.lua} decides a call of one token bucket acquiring on a path of its own,
+ * without the tables of the general path. This replays random calls (costs from 0 to
+ * above capacity, a clock that also goes back, fresh keys of buckets that start below
+ * capacity, with and without a TTL floor) through both paths in one script run, on two
+ * keys that start alike, and requires the same reply and the same commands, argument for
+ * argument: the same fields written, the same {@code PEXPIRE} in milliseconds or the same
+ * {@code DEL}. Comparing the commands rather than the keys' TTLs afterwards keeps Redis's
+ * real clock out of the comparison.
  */
 @ExtendWith(RedisExtension.class)
 class DecideScriptPathsTest {
@@ -35,11 +37,13 @@ class DecideScriptPathsTest {
 	private static final String FAST_PATH_DISPATCH = "if op == 'a' and #KEYS == 1 and ARGV[FIRST_KEY_ARG] == 'tb' then";
 
 	/*
-	 * Two copies of decide.lua in one chunk, behind a local 'redis' that logs every command the copies make (with the
-	 * key written as <key>): the first copy with the dispatch to the fast path disabled and its entry point renamed
-	 * generalDecide, the second as it is. The tail keeps the two keys alike, should Redis have expired one and not
-	 * the other between two runs (their TTLs are equal, but set a few microseconds apart), runs both, and returns
-	 * { fast reply, general reply, fast commands, general commands }.
+	 * Two copies of decide.lua in one chunk, behind a local 'redis' that logs every
+	 * command the copies make (with the key written as <key>): the first copy with the
+	 * dispatch to the fast path disabled and its entry point renamed generalDecide, the
+	 * second as it is. The tail keeps the two keys alike, should Redis have expired one
+	 * and not the other between two runs (their TTLs are equal, but set a few
+	 * microseconds apart), runs both, and returns { fast reply, general reply, fast
+	 * commands, general commands }.
 	 */
 	private static final String HEAD = """
 			local realRedis = redis
@@ -127,12 +131,12 @@ class DecideScriptPathsTest {
 					default -> 1 + random.nextLong(limit.capacity());
 				};
 				String ttlFloor = (random.nextInt(4) == 0) ? "3600000" : "0";
-				List<String> args = new ArrayList<>(List.of("EVALSHA", sha, "2", fastKey, generalKey, "a",
-						Long.toString(cost), Long.toString(now), ttlFloor, "0", "tb",
-						Long.toString(limit.unitsPerMicro()), Long.toString(limit.unitsPerPermit()),
-						Long.toString(limit.capacity()), Long.toString(limit.initial()), "0",
-						Long.toString(limit.maxWaitMicros()), Long.toString(window),
-						Long.toString(limit.retentionMicros()), ""));
+				List<String> args = new ArrayList<>(
+						List.of("EVALSHA", sha, "2", fastKey, generalKey, "a", Long.toString(cost), Long.toString(now),
+								ttlFloor, "0", "tb", Long.toString(limit.unitsPerMicro()),
+								Long.toString(limit.unitsPerPermit()), Long.toString(limit.capacity()),
+								Long.toString(limit.initial()), "0", Long.toString(limit.maxWaitMicros()),
+								Long.toString(window), Long.toString(limit.retentionMicros()), ""));
 				List<?> both = (List<?>) client.command(args.toArray(String[]::new));
 				String context = "step " + step + " of " + limit + ": " + args.subList(5, 10);
 				assertThat(both).as(context).hasSize(4);

@@ -14,7 +14,8 @@ import dev.ratelimit.core.KeyedLimit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Runs calls from several threads against several limiter instances and counts what they allowed.
+ * Runs calls from several threads against several limiter instances and counts what they
+ * allowed.
  */
 final class FleetSupport {
 
@@ -22,8 +23,9 @@ final class FleetSupport {
 	}
 
 	/**
-	 * Makes {@code attempts} calls in all, spread over {@code threadsPerInstance} threads per limiter, each call's
-	 * limits chosen by {@code limits} from the attempt number; returns the allowed calls per attempt number's limits.
+	 * Makes {@code attempts} calls in all, spread over {@code threadsPerInstance} threads
+	 * per limiter, each call's limits chosen by {@code limits} from the attempt number;
+	 * returns the allowed calls per attempt number's limits.
 	 */
 	static int[] hammer(List<RedisRateLimiter> fleet, int threadsPerInstance, int attempts,
 			Function<Integer, List<KeyedLimit>> limits, int groups, Function<Integer, Integer> group) throws Exception {

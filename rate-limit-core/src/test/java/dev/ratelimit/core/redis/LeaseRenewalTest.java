@@ -26,10 +26,12 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A concurrency permit held by a call still in flight is renewed, so it outlives its lease time, in memory and in
- * Redis alike: the issue's example (max 1, a 1 s lease, a second call 1.1 s into the first) is rejected; a renewal
- * after the release brings nothing back; a renewed lease is the last to expire, for retry-after as for Redis's sorted
- * set; and in memory, a key whose only activity is a renewed call is kept as long as the call lasts.
+ * A concurrency permit held by a call still in flight is renewed, so it outlives its
+ * lease time, in memory and in Redis alike: the issue's example (max 1, a 1 s lease, a
+ * second call 1.1 s into the first) is rejected; a renewal after the release brings
+ * nothing back; a renewed lease is the last to expire, for retry-after as for Redis's
+ * sorted set; and in memory, a key whose only activity is a renewed call is kept as long
+ * as the call lasts.
  */
 @ExtendWith(RedisExtension.class)
 class LeaseRenewalTest {
@@ -98,7 +100,8 @@ class LeaseRenewalTest {
 		clock.advance(Duration.ofMillis(100));
 		Decision third = limiter.acquire(pool);
 		assertThat(third.isAllowed()).isFalse();
-		// b, taken at 100 ms, expires at 1.1 s; a, renewed at 200 ms, at 1.2 s: the first permit back is b's
+		// b, taken at 100 ms, expires at 1.1 s; a, renewed at 200 ms, at 1.2 s: the first
+		// permit back is b's
 		assertThat(third.retryAfter()).isEqualTo(Duration.ofMillis(800));
 	}
 
@@ -113,7 +116,8 @@ class LeaseRenewalTest {
 			clock.advance(Duration.ofMillis(333));
 			limiter.renew(held);
 			if (i % 256 == 0) {
-				// Redis's renewals are sent without waiting: a read on the same connection lets them land, as the
+				// Redis's renewals are sent without waiting: a read on the same
+				// connection lets them land, as the
 				// third of a lease time between two renewals does in production
 				limiter.inspect(List.of(stream));
 			}

@@ -9,9 +9,10 @@ import dev.ratelimit.core.LimitStatus;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@link PermitReservoirs.Reservoir} without Redis: Redis's answers to fills are given as outcomes; the reservoir
- * serves calls from what a grant left until it is empty or its window has passed, and answers locally while Redis's
- * last refusal of as many permits holds.
+ * {@link PermitReservoirs.Reservoir} without Redis: Redis's answers to fills are given as
+ * outcomes; the reservoir serves calls from what a grant left until it is empty or its
+ * window has passed, and answers locally while Redis's last refusal of as many permits
+ * holds.
  */
 class PermitReservoirTest {
 
@@ -58,8 +59,8 @@ class PermitReservoirTest {
 
 	@Test
 	void reportsWhatIsLeftHereAndInRedisAsRemaining() {
-		LimitStatus filled = this.reservoir.filled(TARGET, 1, 1, new ScriptReply.KeyOutcome(true, 6, 0, 300_000, 0,
-				false, 5), 100);
+		LimitStatus filled = this.reservoir.filled(TARGET, 1, 1,
+				new ScriptReply.KeyOutcome(true, 6, 0, 300_000, 0, false, 5), 100);
 		// Redis has 6 left, this reservoir 4
 		assertThat(filled.remaining()).isEqualTo(10);
 		assertThat(filled.resetAfterMicros()).isEqualTo(300_000);

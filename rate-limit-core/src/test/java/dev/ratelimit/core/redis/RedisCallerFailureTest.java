@@ -31,11 +31,13 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
 /**
- * What the caller's own troubles do to a {@link RedisRateLimiter}: none of them is a Redis failure, and none leaves a
- * permit taken in Redis that nobody releases. A call that timed out withdraws the concurrency permit Redis takes when
- * it runs the call late; an interrupted caller is decided by this instance alone and sends nothing; a release under an
- * interrupt still releases every lease; an error thrown in the probe after a late answer lets the next caller probe; a
- * lease renewal made after waiting for another thread's renewal gets the whole timeout for itself.
+ * What the caller's own troubles do to a {@link RedisRateLimiter}: none of them is a
+ * Redis failure, and none leaves a permit taken in Redis that nobody releases. A call
+ * that timed out withdraws the concurrency permit Redis takes when it runs the call late;
+ * an interrupted caller is decided by this instance alone and sends nothing; a release
+ * under an interrupt still releases every lease; an error thrown in the probe after a
+ * late answer lets the next caller probe; a lease renewal made after waiting for another
+ * thread's renewal gets the whole timeout for itself.
  */
 class RedisCallerFailureTest {
 
@@ -76,7 +78,8 @@ class RedisCallerFailureTest {
 			assertThat(interrupted.source()).isEqualTo(Decision.Source.LOCAL_FALLBACK);
 			assertThat(this.failures).hasValue(0);
 			assertThat(scripts(redis)).as("scripts run by Redis").isEqualTo(scriptsBefore);
-			// Redis is still in use, and the interrupted call took nothing: the pool's one permit is free
+			// Redis is still in use, and the interrupted call took nothing: the pool's
+			// one permit is free
 			Decision next = limiter.acquire(pool);
 			assertThat(next.source()).isEqualTo(Decision.Source.BACKEND);
 			assertThat(next.isAllowed()).isTrue();
@@ -96,10 +99,12 @@ class RedisCallerFailureTest {
 			.build(); RespClient redis = server.endpoint().client()) {
 			awaitBackend(limiter, new KeyedLimit("warm", "timed-out-" + client, Limit.tokenBucket("1000/1s")));
 			redis.command("CLIENT", "PAUSE", "400", "ALL");
-			// Redis holds the call past its timeout, then runs it: the permit it takes is nobody's
+			// Redis holds the call past its timeout, then runs it: the permit it takes is
+			// nobody's
 			assertThat(limiter.acquire(pool).source()).isEqualTo(Decision.Source.LOCAL_FALLBACK);
 			assertThat(this.failures).hasValue(1);
-			// once Redis answers again, the pool's one permit is free (not held for the lease time, a minute)
+			// once Redis answers again, the pool's one permit is free (not held for the
+			// lease time, a minute)
 			await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(20)).untilAsserted(() -> {
 				Decision again = limiter.acquire(pool);
 				if (again.isAllowed()) {
@@ -132,7 +137,8 @@ class RedisCallerFailureTest {
 			finally {
 				assertThat(Thread.interrupted()).as("the interrupt flag is kept").isTrue();
 			}
-			// both permits come back (a lease left behind would hold its permit for the lease time, a minute)
+			// both permits come back (a lease left behind would hold its permit for the
+			// lease time, a minute)
 			await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
 				Decision again = limiter.acquire(List.of(perClient, global), 1);
 				if (again.isAllowed()) {
@@ -154,7 +160,8 @@ class RedisCallerFailureTest {
 			return system.nowMicros();
 		};
 		KeyedLimit limit = new KeyedLimit("api", "probe", Limit.tokenBucket("1000/1s"));
-		// no cool-down after a late answer: each call after it is a probe, unless another probe is on its way
+		// no cool-down after a late answer: each call after it is a probe, unless another
+		// probe is on its way
 		try (RedisRateLimiter limiter = limiter(Duration.ofMillis(100)).coolDown(Duration.ZERO)
 			.timeSource(failing)
 			.build(); RespClient client = server.endpoint().client()) {
@@ -162,7 +169,8 @@ class RedisCallerFailureTest {
 			client.command("CLIENT", "PAUSE", "300", "ALL");
 			assertThat(limiter.acquire(limit).source()).isEqualTo(Decision.Source.LOCAL_FALLBACK);
 			armed.set(true);
-			// the next call probes, and fails; had it kept the probe, no call would ever ask Redis again
+			// the next call probes, and fails; had it kept the probe, no call would ever
+			// ask Redis again
 			await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(10)).until(() -> {
 				try {
 					limiter.acquire(limit);
@@ -188,7 +196,8 @@ class RedisCallerFailureTest {
 			awaitBackend(limiter, limit);
 			PermitReservoirs.Reservoir reservoir = limiter.reservoir(limit);
 			ReentrantLock lock = reservoir.lock();
-			// this thread stands for another caller's fill: it holds the key's lock, and leaves no permits
+			// this thread stands for another caller's fill: it holds the key's lock, and
+			// leaves no permits
 			lock.lock();
 			Future<Decision> waiting;
 			long queued;
@@ -197,7 +206,8 @@ class RedisCallerFailureTest {
 				waiting = executor.submit(() -> limiter.acquire(limit));
 				await().atMost(Duration.ofSeconds(5)).until(lock::hasQueuedThreads);
 				queued = System.nanoTime();
-				// 1.8 of its 3 seconds spent waiting for the lock, then Redis takes 1.5 seconds to answer its fill
+				// 1.8 of its 3 seconds spent waiting for the lock, then Redis takes 1.5
+				// seconds to answer its fill
 				await().atMost(Duration.ofSeconds(5))
 					.pollInterval(Duration.ofMillis(10))
 					.until(() -> System.nanoTime() - queued >= Duration.ofMillis(1800).toNanos());
@@ -233,7 +243,8 @@ class RedisCallerFailureTest {
 		await().atMost(Duration.ofSeconds(5))
 			.pollInterval(Duration.ofMillis(20))
 			.until(() -> limiter.acquire(limit).source() == Decision.Source.BACKEND);
-		// a cold JVM may take longer than the timeout to connect: those are not what the tests count
+		// a cold JVM may take longer than the timeout to connect: those are not what the
+		// tests count
 		this.failures.set(0);
 	}
 

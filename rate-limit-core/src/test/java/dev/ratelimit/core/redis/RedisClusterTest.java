@@ -24,8 +24,9 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The Redis backend on a three-master Redis Cluster: four instances share each client's quota exactly with keys on
- * every master, and a call whose limits live in different slots gives back what it took when a later slot rejects.
+ * The Redis backend on a three-master Redis Cluster: four instances share each client's
+ * quota exactly with keys on every master, and a call whose limits live in different
+ * slots gives back what it took when a later slot rejects.
  */
 class RedisClusterTest {
 
@@ -88,7 +89,8 @@ class RedisClusterTest {
 			int[] allowed = FleetSupport.hammer(fleet, 1, 5 * 6,
 					(attempt) -> List.of(global, clients.get(attempt % clients.size())), 1, (attempt) -> 0);
 			assertThat(allowed[0]).isEqualTo(10);
-			// give-backs are sent without waiting for them: wait until every instance's have been answered
+			// give-backs are sent without waiting for them: wait until every instance's
+			// have been answered
 			for (RedisRateLimiter limiter : fleet) {
 				assertThat(limiter.awaitCompensations(Duration.ofSeconds(5))).isTrue();
 			}
@@ -113,7 +115,8 @@ class RedisClusterTest {
 		KeyedLimit global = new KeyedLimit("global", "", Limit.tokenBucket("1/1h"));
 		String logKey = keys.key(log);
 		assertThat(RedisKeys.slot(logKey)).isNotEqualTo(RedisKeys.slot(keys.key(global)));
-		// both calls at the same microsecond, so that the log keeps one member for both: "T:2"
+		// both calls at the same microsecond, so that the log keeps one member for both:
+		// "T:2"
 		long now = System.currentTimeMillis() * 1000;
 		try (RedisRateLimiter limiter = RedisRateLimiter.builder(factories.get(0))
 			.keyPrefix(prefix)
@@ -121,11 +124,13 @@ class RedisClusterTest {
 			.timeSource(() -> now)
 			.build(); RespClient node = cluster.nodeOf(RedisKeys.slot(logKey)).endpoint().client()) {
 			assertThat(limiter.acquire(List.of(log, global), 1).isAllowed()).isTrue();
-			// the log's slot takes a second permit, the global slot rejects, and the log's is given back
+			// the log's slot takes a second permit, the global slot rejects, and the
+			// log's is given back
 			assertThat(limiter.acquire(List.of(log, global), 1).isAllowed()).isFalse();
 			assertThat(limiter.awaitCompensations(Duration.ofSeconds(5))).isTrue();
 			assertThat(node.command("ZRANGE", logKey, "0", "-1")).asString().contains(":1");
-			// the key outlives its window (an hour) no longer than that, whatever the give-back did
+			// the key outlives its window (an hour) no longer than that, whatever the
+			// give-back did
 			assertThat((Long) node.command("PTTL", logKey)).isPositive();
 		}
 	}
@@ -145,7 +150,8 @@ class RedisClusterTest {
 			.timeSource(clock::get)
 			.build()) {
 			assertThat(limiter.acquire(exhausted).isAllowed()).isTrue();
-			// rejected by the first slot: the second slot's bucket, empty at first sight, starts filling now
+			// rejected by the first slot: the second slot's bucket, empty at first sight,
+			// starts filling now
 			assertThat(limiter.acquire(List.of(exhausted, filling), 1).isAllowed()).isFalse();
 			clock.addAndGet(1_000_000);
 			assertThat(limiter.inspect(List.of(filling)).get(0).remaining()).isEqualTo(10);
@@ -154,7 +160,10 @@ class RedisClusterTest {
 
 	private static List<RedisRateLimiter> fleet(String prefix) {
 		return factories.stream()
-			.map((factory) -> RedisRateLimiter.builder(factory).keyPrefix(prefix).timeout(Duration.ofSeconds(5)).build())
+			.map((factory) -> RedisRateLimiter.builder(factory)
+				.keyPrefix(prefix)
+				.timeout(Duration.ofSeconds(5))
+				.build())
 			.toList();
 	}
 

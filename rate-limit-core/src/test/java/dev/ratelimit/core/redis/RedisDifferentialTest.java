@@ -28,11 +28,11 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Replays random call sequences through the in-memory decision procedure ({@link ReferenceLimiter}) and the Redis
- * backend with the same controlled clock,
- * and requires identical decisions: allowed, remaining, retry-after, reset-after, delay and exceeds-capacity of every
- * limit, for every algorithm, with single and combined limits, costs from 0 to above capacity, and concurrency
- * releases.
+ * Replays random call sequences through the in-memory decision procedure
+ * ({@link ReferenceLimiter}) and the Redis backend with the same controlled clock, and
+ * requires identical decisions: allowed, remaining, retry-after, reset-after, delay and
+ * exceeds-capacity of every limit, for every algorithm, with single and combined limits,
+ * costs from 0 to above capacity, and concurrency releases.
  */
 class RedisDifferentialTest {
 
@@ -103,7 +103,8 @@ class RedisDifferentialTest {
 	}
 
 	/**
-	 * Replays a random sequence through the reference and a Redis limiter on the given connection factory.
+	 * Replays a random sequence through the reference and a Redis limiter on the given
+	 * connection factory.
 	 */
 	static void replay(RedisConnectionFactory connectionFactory, Limit limit, boolean combined, long seed) {
 		Random random = new Random(seed);

@@ -21,8 +21,8 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Keys expire once their state would be indistinguishable from a fresh one, with Redis's own clock: idle clients
- * leave nothing behind.
+ * Keys expire once their state would be indistinguishable from a fresh one, with Redis's
+ * own clock: idle clients leave nothing behind.
  */
 @ExtendWith(RedisExtension.class)
 class RedisExpiryTest {
@@ -50,18 +50,34 @@ class RedisExpiryTest {
 				new KeyedLimit("lb", "c", Limit.leakyBucket("5/100ms")),
 				new KeyedLimit("fw", "c", Limit.fixedWindow("5/1h")),
 				new KeyedLimit("swc", "c", Limit.slidingWindowCounter("5/100ms")),
-				new KeyedLimit("swl", "c", Limit.slidingWindowLog("5/100ms")),
-				new KeyedLimit("cc", "c",
+				new KeyedLimit("swl", "c", Limit.slidingWindowLog("5/100ms")), new KeyedLimit("cc", "c",
 						Limit.builder(Algorithm.CONCURRENCY).max(3).leaseTime(Duration.ofMillis(150)).build()));
-		// Redis deletes a key when its PTTL runs out; what the limiter decides is that PTTL. The largest value each
-		// key may have right after a call that takes 2 permits, and the least it may still have once the few
+		// Redis deletes a key when its PTTL runs out; what the limiter decides is that
+		// PTTL. The largest value each
+		// key may have right after a call that takes 2 permits, and the least it may
+		// still have once the few
 		// milliseconds this test takes to read it have passed:
-		Map<String, long[]> expected = Map.of(
-				"tb", new long[] { 15, 40 }, // 2 permits refill in 40 ms, then the bucket is as good as fresh
+		Map<String, long[]> expected = Map.of("tb", new long[] { 15, 40 }, // 2 permits
+																			// refill in
+																			// 40 ms, then
+																			// the bucket
+																			// is as good
+																			// as fresh
 				"lb", new long[] { 15, 40 }, // 2 units of water drain in 40 ms
-				// until the current window ends (an hour long, so that it does not end while this test reads)
-				"fw", new long[] { 1, 3_600_000 },
-				"swc", new long[] { 75, 200 }, // until the window after the current one ends: the count still weighs
+				// until the current window ends (an hour long, so that it does not end
+				// while this test reads)
+				"fw", new long[] { 1, 3_600_000 }, "swc", new long[] { 75, 200 }, // until
+																					// the
+																					// window
+																					// after
+																					// the
+																					// current
+																					// one
+																					// ends:
+																					// the
+																					// count
+																					// still
+																					// weighs
 				"swl", new long[] { 75, 100 }, // until the entry leaves the window
 				"cc", new long[] { 125, 150 }); // until the lease lapses
 		try (RespClient client = endpoint.client()) {

@@ -18,9 +18,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * A master killed under a {@link RedisRateLimiter}, with Sentinel and with Redis Cluster: decisions come back from
- * the promoted replica by themselves, and a client that spent its quota before the failover (replicated) is still
- * refused after it. How fast is a figure of the reliability campaign (docs/RELIABILITY.md), not asserted here.
+ * A master killed under a {@link RedisRateLimiter}, with Sentinel and with Redis Cluster:
+ * decisions come back from the promoted replica by themselves, and a client that spent
+ * its quota before the failover (replicated) is still refused after it. How fast is a
+ * figure of the reliability campaign (docs/RELIABILITY.md), not asserted here.
  */
 class RedisFailoverTest {
 
@@ -86,8 +87,9 @@ class RedisFailoverTest {
 	}
 
 	/**
-	 * Waits until the replica has every write the master took so far: a write of its own, then WAIT, which returns
-	 * once the replica has acknowledged the replication stream up to that write.
+	 * Waits until the replica has every write the master took so far: a write of its own,
+	 * then WAIT, which returns once the replica has acknowledged the replication stream
+	 * up to that write.
 	 */
 	private static void replicate(RedisServer master) {
 		try (RespClient client = master.endpoint().client()) {
@@ -97,7 +99,8 @@ class RedisFailoverTest {
 	}
 
 	/**
-	 * Waits until decisions come from Redis again (the promoted replica), then checks that the client is refused.
+	 * Waits until decisions come from Redis again (the promoted replica), then checks
+	 * that the client is refused.
 	 */
 	private static void assertRefusedByRedis(RedisRateLimiter limiter, KeyedLimit client) {
 		Decision[] last = new Decision[1];

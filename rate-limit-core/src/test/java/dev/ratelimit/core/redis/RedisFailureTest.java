@@ -28,9 +28,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Redis killed, hanging and restarted under a {@link RedisRateLimiter}: each failure mode decides the calls, failures
- * are counted, no call waits for a Redis that is down or, during the cool-down, late, and decisions come from Redis
- * again after a restart. How long decisions take is a figure of the reliability campaign (docs/RELIABILITY.md).
+ * Redis killed, hanging and restarted under a {@link RedisRateLimiter}: each failure mode
+ * decides the calls, failures are counted, no call waits for a Redis that is down or,
+ * during the cool-down, late, and decisions come from Redis again after a restart. How
+ * long decisions take is a figure of the reliability campaign (docs/RELIABILITY.md).
  */
 class RedisFailureTest {
 
@@ -65,7 +66,8 @@ class RedisFailureTest {
 			.build();
 		try {
 			assertThat(awaitBackend(limiter, Duration.ofSeconds(5))).isTrue();
-			// a cold test JVM may take longer than the timeout to load and connect the client
+			// a cold test JVM may take longer than the timeout to load and connect the
+			// client
 			failures.set(0);
 			server.stop();
 			Set<Decision.Source> sources = ConcurrentHashMap.newKeySet();
@@ -86,7 +88,8 @@ class RedisFailureTest {
 							assertThat(decision.isAllowed()).isTrue();
 						}
 						else {
-							// decided by the local limiter: its own statuses, which may reject
+							// decided by the local limiter: its own statuses, which may
+							// reject
 							assertThat(decision.statuses()).hasSize(1);
 						}
 					}
@@ -103,7 +106,8 @@ class RedisFailureTest {
 			};
 			assertThat(sources).containsExactly(expected);
 			assertThat(limiter.isAvailable()).isFalse();
-			// Each failure starts a cool-down: a handful of probes, not one timeout per call.
+			// Each failure starts a cool-down: a handful of probes, not one timeout per
+			// call.
 			assertThat(failures.get()).isBetween(1, 4 + (int) (800 / COOL_DOWN.toMillis()) * 2);
 			assertThat(calls.get()).isGreaterThan(failures.get() * 10);
 			server.restart();
@@ -129,10 +133,12 @@ class RedisFailureTest {
 				failures.set(0);
 				client.command("CLIENT", "PAUSE", "1000", "ALL");
 				Decision decision = limiter.acquire(LIMIT);
-				// late, not gone (the connection is up): decided by this instance's limits, not allowed unlimited
+				// late, not gone (the connection is up): decided by this instance's
+				// limits, not allowed unlimited
 				assertThat(decision.source()).isEqualTo(Decision.Source.LOCAL_FALLBACK);
 				assertThat(failures).hasValue(1);
-				// within the cool-down the next call does not wait for Redis (a wait would end late, and be reported)
+				// within the cool-down the next call does not wait for Redis (a wait
+				// would end late, and be reported)
 				assertThat(limiter.acquire(LIMIT).source()).isEqualTo(Decision.Source.LOCAL_FALLBACK);
 				assertThat(failures).hasValue(1);
 				client.command("CLIENT", "UNPAUSE");
@@ -146,7 +152,8 @@ class RedisFailureTest {
 	}
 
 	/**
-	 * Polls until a decision comes from Redis; polling (not sleeping a fixed time) waits for a real server.
+	 * Polls until a decision comes from Redis; polling (not sleeping a fixed time) waits
+	 * for a real server.
 	 */
 	static boolean awaitBackend(RedisRateLimiter limiter, Duration timeout) {
 		try {

@@ -19,8 +19,9 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Four limiter instances, each with its own connection factory (as four application instances), hammer one key from
- * several threads: together they allow exactly what one instance would, not four times as much.
+ * Four limiter instances, each with its own connection factory (as four application
+ * instances), hammer one key from several threads: together they allow exactly what one
+ * instance would, not four times as much.
  */
 class RedisFleetTest {
 
@@ -39,9 +40,8 @@ class RedisFleetTest {
 	}
 
 	static Stream<Arguments> limits() {
-		return Stream.of(Arguments.of(Limit.tokenBucket("100/1h"), 100),
-				Arguments.of(Limit.leakyBucket("50/1h"), 50), Arguments.of(Limit.slidingWindowLog("60/1h"), 60),
-				Arguments.of(Limit.concurrency(25), 25));
+		return Stream.of(Arguments.of(Limit.tokenBucket("100/1h"), 100), Arguments.of(Limit.leakyBucket("50/1h"), 50),
+				Arguments.of(Limit.slidingWindowLog("60/1h"), 60), Arguments.of(Limit.concurrency(25), 25));
 	}
 
 	@ParameterizedTest(name = "{0}")
@@ -76,7 +76,10 @@ class RedisFleetTest {
 
 	private static List<RedisRateLimiter> fleet(String prefix) {
 		return factories.stream()
-			.map((factory) -> RedisRateLimiter.builder(factory).keyPrefix(prefix).timeout(Duration.ofSeconds(5)).build())
+			.map((factory) -> RedisRateLimiter.builder(factory)
+				.keyPrefix(prefix)
+				.timeout(Duration.ofSeconds(5))
+				.build())
 			.toList();
 	}
 

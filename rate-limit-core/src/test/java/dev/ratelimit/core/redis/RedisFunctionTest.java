@@ -28,10 +28,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
 /**
- * The script as a Redis 7 function (FCALL) on the Lettuce path, and its script form (EVALSHA) where functions are
- * missing or unavailable: decisions use FCALL, a server that forgets the library gets it back while no decision
- * waits, a server without FCALL decides with EVALSHA, every master of a cluster gets the library, and both forms
- * give the same answers and leave the same keys.
+ * The script as a Redis 7 function (FCALL) on the Lettuce path, and its script form
+ * (EVALSHA) where functions are missing or unavailable: decisions use FCALL, a server
+ * that forgets the library gets it back while no decision waits, a server without FCALL
+ * decides with EVALSHA, every master of a cluster gets the library, and both forms give
+ * the same answers and leave the same keys.
  */
 class RedisFunctionTest {
 
@@ -42,7 +43,10 @@ class RedisFunctionTest {
 	/** A server as it comes. */
 	private static RedisServer functions;
 
-	/** A server without FCALL: Redis 7 with the command renamed away (as Redis 6), or a Redis 6 binary. */
+	/**
+	 * A server without FCALL: Redis 7 with the command renamed away (as Redis 6), or a
+	 * Redis 6 binary.
+	 */
 	private static RedisServer scriptsOnly;
 
 	private static LettuceConnectionFactory functionsFactory;
@@ -52,7 +56,8 @@ class RedisFunctionTest {
 	@BeforeAll
 	static void start() {
 		functions = RedisServer.start();
-		scriptsOnly = hasFunctions(functions) ? RedisServer.start("--rename-command", "FCALL", "") : RedisServer.start();
+		scriptsOnly = hasFunctions(functions) ? RedisServer.start("--rename-command", "FCALL", "")
+				: RedisServer.start();
 		functionsFactory = functions.endpoint().lettuce();
 		scriptsOnlyFactory = scriptsOnly.endpoint().lettuce();
 	}
@@ -93,7 +98,8 @@ class RedisFunctionTest {
 			try (RespClient client = server.endpoint().client()) {
 				awaitLibrary(limiter, client);
 				assertExactCounting(limiter, limit, 0, 3);
-				// as after a restart without persistence: the library is gone, the state is not
+				// as after a restart without persistence: the library is gone, the state
+				// is not
 				client.command("FUNCTION", "DELETE", SCRIPT.libraryName());
 				client.command("CONFIG", "RESETSTAT");
 				assertExactCounting(limiter, limit, 3, 1);
@@ -144,7 +150,8 @@ class RedisFunctionTest {
 				assertExactCounting(limiter, limit, 0, 2);
 				client.command("CONFIG", "SET", "maxmemory", "1");
 				try {
-					// Redis refuses FCALL of a function that may write; a script runs until its first write
+					// Redis refuses FCALL of a function that may write; a script runs
+					// until its first write
 					assertThat(limiter.inspect(List.of(limit)).get(0).remaining()).isEqualTo(8);
 					assertThat(limiter.acquire(limit).source()).isEqualTo(Decision.Source.FAILED_OPEN);
 				}
@@ -181,7 +188,8 @@ class RedisFunctionTest {
 						awaitLibrary(limiter, client);
 					}
 				}
-				// a node that forgets the library gets it back from the next call that misses it there
+				// a node that forgets the library gets it back from the next call that
+				// misses it there
 				RedisServer forgetful = cluster.nodes().get(1);
 				try (RespClient client = forgetful.endpoint().client()) {
 					client.command("FUNCTION", "DELETE", SCRIPT.libraryName());
@@ -283,16 +291,19 @@ class RedisFunctionTest {
 		assertThat(LettuceScriptRunner
 			.isFunctionsUnavailable("NOPERM this user has no permissions to run the 'fcall' command")).isTrue();
 		assertThat(LettuceScriptRunner.isFunctionsUnavailable("ERR unsupported command 'fcall'")).isTrue();
-		assertThat(LettuceScriptRunner.isFunctionsUnavailable(
-				"ERR Unknown Redis command called from script script: f9, on @user_function:2.")).isFalse();
+		assertThat(LettuceScriptRunner
+			.isFunctionsUnavailable("ERR Unknown Redis command called from script script: f9, on @user_function:2."))
+			.isFalse();
 		assertThat(LettuceScriptRunner.isFunctionMissing("ERR user_function:12: attempt to index a nil value"))
 			.isFalse();
-		assertThat(LettuceScriptRunner.isRefusedBeforeRunning("OOM command not allowed when used memory > 'maxmemory'."))
+		assertThat(
+				LettuceScriptRunner.isRefusedBeforeRunning("OOM command not allowed when used memory > 'maxmemory'."))
 			.isTrue();
 		assertThat(LettuceScriptRunner.isRefusedBeforeRunning("ERR Function not found")).isFalse();
 		assertThat(LettuceScriptRunner.isAlreadyLoaded("ERR Library 'ratelimit_0123456789ab' already exists")).isTrue();
-		assertThat(LettuceScriptRunner.isPermanentLoadFailure(
-				"ERR unknown command 'function', with args beginning with: 'LOAD' '#!lua name=x' ")).isTrue();
+		assertThat(LettuceScriptRunner
+			.isPermanentLoadFailure("ERR unknown command 'function', with args beginning with: 'LOAD' '#!lua name=x' "))
+			.isTrue();
 		assertThat(LettuceScriptRunner
 			.isPermanentLoadFailure("NOPERM this user has no permissions to run the 'function|load' command")).isTrue();
 		assertThat(LettuceScriptRunner.isPermanentLoadFailure("LOADING Redis is loading the dataset in memory"))
@@ -320,8 +331,9 @@ class RedisFunctionTest {
 	}
 
 	/**
-	 * Makes {@code calls} decisions of a token bucket (capacity well above the refill of the test's duration) that
-	 * has {@code taken} permits taken, and checks each one's exact count.
+	 * Makes {@code calls} decisions of a token bucket (capacity well above the refill of
+	 * the test's duration) that has {@code taken} permits taken, and checks each one's
+	 * exact count.
 	 */
 	private static void assertExactCounting(RedisRateLimiter limiter, KeyedLimit limit, long taken, int calls) {
 		long capacity = limit.limit().capacity();
@@ -335,8 +347,9 @@ class RedisFunctionTest {
 	}
 
 	/**
-	 * Every key of a prefix with its type, its content (lease ids left out) and its time to live to the nearest
-	 * minute (the limiters have an explicit clock, so every key lives at least an hour).
+	 * Every key of a prefix with its type, its content (lease ids left out) and its time
+	 * to live to the nearest minute (the limiters have an explicit clock, so every key
+	 * lives at least an hour).
 	 */
 	private static Map<String, String> state(RespClient client, String prefix) {
 		Map<String, String> state = new HashMap<>();
@@ -366,7 +379,8 @@ class RedisFunctionTest {
 	}
 
 	/**
-	 * Returns the {@code calls} of a command in {@code INFO commandstats}; 0 if it has none.
+	 * Returns the {@code calls} of a command in {@code INFO commandstats}; 0 if it has
+	 * none.
 	 */
 	static long calls(String commandStats, String command) {
 		for (String line : commandStats.split("\r?\n")) {
@@ -378,7 +392,8 @@ class RedisFunctionTest {
 	}
 
 	/**
-	 * Waits for the limiter's latest library load (in the background), then checks that the server lists it.
+	 * Waits for the limiter's latest library load (in the background), then checks that
+	 * the server lists it.
 	 */
 	private static void awaitLibrary(RedisRateLimiter limiter, RespClient client) {
 		limiter.awaitLibraryLoad(TIMEOUT);

@@ -18,8 +18,8 @@ import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The Redis backend through Jedis (the blocking {@code RedisConnection} path): the same decisions as memory, and the
- * same bounded failure behaviour.
+ * The Redis backend through Jedis (the blocking {@code RedisConnection} path): the same
+ * decisions as memory, and the same bounded failure behaviour.
  */
 class RedisJedisTest {
 
@@ -53,7 +53,10 @@ class RedisJedisTest {
 		List<JedisConnectionFactory> factories = List.of(connectionFactory, TestRedis.standalone().jedis(),
 				TestRedis.standalone().jedis(), TestRedis.standalone().jedis());
 		List<RedisRateLimiter> fleet = factories.stream()
-			.map((factory) -> RedisRateLimiter.builder(factory).keyPrefix(prefix).timeout(Duration.ofSeconds(5)).build())
+			.map((factory) -> RedisRateLimiter.builder(factory)
+				.keyPrefix(prefix)
+				.timeout(Duration.ofSeconds(5))
+				.build())
 			.toList();
 		try {
 			KeyedLimit target = new KeyedLimit("shared", "one-key", Limit.tokenBucket("100/1h"));

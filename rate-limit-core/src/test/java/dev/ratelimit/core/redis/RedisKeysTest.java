@@ -19,7 +19,8 @@ class RedisKeysTest {
 		String key = this.keys.key(new KeyedLimit("geocode-burst", "demo-free", Limit.tokenBucket("5/1s", 10)));
 		assertThat(key).matches("rl:\\{geocode-burst:[A-Za-z0-9_-]{22}\\}:tb-5-1000000-10-10");
 		assertThat(key).doesNotContain("demo-free");
-		// The hash is part of every stored key: it must never change, or every client would start afresh.
+		// The hash is part of every stored key: it must never change, or every client
+		// would start afresh.
 		assertThat(key).isEqualTo("rl:{geocode-burst:4fT9uUaDoXyKXZ5txsyifE}:tb-5-1000000-10-10");
 		assertThat(this.keys.key(new KeyedLimit("geocode-burst", "demo-free", Limit.tokenBucket("5/1s", 10))))
 			.isEqualTo(key);
@@ -48,8 +49,7 @@ class RedisKeysTest {
 		int slot = RedisKeys.slot(this.keys.key(new KeyedLimit("api", "alice", Limit.tokenBucket("1/1s"))));
 		assertThat(RedisKeys.slot(this.keys.key(new KeyedLimit("api", "alice", Limit.fixedWindow("100/1h")))))
 			.isEqualTo(slot);
-		assertThat(RedisKeys.slot(this.keys.key(new KeyedLimit("api", "alice", Limit.concurrency(3)))))
-			.isEqualTo(slot);
+		assertThat(RedisKeys.slot(this.keys.key(new KeyedLimit("api", "alice", Limit.concurrency(3))))).isEqualTo(slot);
 	}
 
 	@Test

@@ -30,11 +30,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * A Redis that answers later than the timeout, while its connection is up, never lets calls through unlimited: the
- * late calls are decided by this instance's own limits, which know what Redis allowed, and Redis still counts them.
- * What makes answers late here is {@code CLIENT PAUSE}; in production it is as often the instance itself, whose busy
- * CPU reads Redis's answers late. With {@code allow}, a limit of 6 per minute admits 6 calls in all, whether the burst
- * comes before Redis answered anything (a fresh instance) or after the client spent its quota through Redis.
+ * A Redis that answers later than the timeout, while its connection is up, never lets
+ * calls through unlimited: the late calls are decided by this instance's own limits,
+ * which know what Redis allowed, and Redis still counts them. What makes answers late
+ * here is {@code CLIENT PAUSE}; in production it is as often the instance itself, whose
+ * busy CPU reads Redis's answers late. With {@code allow}, a limit of 6 per minute admits
+ * 6 calls in all, whether the burst comes before Redis answered anything (a fresh
+ * instance) or after the client spent its quota through Redis.
  */
 class RedisLateAnswerTest {
 
@@ -123,7 +125,8 @@ class RedisLateAnswerTest {
 
 	@Test
 	void aClientCommandTimeoutShorterThanTheLimitersIsLateTooNotDown() throws Exception {
-		// Lettuce's own command timeout (spring.data.redis.timeout) ends the call before the limiter's deadline
+		// Lettuce's own command timeout (spring.data.redis.timeout) ends the call before
+		// the limiter's deadline
 		LettuceConnectionFactory shortCommands = new LettuceConnectionFactory(server.endpoint().configuration(),
 				LettuceClientConfiguration.builder().commandTimeout(Duration.ofMillis(50)).build());
 		shortCommands.afterPropertiesSet();
@@ -168,9 +171,9 @@ class RedisLateAnswerTest {
 	}
 
 	@Test
-	void whileRedisIsLateOnlyWhatThisInstanceAllowsIsSentSoAFloodingClientCannotCrowdOutTheOthers()
-			throws Exception {
-		try (RedisRateLimiter limiter = limiter(FailureMode.ALLOW, "crowd"); RespClient redis = server.endpoint().client()) {
+	void whileRedisIsLateOnlyWhatThisInstanceAllowsIsSentSoAFloodingClientCannotCrowdOutTheOthers() throws Exception {
+		try (RedisRateLimiter limiter = limiter(FailureMode.ALLOW, "crowd");
+				RespClient redis = server.endpoint().client()) {
 			assertThat(limiter.awaitReady(Duration.ofSeconds(5))).isTrue();
 			KeyedLimit abuser = new KeyedLimit("api", "abuser", SIX_PER_MINUTE);
 			KeyedLimit honest = new KeyedLimit("api", "honest", SIX_PER_MINUTE);
@@ -219,7 +222,8 @@ class RedisLateAnswerTest {
 	}
 
 	/**
-	 * Makes {@code calls} calls from 8 threads, spread over the clients in turn, all started together.
+	 * Makes {@code calls} calls from 8 threads, spread over the clients in turn, all
+	 * started together.
 	 * @return how many calls each source allowed (a source that only rejected maps to 0)
 	 */
 	private static Map<Decision.Source, Integer> burst(RedisRateLimiter limiter, List<KeyedLimit> clients, int calls)
@@ -256,8 +260,8 @@ class RedisLateAnswerTest {
 	}
 
 	/**
-	 * Calls for the client until Redis decides a call again: how many of those calls were allowed, by whatever decided
-	 * them.
+	 * Calls for the client until Redis decides a call again: how many of those calls were
+	 * allowed, by whatever decided them.
 	 */
 	private static int admittedAfterwards(RedisRateLimiter limiter, KeyedLimit client) {
 		AtomicInteger admitted = new AtomicInteger();

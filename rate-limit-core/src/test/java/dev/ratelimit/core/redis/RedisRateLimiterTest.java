@@ -128,12 +128,14 @@ class RedisRateLimiterTest {
 	void aShapingBucketLetsACallOfCostZeroThroughWithoutWaiting() {
 		ManualTimeSource clock = new ManualTimeSource();
 		RedisRateLimiter redis = limiter(clock);
-		// one call every 10 ms, waiting at most 15 ms: after two calls the water is 20 ms deep
-		KeyedLimit shaped = new KeyedLimit("p", "client", Limit.builder(Algorithm.LEAKY_BUCKET)
-			.rate("100/1s")
-			.mode(LeakMode.SHAPE)
-			.maxWait(Duration.ofMillis(15))
-			.build());
+		// one call every 10 ms, waiting at most 15 ms: after two calls the water is 20 ms
+		// deep
+		KeyedLimit shaped = new KeyedLimit("p", "client",
+				Limit.builder(Algorithm.LEAKY_BUCKET)
+					.rate("100/1s")
+					.mode(LeakMode.SHAPE)
+					.maxWait(Duration.ofMillis(15))
+					.build());
 		assertThat(redis.acquire(shaped).delay()).isZero();
 		assertThat(redis.acquire(shaped).delay()).isEqualTo(Duration.ofMillis(10));
 		Decision rejected = redis.acquire(shaped);
@@ -221,7 +223,8 @@ class RedisRateLimiterTest {
 				Limit.builder(Algorithm.CONCURRENCY).max(1).leaseTime(Duration.ofSeconds(1)).build());
 		Decision first = redis.acquire(stream);
 		assertThat(first.isAllowed()).isTrue();
-		// the first call is still in flight 1.1 s later, renewed on its way: its permit still counts
+		// the first call is still in flight 1.1 s later, renewed on its way: its permit
+		// still counts
 		clock.advance(Duration.ofMillis(500));
 		redis.renew(first);
 		clock.advance(Duration.ofMillis(600));
@@ -233,7 +236,8 @@ class RedisRateLimiterTest {
 		redis.renew(first);
 		Decision third = redis.acquire(stream);
 		assertThat(third.isAllowed()).isTrue();
-		// without renewals a lease lapses after its lease time, as the safety net for a crashed caller
+		// without renewals a lease lapses after its lease time, as the safety net for a
+		// crashed caller
 		clock.advance(Duration.ofMillis(1100));
 		assertThat(redis.acquire(stream).isAllowed()).isTrue();
 	}

@@ -24,11 +24,12 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
 /**
- * How a {@link RedisRateLimiter} comes back after Redis failed, and what its health check tells. Calls come back to
- * Redis as soon as it takes a write again, without waiting for the client's own reconnection back-off (which grows
- * to 30 s), and without any caller waiting on a Redis that is down. The health check is a real write: a Redis that
- * answers but refuses writes (over {@code maxmemory} with {@code noeviction}, a replica) is down, and stays down for
- * calls until a write succeeds.
+ * How a {@link RedisRateLimiter} comes back after Redis failed, and what its health check
+ * tells. Calls come back to Redis as soon as it takes a write again, without waiting for
+ * the client's own reconnection back-off (which grows to 30 s), and without any caller
+ * waiting on a Redis that is down. The health check is a real write: a Redis that answers
+ * but refuses writes (over {@code maxmemory} with {@code noeviction}, a replica) is down,
+ * and stays down for calls until a write succeeds.
  */
 class RedisRecoveryTest {
 
@@ -37,7 +38,8 @@ class RedisRecoveryTest {
 	@ParameterizedTest
 	@EnumSource(FailureMode.class)
 	void callsComeBackToARestartedRedisWithoutWaitingForTheClientsReconnectBackOff(FailureMode mode) {
-		// Lettuce would reconnect on its own only after a minute: what brings calls back is the limiter's check
+		// Lettuce would reconnect on its own only after a minute: what brings calls back
+		// is the limiter's check
 		ClientResources slowReconnect = ClientResources.builder()
 			.reconnectDelay(Delay.constant(Duration.ofMinutes(1)))
 			.build();
@@ -96,14 +98,16 @@ class RedisRecoveryTest {
 				assertThat(limiter.awaitReady(Duration.ofSeconds(5))).isTrue();
 				admin.command("CONFIG", "SET", "maxmemory-policy", "noeviction");
 				admin.command("CONFIG", "SET", "maxmemory", "1");
-				// the server answers PING and runs scripts that only read, but refuses every decision's write
+				// the server answers PING and runs scripts that only read, but refuses
+				// every decision's write
 				assertThat(admin.text("PING")).isEqualTo("PONG");
 				assertThatExceptionOfType(DataAccessException.class).isThrownBy(limiter::ping)
 					.havingRootCause()
 					.withMessageContaining("OOM");
 				assertThat(limiter.isAvailable()).isFalse();
 				assertThat(limiter.acquire(LIMIT).source()).isEqualTo(Decision.Source.FAILED_CLOSED);
-				// the background checks write too: while the server refuses writes, calls stay with the failure mode
+				// the background checks write too: while the server refuses writes, calls
+				// stay with the failure mode
 				for (int i = 0; i < 3; i++) {
 					assertThatExceptionOfType(DataAccessException.class).isThrownBy(limiter::ping);
 				}

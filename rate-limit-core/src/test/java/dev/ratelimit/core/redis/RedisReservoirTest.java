@@ -22,8 +22,9 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Two-tier mode: taking {@code N} permits per Redis call into a reservoir cuts round trips about {@code N} times, and
- * a fleet of {@code I} instances over-admits by at most {@code I * (N - 1)} beyond {@code capacity + rate * t}.
+ * Two-tier mode: taking {@code N} permits per Redis call into a reservoir cuts round
+ * trips about {@code N} times, and a fleet of {@code I} instances over-admits by at most
+ * {@code I * (N - 1)} beyond {@code capacity + rate * t}.
  */
 @ExtendWith(RedisExtension.class)
 class RedisReservoirTest {
@@ -106,7 +107,8 @@ class RedisReservoirTest {
 			assertThat(refused.source()).isEqualTo(Decision.Source.BACKEND);
 			assertThat(refused.retryAfter()).isEqualTo(Duration.ofMillis(100));
 			client.command("CONFIG", "RESETSTAT");
-			// callers queued on the exhausted key: Redis refused one permit for 100 ms, so no call goes to it
+			// callers queued on the exhausted key: Redis refused one permit for 100 ms,
+			// so no call goes to it
 			for (int i = 0; i < 50; i++) {
 				Decision again = limiter.acquire(limit);
 				assertThat(again.isAllowed()).isFalse();
@@ -148,12 +150,14 @@ class RedisReservoirTest {
 		// capacity 40, refill 40/s
 		KeyedLimit limit = new KeyedLimit("api", "client", Limit.tokenBucket("40/1s"));
 		try {
-			// t=0: each instance takes 10 into its reservoir and uses 1: Redis is empty, each holds 9
+			// t=0: each instance takes 10 into its reservoir and uses 1: Redis is empty,
+			// each holds 9
 			for (RedisRateLimiter instance : fleet) {
 				assertThat(instance.acquire(limit).isAllowed()).isTrue();
 			}
 			assertThat(fleet.get(0).inspect(List.of(limit)).get(0).remaining()).isZero();
-			// t=0.9s: Redis has refilled 36; in one instant the fleet admits its 36 held permits and 36 from Redis
+			// t=0.9s: Redis has refilled 36; in one instant the fleet admits its 36 held
+			// permits and 36 from Redis
 			clock.advance(Duration.ofMillis(900));
 			int burst = 0;
 			for (RedisRateLimiter instance : fleet) {
@@ -165,10 +169,13 @@ class RedisReservoirTest {
 			}
 			int exact = 40;
 			int bound = exact + fleet.size() * (RESERVOIR - 1);
-			System.out.printf("reservoir over-admission in one instant: %d admitted, exact bound (capacity) %d,"
-					+ " over-admitted %d, stated bound I*(N-1) = %d%n", burst, exact, burst - exact, bound - exact);
+			System.out.printf(
+					"reservoir over-admission in one instant: %d admitted, exact bound (capacity) %d,"
+							+ " over-admitted %d, stated bound I*(N-1) = %d%n",
+					burst, exact, burst - exact, bound - exact);
 			assertThat(burst).isEqualTo(72).isLessThanOrEqualTo(bound);
-			// over the whole 0.9s the fleet took exactly capacity + rate * t = 40 + 36: permits are moved, never made
+			// over the whole 0.9s the fleet took exactly capacity + rate * t = 40 + 36:
+			// permits are moved, never made
 			assertThat(fleet.size() + burst).isEqualTo(40 + 36);
 		}
 		finally {

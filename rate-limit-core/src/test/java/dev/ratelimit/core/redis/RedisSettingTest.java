@@ -20,8 +20,9 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.junit.jupiter.params.provider.Arguments.arguments;
 
 /**
- * The builder's checks throw an {@link InvalidRedisSettingException} that names the setting at fault, so that the
- * starter names the property without reading the message; and they run without Redis on the class path.
+ * The builder's checks throw an {@link InvalidRedisSettingException} that names the
+ * setting at fault, so that the starter names the property without reading the message;
+ * and they run without Redis on the class path.
  */
 class RedisSettingTest {
 
@@ -71,7 +72,8 @@ class RedisSettingTest {
 
 	@Test
 	void checksWithoutRedisOnTheClassPath() throws Exception {
-		// the starter checks ratelimit.redis.* with these whatever the backend, also where Spring Data Redis is absent
+		// the starter checks ratelimit.redis.* with these whatever the backend, also
+		// where Spring Data Redis is absent
 		ClassLoader withoutRedis = new OurClassesOnly();
 		Class<?> settings = withoutRedis.loadClass(RedisSetting.class.getName());
 		assertThat(settings.getClassLoader()).isSameAs(withoutRedis);
@@ -86,7 +88,10 @@ class RedisSettingTest {
 		}
 	}
 
-	/** Loads this project's classes itself, and finds nothing beyond the JDK: no Spring, no Redis client. */
+	/**
+	 * Loads this project's classes itself, and finds nothing beyond the JDK: no Spring,
+	 * no Redis client.
+	 */
 	private static final class OurClassesOnly extends ClassLoader {
 
 		OurClassesOnly() {

@@ -27,10 +27,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * A slow, a hung and a gone Redis behind a TCP proxy, under threads calling a {@link RedisRateLimiter} as fast as they
- * can. Slow and hung are late (the connection is up): calls are decided by this instance's limits, and after each
- * late answer only one call per cool-down waits for Redis, so callers do not pile up behind a slow Redis; gone is
- * down: the failure mode decides. How long decisions take is a figure of the reliability campaign.
+ * A slow, a hung and a gone Redis behind a TCP proxy, under threads calling a
+ * {@link RedisRateLimiter} as fast as they can. Slow and hung are late (the connection is
+ * up): calls are decided by this instance's limits, and after each late answer only one
+ * call per cool-down waits for Redis, so callers do not pile up behind a slow Redis; gone
+ * is down: the failure mode decides. How long decisions take is a figure of the
+ * reliability campaign.
  */
 class RedisSlowTest {
 
@@ -62,7 +64,8 @@ class RedisSlowTest {
 				proxy.latency(Duration.ofMillis(300));
 				Hammered hammered = hammer(limiter, Duration.ofMillis(1000));
 				assertThat(hammered.sources).containsExactly(Decision.Source.LOCAL_FALLBACK);
-				// a first wave of one late call per thread, then one probe per cool-down (counted against the time the
+				// a first wave of one late call per thread, then one probe per cool-down
+				// (counted against the time the
 				// hammering really took, however slowly a loaded machine ran it)
 				long coolDowns = hammered.elapsed.toNanos() / COOL_DOWN.toNanos() + 1;
 				assertThat((long) late.get()).isBetween(1L, 8 + 2 * coolDowns);
@@ -104,7 +107,8 @@ class RedisSlowTest {
 		}
 	}
 
-	private static RedisRateLimiter limiter(LettuceConnectionFactory factory, FailureMode mode, AtomicInteger failures) {
+	private static RedisRateLimiter limiter(LettuceConnectionFactory factory, FailureMode mode,
+			AtomicInteger failures) {
 		return RedisRateLimiter.builder(factory)
 			.keyPrefix("slow")
 			.timeout(TIMEOUT)

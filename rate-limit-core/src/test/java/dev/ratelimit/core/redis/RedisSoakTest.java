@@ -27,13 +27,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The short form of the campaign's soak: callers holding concurrency permits through repeated Redis faults (gone, then
- * hung, through a proxy, so that Redis keeps its state) leave nothing behind once they stop: no permit held in Redis
- * beyond a lease time, no extra connection, no extra thread. The ten-minute form is in the reliability campaign.
+ * The short form of the campaign's soak: callers holding concurrency permits through
+ * repeated Redis faults (gone, then hung, through a proxy, so that Redis keeps its state)
+ * leave nothing behind once they stop: no permit held in Redis beyond a lease time, no
+ * extra connection, no extra thread. The ten-minute form is in the reliability campaign.
  */
 class RedisSoakTest {
 
-	/** A short lease time: a permit that a broken connection leaves taken in Redis lapses within the test. */
+	/**
+	 * A short lease time: a permit that a broken connection leaves taken in Redis lapses
+	 * within the test.
+	 */
 	private static final Duration LEASE_TIME = Duration.ofSeconds(2);
 
 	private static final KeyedLimit POOL = new KeyedLimit("pool", "soak",
@@ -44,8 +48,10 @@ class RedisSoakTest {
 	@ParameterizedTest
 	@EnumSource(FailureMode.class)
 	void repeatedFaultsLeakNoPermitConnectionOrThread(FailureMode mode) throws Exception {
-		// faults through a proxy, so that Redis keeps its state: a permit taken and never given back would show
-		try (RedisServer server = RedisServer.start(); RespClient admin = server.endpoint().client();
+		// faults through a proxy, so that Redis keeps its state: a permit taken and never
+		// given back would show
+		try (RedisServer server = RedisServer.start();
+				RespClient admin = server.endpoint().client();
 				LatencyProxy proxy = LatencyProxy.start(server.endpoint())) {
 			LettuceConnectionFactory factory = proxy.endpoint().lettuce();
 			try (RedisRateLimiter limiter = RedisRateLimiter.builder(factory)
@@ -97,7 +103,8 @@ class RedisSoakTest {
 				}
 				callers.shutdown();
 				assertThat(callers.awaitTermination(5, TimeUnit.SECONDS)).isTrue();
-				// A call whose answer a closed connection lost may have left its permit taken in Redis: nobody renews
+				// A call whose answer a closed connection lost may have left its permit
+				// taken in Redis: nobody renews
 				// it, so it lapses within a lease time, and none stays beyond
 				await().atMost(LEASE_TIME.multipliedBy(3)).pollInterval(Duration.ofMillis(50)).untilAsserted(() -> {
 					LimitStatus pool = limiter.inspect(List.of(POOL)).get(0);
@@ -115,10 +122,11 @@ class RedisSoakTest {
 	}
 
 	/**
-	 * Returns the live threads, but those of Lettuce's and Netty's own pools (which grow to their configured size as
-	 * connections come and go, never beyond), the JDK's reaper of each live child process, the test proxy's threads
-	 * of each connection it carries, and Awaitility's, whose polling thread may outlive the await that started it for a
-	 * moment.
+	 * Returns the live threads, but those of Lettuce's and Netty's own pools (which grow
+	 * to their configured size as connections come and go, never beyond), the JDK's
+	 * reaper of each live child process, the test proxy's threads of each connection it
+	 * carries, and Awaitility's, whose polling thread may outlive the await that started
+	 * it for a moment.
 	 */
 	private static List<Thread> ownThreads() {
 		return Thread.getAllStackTraces()
@@ -126,8 +134,7 @@ class RedisSoakTest {
 			.stream()
 			.filter((thread) -> !thread.getName().startsWith("lettuce-")
 					&& !thread.getName().startsWith("globalEventExecutor")
-					&& !thread.getName().startsWith("process reaper")
-					&& !thread.getName().startsWith("latency-proxy-")
+					&& !thread.getName().startsWith("process reaper") && !thread.getName().startsWith("latency-proxy-")
 					&& !thread.getName().startsWith("awaitility"))
 			.toList();
 	}

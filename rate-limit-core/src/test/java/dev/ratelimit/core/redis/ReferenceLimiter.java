@@ -15,11 +15,12 @@ import dev.ratelimit.core.algorithm.LimitAlgorithm;
 import dev.ratelimit.core.algorithm.Outcome;
 
 /**
- * The in-memory backend's decision procedure ({@code InMemoryRateLimiter}: state created at first sight, every limit
- * evaluated at one instant, applied once per distinct keyed limit only if all allow) over the same algorithm classes,
- * but with state kept for ever instead of in an expiring cache. It is the oracle of the differential tests: state
- * past its retention is indistinguishable from fresh state, so dropping it must not change any decision, and keeping
- * it makes the oracle independent of cache eviction timing.
+ * The in-memory backend's decision procedure ({@code InMemoryRateLimiter}: state created
+ * at first sight, every limit evaluated at one instant, applied once per distinct keyed
+ * limit only if all allow) over the same algorithm classes, but with state kept for ever
+ * instead of in an expiring cache. It is the oracle of the differential tests: state past
+ * its retention is indistinguishable from fresh state, so dropping it must not change any
+ * decision, and keeping it makes the oracle independent of cache eviction timing.
  */
 final class ReferenceLimiter implements RateLimiter {
 

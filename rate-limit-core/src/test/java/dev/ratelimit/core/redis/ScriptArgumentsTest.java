@@ -25,8 +25,8 @@ class ScriptArgumentsTest {
 		KeyedLimit bucket = new KeyedLimit("api", "alice", Limit.tokenBucket("10/1s", 20));
 		KeyedLimit inFlight = new KeyedLimit("api", "alice", Limit.concurrency(3));
 		SlotPlan plan = new SlotPlan(List.of(bucket, inFlight), new RedisKeys("rl"));
-		List<String> args = new ScriptArguments(3_600_000).of(ScriptOperation.ACQUIRE, plan, new int[] { 0, 1 },
-				new String[] { "", "lease-1" }, 2, 0, "")
+		List<String> args = new ScriptArguments(3_600_000)
+			.of(ScriptOperation.ACQUIRE, plan, new int[] { 0, 1 }, new String[] { "", "lease-1" }, 2, 0, "")
 			.stream()
 			.map((arg) -> new String(arg, StandardCharsets.UTF_8))
 			.toList();

@@ -38,8 +38,8 @@ class ScriptOperationTest {
 				}
 			}
 		}
-		assertThat(listed).containsExactly(Arrays.stream(ScriptOperation.values()).map(ScriptOperation::code)
-			.toArray(String[]::new));
+		assertThat(listed)
+			.containsExactly(Arrays.stream(ScriptOperation.values()).map(ScriptOperation::code).toArray(String[]::new));
 	}
 
 	private static List<String> header() throws IOException {

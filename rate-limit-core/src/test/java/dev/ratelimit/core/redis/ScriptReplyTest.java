@@ -17,8 +17,8 @@ class ScriptReplyTest {
 
 	@Test
 	void decodesTheTimeAndEachKeysOutcomeInOrder() {
-		ScriptReply reply = ScriptReply.decode(List.of(1_000L, 0L, 1L, 4L, 0L, 600L, 250L, 0L, 900L, 0L, 0L, 30L,
-				80L, 0L, 1L, 0L), 2);
+		ScriptReply reply = ScriptReply
+			.decode(List.of(1_000L, 0L, 1L, 4L, 0L, 600L, 250L, 0L, 900L, 0L, 0L, 30L, 80L, 0L, 1L, 0L), 2);
 		assertThat(reply.now()).isEqualTo(1_000);
 		assertThat(reply.allAllowed()).isFalse();
 		assertThat(reply.outcomes()).containsExactly(new ScriptReply.KeyOutcome(true, 4, 0, 600, 250, false, 900),

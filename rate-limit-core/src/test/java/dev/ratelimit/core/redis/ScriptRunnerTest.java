@@ -12,8 +12,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
- * {@link ScriptRunner#await}: an answer that arrives between the caller's timeout and its cancel is the caller's, so
- * that nobody is left holding what Redis granted; a future that stays unanswered times out and is cancelled.
+ * {@link ScriptRunner#await}: an answer that arrives between the caller's timeout and its
+ * cancel is the caller's, so that nobody is left holding what Redis granted; a future
+ * that stays unanswered times out and is cancelled.
  */
 class ScriptRunnerTest {
 
@@ -40,7 +41,8 @@ class ScriptRunnerTest {
 	}
 
 	/**
-	 * Returns a future whose first wait fails as given, the answer landing just then; later waits see the answer.
+	 * Returns a future whose first wait fails as given, the answer landing just then;
+	 * later waits see the answer.
 	 */
 	private static CompletableFuture<String> answeredAsTheWaitFails(Exception failure) {
 		return new CompletableFuture<>() {

@@ -17,9 +17,10 @@ import org.junit.jupiter.params.provider.ValueSource;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@code decide.lua}'s sliding window log on the server: the work of a call does not grow with the log (counted in
- * Redis commands and in the members they return, never timed), running totals may wrap around, and a give-back
- * leaves the log as if the permits had never been taken.
+ * {@code decide.lua}'s sliding window log on the server: the work of a call does not grow
+ * with the log (counted in Redis commands and in the members they return, never timed),
+ * running totals may wrap around, and a give-back leaves the log as if the permits had
+ * never been taken.
  */
 @ExtendWith(RedisExtension.class)
 class SlidingLogScriptTest {
@@ -37,10 +38,11 @@ class SlidingLogScriptTest {
 	private static final int TRIM_PER_CALL = 8;
 
 	/*
-	 * decide.lua behind a local 'redis' that counts the commands decide makes and the elements of their replies while
-	 * 'counting' is on. ARGV[1] is the mode: 'fill' (ARGV[2] calls taking one permit each, one a microsecond from the
-	 * time in decide's ARGV) or 'call' (one decide, which returns { decide's reply, commands, elements }); decide's
-	 * own ARGV follows.
+	 * decide.lua behind a local 'redis' that counts the commands decide makes and the
+	 * elements of their replies while 'counting' is on. ARGV[1] is the mode: 'fill'
+	 * (ARGV[2] calls taking one permit each, one a microsecond from the time in decide's
+	 * ARGV) or 'call' (one decide, which returns { decide's reply, commands, elements });
+	 * decide's own ARGV follows.
 	 */
 	private static final String HEAD = """
 			local realRedis = redis
@@ -97,14 +99,16 @@ class SlidingLogScriptTest {
 			fill(client, sha, key, limit, entries, START);
 			long newest = START + entries - 1;
 
-			// ZRANGE -1 -1, ZRANGEBYSCORE LIMIT 0 1, ZCOUNT, ZCARD, no probe (the oldest entry frees enough), ZRANGE
+			// ZRANGE -1 -1, ZRANGEBYSCORE LIMIT 0 1, ZCOUNT, ZCARD, no probe (the oldest
+			// entry frees enough), ZRANGE
 			Call full = call(client, sha, key, "a", limit, 1, newest, "");
 			assertThat(full.allowed()).isFalse();
 			assertThat(full.retryAfter()).isEqualTo(1);
 			assertThat(full.elements()).as("members read").isEqualTo(3);
 			assertThat(full.commands()).as("commands").isEqualTo(5);
 
-			// 60% of the entries have left the window, none removed yet, and the call needs 30% of the log gone: a
+			// 60% of the entries have left the window, none removed yet, and the call
+			// needs 30% of the log gone: a
 			// binary search of at most log2(n) probes
 			long later = newest + entries * 6L / 10;
 			Call rejected = call(client, sha, key, "a", limit, entries * 9L / 10, later, "");
@@ -133,13 +137,15 @@ class SlidingLogScriptTest {
 		Random random = new Random(11);
 		try (RespClient client = endpoint.client()) {
 			String sha = client.text("SCRIPT", "LOAD", script());
-			// an entry long out of the window, whose running total the next entry continues from
+			// an entry long out of the window, whose running total the next entry
+			// continues from
 			long old = START - 10 * limit.windowMicros();
 			client.command("ZADD", wrapping, Long.toString(old), old + ":" + (TOTAL_MODULUS - 25) + ":1");
 			long now = START;
 			for (int i = 0; i < 500; i++) {
 				now += random.nextLong(100_000);
-				// never 0, which may leave the log empty and so start its totals from zero again
+				// never 0, which may leave the log empty and so start its totals from
+				// zero again
 				long cost = 1 + random.nextLong(21);
 				String op = (random.nextInt(5) == 0) ? "e" : "a";
 				Call expected = call(client, sha, fromZero, op, limit, cost, now, "");
@@ -163,7 +169,8 @@ class SlidingLogScriptTest {
 			for (long givenBack : new long[] { 1, 3 }) {
 				String refunded = prefix + ":{log}:refunded-" + givenBack;
 				String untouched = prefix + ":{log}:untouched-" + givenBack;
-				// 3 permits at START, given back in part or in whole after two later calls took theirs
+				// 3 permits at START, given back in part or in whole after two later
+				// calls took theirs
 				assertThat(call(client, sha, refunded, "a", limit, 3, START, "").allowed()).isTrue();
 				if (givenBack < 3) {
 					call(client, sha, untouched, "a", limit, 3 - givenBack, START, "");
@@ -209,7 +216,10 @@ class SlidingLogScriptTest {
 		return new Call((List<?>) result.get(0), (Long) result.get(1), (Long) result.get(2));
 	}
 
-	/** decide's ARGV for one sliding log at an explicit time, with a TTL floor of an hour (the time is not Redis's). */
+	/**
+	 * decide's ARGV for one sliding log at an explicit time, with a TTL floor of an hour
+	 * (the time is not Redis's).
+	 */
 	private static List<String> decideArguments(String op, Limit limit, long cost, long now, String mark) {
 		return List.of(op, Long.toString(cost), Long.toString(now), "3600000", "0", "swl",
 				Long.toString(limit.unitsPerMicro()), Long.toString(limit.unitsPerPermit()),
@@ -223,7 +233,9 @@ class SlidingLogScriptTest {
 		return Long.parseLong(member.split(":")[1]);
 	}
 
-	/** One decide: its reply, the commands it made and the elements their replies held. */
+	/**
+	 * One decide: its reply, the commands it made and the elements their replies held.
+	 */
 	private record Call(List<?> reply, long commands, long elements) {
 
 		boolean allowed() {

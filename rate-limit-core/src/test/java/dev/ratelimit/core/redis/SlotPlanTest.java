@@ -26,8 +26,8 @@ class SlotPlanTest {
 		SlotPlan plan = new SlotPlan(List.of(this.perClient, this.global, this.perClient, this.perClientInFlight),
 				this.keys);
 		assertThat(plan.size()).isEqualTo(3);
-		assertThat(List.of(plan.target(0), plan.target(1), plan.target(2))).containsExactly(this.perClient,
-				this.global, this.perClientInFlight);
+		assertThat(List.of(plan.target(0), plan.target(1), plan.target(2))).containsExactly(this.perClient, this.global,
+				this.perClientInFlight);
 		assertThat(List.of(plan.key(0), plan.key(1), plan.key(2))).containsExactly(this.keys.key(this.perClient),
 				this.keys.key(this.global), this.keys.key(this.perClientInFlight));
 		assertThat(List.of(plan.keyIndex(0), plan.keyIndex(1), plan.keyIndex(2), plan.keyIndex(3))).containsExactly(0,

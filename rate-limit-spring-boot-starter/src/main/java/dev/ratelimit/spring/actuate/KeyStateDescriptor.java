@@ -3,7 +3,8 @@ package dev.ratelimit.spring.actuate;
 import java.util.List;
 
 /**
- * The state of one client's limits within a policy, as the {@code ratelimits} endpoint shows it.
+ * The state of one client's limits within a policy, as the {@code ratelimits} endpoint
+ * shows it.
  *
  * @param policy the policy name
  * @param tier the tier whose limits are shown
@@ -17,7 +18,8 @@ public record KeyStateDescriptor(String policy, String tier, List<LimitStateDesc
 	 * @param algorithm the algorithm, such as {@code token-bucket}
 	 * @param limit the most permits the limit grants at once
 	 * @param remaining the permits the client has left now
-	 * @param resetSeconds the seconds until the limit is full again, rounded up as in {@code X-RateLimit-Reset}
+	 * @param resetSeconds the seconds until the limit is full again, rounded up as in
+	 * {@code X-RateLimit-Reset}
 	 */
 	public record LimitStateDescriptor(String algorithm, long limit, long remaining, long resetSeconds) {
 

@@ -10,9 +10,10 @@ import org.jspecify.annotations.Nullable;
  *
  * @param algorithm the algorithm, such as {@code token-bucket}
  * @param rate the rate, such as {@code 5/1s}, or {@code null} for a concurrency limit
- * @param limit the most permits the limit grants at once (a bucket's capacity, a window's permits, the calls in
- * flight of a concurrency limit)
- * @param description the limit as it would be configured, such as {@code token-bucket 5/1s capacity=10}
+ * @param limit the most permits the limit grants at once (a bucket's capacity, a window's
+ * permits, the calls in flight of a concurrency limit)
+ * @param description the limit as it would be configured, such as
+ * {@code token-bucket 5/1s capacity=10}
  */
 public record LimitDescriptor(String algorithm, @Nullable String rate, long limit, String description) {
 

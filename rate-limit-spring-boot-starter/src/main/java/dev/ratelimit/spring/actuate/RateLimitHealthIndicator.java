@@ -17,9 +17,10 @@ import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.util.ClassUtils;
 
 /**
- * The {@code rateLimit} health contributor: {@code UP} with the backend's details while it answers, {@code DOWN}
- * when Redis does not answer a ping within the limiter's timeout, saying which failure mode now decides the calls.
- * The in-memory backend is always up. A {@code DOWN} names the exception's type only: its message, which names
+ * The {@code rateLimit} health contributor: {@code UP} with the backend's details while
+ * it answers, {@code DOWN} when Redis does not answer a ping within the limiter's
+ * timeout, saying which failure mode now decides the calls. The in-memory backend is
+ * always up. A {@code DOWN} names the exception's type only: its message, which names
  * Redis's host and port, goes to the log.
  */
 public class RateLimitHealthIndicator implements HealthIndicator {
@@ -74,19 +75,21 @@ public class RateLimitHealthIndicator implements HealthIndicator {
 		}
 		catch (RuntimeException ex) {
 			logDown(ex);
-			// the exception's message names Redis's host and port, and a contributor cannot know who asks for its
+			// the exception's message names Redis's host and port, and a contributor
+			// cannot know who asks for its
 			// details: the type and fixed words only, the message to the log
 			return builder.down()
 				.withDetail("error", ex.getClass().getName())
 				.withDetail("message", DOWN_MESSAGE)
-				.withDetail("whileDown", RedisPing.isLate(this.limiter) ? whileLate(this.failureMode) : whileDown(this.failureMode))
+				.withDetail("whileDown",
+						RedisPing.isLate(this.limiter) ? whileLate(this.failureMode) : whileDown(this.failureMode))
 				.build();
 		}
 	}
 
 	/**
-	 * Logs a failed check: at warn level when Redis has just gone down, at debug level while it stays down, since
-	 * health is polled often.
+	 * Logs a failed check: at warn level when Redis has just gone down, at debug level
+	 * while it stays down, since health is polled often.
 	 */
 	private void logDown(RuntimeException ex) {
 		if (this.down.compareAndSet(false, true)) {
@@ -98,10 +101,12 @@ public class RateLimitHealthIndicator implements HealthIndicator {
 	}
 
 	/**
-	 * What calls get while Redis answers, but later than the timeout: never a free pass, whatever the mode.
+	 * What calls get while Redis answers, but later than the timeout: never a free pass,
+	 * whatever the mode.
 	 */
 	private static String whileLate(FailureMode failureMode) {
-		return (failureMode == FailureMode.DENY) ? "Redis answers late: calls are rejected (503) until it answers in time"
+		return (failureMode == FailureMode.DENY)
+				? "Redis answers late: calls are rejected (503) until it answers in time"
 				: "Redis answers late: calls are limited by in-memory limits local to each instance until it answers in "
 						+ "time";
 	}
@@ -124,8 +129,9 @@ public class RateLimitHealthIndicator implements HealthIndicator {
 		}
 
 		/**
-		 * Returns whether a failed check left Redis late rather than down (it timed out on a connection that is up),
-		 * which the limiter does not decide by the failure mode.
+		 * Returns whether a failed check left Redis late rather than down (it timed out
+		 * on a connection that is up), which the limiter does not decide by the failure
+		 * mode.
 		 */
 		static boolean isLate(RateLimiter limiter) {
 			return limiter instanceof RedisRateLimiter redis && redis.isAvailable();

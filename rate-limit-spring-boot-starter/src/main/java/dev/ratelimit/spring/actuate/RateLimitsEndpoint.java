@@ -30,17 +30,19 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.Selector.Match;
 
 /**
- * The {@code ratelimits} actuator endpoint: the configured policies and filters, one client's state in a policy
- * (read without consuming anything), and forgetting that state. The delete operation lifts a client's limits, so
- * expose it over HTTP only behind authorization.
+ * The {@code ratelimits} actuator endpoint: the configured policies and filters, one
+ * client's state in a policy (read without consuming anything), and forgetting that
+ * state. The delete operation lifts a client's limits, so expose it over HTTP only behind
+ * authorization.
  */
 @Endpoint(id = "ratelimits")
 public class RateLimitsEndpoint {
 
 	/**
-	 * What the delete operation declares it produces over HTTP, on the endpoint and on its web extension alike: the web
-	 * extension's operation, which answers 503 with a body when the backend fails, replaces the endpoint's only when the
-	 * two match, and an operation returning nothing would otherwise declare nothing.
+	 * What the delete operation declares it produces over HTTP, on the endpoint and on
+	 * its web extension alike: the web extension's operation, which answers 503 with a
+	 * body when the backend fails, replaces the endpoint's only when the two match, and
+	 * an operation returning nothing would otherwise declare nothing.
 	 */
 	static final String ACTUATOR_V3_JSON = "application/vnd.spring-boot.actuator.v3+json";
 
@@ -56,7 +58,8 @@ public class RateLimitsEndpoint {
 	private final @Nullable Function<String, KeyResolver> strategies;
 
 	/**
-	 * Creates the endpoint, which names every client as its policy's own key strategy reads it.
+	 * Creates the endpoint, which names every client as its policy's own key strategy
+	 * reads it.
 	 * @param service the decision path, whose policies and limiter the endpoint reads
 	 * @param failureMode what the backend does with calls while it fails
 	 * @param filters the filter rules as they apply now
@@ -71,9 +74,9 @@ public class RateLimitsEndpoint {
 	 * @param service the decision path, whose policies and limiter the endpoint reads
 	 * @param failureMode what the backend does with calls while it fails
 	 * @param filters the filter rules as they apply now
-	 * @param strategies the resolver of a key strategy given by its configuration text (such as
-	 * {@code KeyResolverFactory::create}), for clients keyed by another strategy than their policy's; {@code null} to
-	 * refuse a {@code strategy}
+	 * @param strategies the resolver of a key strategy given by its configuration text
+	 * (such as {@code KeyResolverFactory::create}), for clients keyed by another strategy
+	 * than their policy's; {@code null} to refuse a {@code strategy}
 	 */
 	public RateLimitsEndpoint(RateLimitService service, FailureMode failureMode,
 			Supplier<List<FilterDescriptor>> filters, @Nullable Function<String, KeyResolver> strategies) {
@@ -97,8 +100,8 @@ public class RateLimitsEndpoint {
 	}
 
 	/**
-	 * Returns a client's state in a policy without consuming anything, the client named as the policy's key strategy
-	 * reads it.
+	 * Returns a client's state in a policy without consuming anything, the client named
+	 * as the policy's key strategy reads it.
 	 * @param policy the policy name
 	 * @param key the client
 	 * @param tier the tier whose limits to show; the default tier if {@code null}
@@ -111,22 +114,26 @@ public class RateLimitsEndpoint {
 	/**
 	 * Returns a client's state in a policy without consuming anything.
 	 * <p>
-	 * A client is named as the key strategy reads it from a call: the raw API key for {@code api-key} (hashed here
-	 * exactly as for a decision), the principal's name for {@code principal}, the address for {@code ip}, the header
-	 * or expression value otherwise; {@code ip:ADDRESS} names a caller that fell back to its address. The client may
-	 * contain {@code /} (an IPv6 network, a base64 API key): the rest of the path names it. A client keyed by another
-	 * strategy than its policy's (by a {@code @RateLimited} method's {@code key}) needs that strategy in
-	 * {@code strategy}.
+	 * A client is named as the key strategy reads it from a call: the raw API key for
+	 * {@code api-key} (hashed here exactly as for a decision), the principal's name for
+	 * {@code principal}, the address for {@code ip}, the header or expression value
+	 * otherwise; {@code ip:ADDRESS} names a caller that fell back to its address. The
+	 * client may contain {@code /} (an IPv6 network, a base64 API key): the rest of the
+	 * path names it. A client keyed by another strategy than its policy's (by a
+	 * {@code @RateLimited} method's {@code key}) needs that strategy in {@code strategy}.
 	 * @param policy the policy name
-	 * @param key the client, as the key strategy identifies it; its segments are joined with {@code /}
-	 * @param tier the tier whose limits to show, those a caller of that tier gets (for a tier the policy does not
-	 * list, its {@code limits}, else the default tier's); the default tier if {@code null}
-	 * @param strategy the key strategy that keyed the client, if not the policy's, as in a policy's {@code key}
+	 * @param key the client, as the key strategy identifies it; its segments are joined
+	 * with {@code /}
+	 * @param tier the tier whose limits to show, those a caller of that tier gets (for a
+	 * tier the policy does not list, its {@code limits}, else the default tier's); the
+	 * default tier if {@code null}
+	 * @param strategy the key strategy that keyed the client, if not the policy's, as in
+	 * a policy's {@code key}
 	 * @return the state, or {@code null} (404) if there is no such policy
 	 */
 	@ReadOperation
-	public @Nullable KeyStateDescriptor key(@Selector String policy, @Selector(match = Match.ALL_REMAINING) String[] key,
-			@Nullable String tier, @Nullable String strategy) {
+	public @Nullable KeyStateDescriptor key(@Selector String policy,
+			@Selector(match = Match.ALL_REMAINING) String[] key, @Nullable String tier, @Nullable String strategy) {
 		Policy found = this.service.policies().find(policy);
 		if (found == null) {
 			return null;
@@ -148,8 +155,8 @@ public class RateLimitsEndpoint {
 	}
 
 	/**
-	 * Forgets a client's state in every limit of a policy, whatever its tier, the client named as the policy's key
-	 * strategy reads it.
+	 * Forgets a client's state in every limit of a policy, whatever its tier, the client
+	 * named as the policy's key strategy reads it.
 	 * @param policy the policy name
 	 * @param key the client
 	 */
@@ -158,19 +165,23 @@ public class RateLimitsEndpoint {
 	}
 
 	/**
-	 * Forgets a client's state in every limit of a policy, whatever its tier, so that its next call sees full limits.
-	 * The client is named as for {@link #key(String, String[], String, String)}.
+	 * Forgets a client's state in every limit of a policy, whatever its tier, so that its
+	 * next call sees full limits. The client is named as for
+	 * {@link #key(String, String[], String, String)}.
 	 * @param policy the policy name
-	 * @param key the client, as the key strategy identifies it; its segments are joined with {@code /}
-	 * @param strategy the key strategy that keyed the client, if not the policy's, as in a policy's {@code key}
+	 * @param key the client, as the key strategy identifies it; its segments are joined
+	 * with {@code /}
+	 * @param strategy the key strategy that keyed the client, if not the policy's, as in
+	 * a policy's {@code key}
 	 */
 	@DeleteOperation(produces = { ACTUATOR_V3_JSON, JSON })
 	public void reset(@Selector String policy, @Selector(match = Match.ALL_REMAINING) String[] key,
 			@Nullable String strategy) {
 		Policy found = this.service.policies().find(policy);
 		if (found == null) {
-			throw new InvalidEndpointRequestException("No rate-limit policy named '" + policy + "'; known: "
-					+ this.service.policies().names(), "No such rate-limit policy");
+			throw new InvalidEndpointRequestException(
+					"No rate-limit policy named '" + policy + "'; known: " + this.service.policies().names(),
+					"No such rate-limit policy");
 		}
 		String storedKey = storedKey(found, key, strategy);
 		Set<Limit> limits = new LinkedHashSet<>(found.limits());

@@ -10,9 +10,10 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.jmx.annotation.EndpointJmxExtension;
 
 /**
- * The {@code ratelimits} endpoint over JMX: a client is one string argument there, taken whole. Over HTTP the rest of
- * the path names it, so that it may contain {@code /}, which the endpoint's own operations take as an array of
- * segments; JMX would offer that array as an untyped argument and split a string given for it at commas.
+ * The {@code ratelimits} endpoint over JMX: a client is one string argument there, taken
+ * whole. Over HTTP the rest of the path names it, so that it may contain {@code /}, which
+ * the endpoint's own operations take as an array of segments; JMX would offer that array
+ * as an untyped argument and split a string given for it at commas.
  */
 @EndpointJmxExtension(endpoint = RateLimitsEndpoint.class)
 public class RateLimitsEndpointJmxExtension {
@@ -32,7 +33,8 @@ public class RateLimitsEndpointJmxExtension {
 	 * @param policy the policy name
 	 * @param key the client, as the key strategy identifies it
 	 * @param tier the tier whose limits to show; the default tier if {@code null}
-	 * @param strategy the key strategy that keyed the client, if not the policy's, as in a policy's {@code key}
+	 * @param strategy the key strategy that keyed the client, if not the policy's, as in
+	 * a policy's {@code key}
 	 * @return the state, or {@code null} if there is no such policy
 	 */
 	@ReadOperation
@@ -45,7 +47,8 @@ public class RateLimitsEndpointJmxExtension {
 	 * Forgets a client's state in every limit of a policy, whatever its tier.
 	 * @param policy the policy name
 	 * @param key the client, as the key strategy identifies it
-	 * @param strategy the key strategy that keyed the client, if not the policy's, as in a policy's {@code key}
+	 * @param strategy the key strategy that keyed the client, if not the policy's, as in
+	 * a policy's {@code key}
 	 */
 	@DeleteOperation
 	public void reset(@Selector String policy, @Selector String key, @Nullable String strategy) {

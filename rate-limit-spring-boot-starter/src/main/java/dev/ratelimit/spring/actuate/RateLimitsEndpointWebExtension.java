@@ -18,10 +18,11 @@ import org.springframework.dao.DataAccessResourceFailureException;
 import org.springframework.dao.QueryTimeoutException;
 
 /**
- * The {@code ratelimits} endpoint over HTTP: a client's state and its reset answer {@code 503 Service Unavailable},
- * saying whether the backend timed out or cannot be reached (the details go to the log), while it fails, rather than a
- * bare {@code 500}; an unknown policy is {@code 404} when read and {@code 400} when reset, as the endpoint itself
- * answers.
+ * The {@code ratelimits} endpoint over HTTP: a client's state and its reset answer
+ * {@code 503 Service Unavailable}, saying whether the backend timed out or cannot be
+ * reached (the details go to the log), while it fails, rather than a bare {@code 500}; an
+ * unknown policy is {@code 404} when read and {@code 400} when reset, as the endpoint
+ * itself answers.
  */
 @EndpointWebExtension(endpoint = RateLimitsEndpoint.class)
 public class RateLimitsEndpointWebExtension {
@@ -43,8 +44,10 @@ public class RateLimitsEndpointWebExtension {
 	 * @param policy the policy name
 	 * @param key the client, as the key strategy identifies it, in the rest of the path
 	 * @param tier the tier whose limits to show; the default tier if {@code null}
-	 * @param strategy the key strategy that keyed the client, if not the policy's, as in a policy's {@code key}
-	 * @return the state; {@code 404} if there is no such policy, {@code 503} if the backend cannot be reached
+	 * @param strategy the key strategy that keyed the client, if not the policy's, as in
+	 * a policy's {@code key}
+	 * @return the state; {@code 404} if there is no such policy, {@code 503} if the
+	 * backend cannot be reached
 	 */
 	@ReadOperation
 	public WebEndpointResponse<Object> key(@Selector String policy, @Selector(match = Match.ALL_REMAINING) String[] key,
@@ -60,23 +63,25 @@ public class RateLimitsEndpointWebExtension {
 	}
 
 	/**
-	 * Returns a client's state in a policy without consuming anything, the client named as the policy's key strategy
-	 * reads it.
+	 * Returns a client's state in a policy without consuming anything, the client named
+	 * as the policy's key strategy reads it.
 	 * @param policy the policy name
 	 * @param key the client
 	 * @param tier the tier whose limits to show; the default tier if {@code null}
-	 * @return the state; {@code 404} if there is no such policy, {@code 503} if the backend cannot be reached
+	 * @return the state; {@code 404} if there is no such policy, {@code 503} if the
+	 * backend cannot be reached
 	 */
 	public WebEndpointResponse<Object> key(String policy, String key, @Nullable String tier) {
 		return key(policy, new String[] { key }, tier, null);
 	}
 
 	/**
-	 * Forgets a client's state in every limit of a policy, whatever its tier, the client named as the policy's key
-	 * strategy reads it.
+	 * Forgets a client's state in every limit of a policy, whatever its tier, the client
+	 * named as the policy's key strategy reads it.
 	 * @param policy the policy name
 	 * @param key the client
-	 * @return {@code 204}; {@code 503} if the backend cannot be reached, in which case the state may be partly reset
+	 * @return {@code 204}; {@code 503} if the backend cannot be reached, in which case
+	 * the state may be partly reset
 	 */
 	public WebEndpointResponse<Object> reset(String policy, String key) {
 		return reset(policy, new String[] { key }, null);
@@ -86,8 +91,10 @@ public class RateLimitsEndpointWebExtension {
 	 * Forgets a client's state in every limit of a policy, whatever its tier.
 	 * @param policy the policy name
 	 * @param key the client, as the key strategy identifies it, in the rest of the path
-	 * @param strategy the key strategy that keyed the client, if not the policy's, as in a policy's {@code key}
-	 * @return {@code 204}; {@code 503} if the backend cannot be reached, in which case the state may be partly reset
+	 * @param strategy the key strategy that keyed the client, if not the policy's, as in
+	 * a policy's {@code key}
+	 * @return {@code 204}; {@code 503} if the backend cannot be reached, in which case
+	 * the state may be partly reset
 	 */
 	@DeleteOperation(produces = { RateLimitsEndpoint.ACTUATOR_V3_JSON, RateLimitsEndpoint.JSON })
 	public WebEndpointResponse<Object> reset(@Selector String policy,
@@ -102,8 +109,9 @@ public class RateLimitsEndpointWebExtension {
 	}
 
 	/**
-	 * Answers 503 with what failed, in fixed words: the exception's message names hosts and ports, which the log
-	 * gets but a caller of the endpoint (reads are often left open) does not.
+	 * Answers 503 with what failed, in fixed words: the exception's message names hosts
+	 * and ports, which the log gets but a caller of the endpoint (reads are often left
+	 * open) does not.
 	 */
 	private static WebEndpointResponse<Object> unavailable(String policy, String action, RuntimeException ex) {
 		logger.warn("Could not " + action + " the state of rate-limit policy '" + policy + "'", ex);
@@ -111,9 +119,10 @@ public class RateLimitsEndpointWebExtension {
 		body.put("status", WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE);
 		body.put("error", "Service Unavailable");
 		body.put("policy", policy);
-		body.put("message", "Could not " + action + " rate-limit state: the backend "
-				+ ((ex instanceof QueryTimeoutException) ? "did not answer in time" : "cannot be reached")
-				+ "; see the rateLimit health contributor and the application's log");
+		body.put("message",
+				"Could not " + action + " rate-limit state: the backend "
+						+ ((ex instanceof QueryTimeoutException) ? "did not answer in time" : "cannot be reached")
+						+ "; see the rateLimit health contributor and the application's log");
 		return new WebEndpointResponse<>(body, WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE);
 	}
 

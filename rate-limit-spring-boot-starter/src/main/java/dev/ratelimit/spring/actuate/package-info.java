@@ -1,5 +1,6 @@
 /**
- * Actuator support: the {@code ratelimits} endpoint and the {@code rateLimit} health contributor.
+ * Actuator support: the {@code ratelimits} endpoint and the {@code rateLimit} health
+ * contributor.
  */
 @NullMarked
 package dev.ratelimit.spring.actuate;

@@ -10,8 +10,8 @@ import dev.ratelimit.spring.RateLimitEvaluationException;
 import dev.ratelimit.spring.RateLimitService;
 
 /**
- * The resolved {@link RateLimited} annotations of one method: its policies with their keys, its cost expressions and
- * its parameter names. Built once per method. Immutable.
+ * The resolved {@link RateLimited} annotations of one method: its policies with their
+ * keys, its cost expressions and its parameter names. Built once per method. Immutable.
  */
 public final class MethodLimits {
 
@@ -40,15 +40,17 @@ public final class MethodLimits {
 	}
 
 	/**
-	 * Returns what a call is charged, once: the policies of the method; for its enforced policies the highest cost of
-	 * the annotations with an enforced policy, so that a shadow annotation never changes what they are charged; for
-	 * its shadow policies the highest cost of all, what the call would cost were they enforced. The policy of an
-	 * annotation whose cost cannot be evaluated for the call refuses the call if it is enforced; a shadow policy,
-	 * which never refuses a call, is left out instead, not decided for that call.
+	 * Returns what a call is charged, once: the policies of the method; for its enforced
+	 * policies the highest cost of the annotations with an enforced policy, so that a
+	 * shadow annotation never changes what they are charged; for its shadow policies the
+	 * highest cost of all, what the call would cost were they enforced. The policy of an
+	 * annotation whose cost cannot be evaluated for the call refuses the call if it is
+	 * enforced; a shadow policy, which never refuses a call, is left out instead, not
+	 * decided for that call.
 	 * @param context the call
 	 * @return the policies and the costs
-	 * @throws RateLimitEvaluationException if the cost expression of an annotation with an enforced policy cannot be
-	 * evaluated for the call, naming the policy
+	 * @throws RateLimitEvaluationException if the cost expression of an annotation with
+	 * an enforced policy cannot be evaluated for the call, naming the policy
 	 */
 	Charge charge(RateLimitContext context) {
 		// one cost per annotation, in the order of the policies

@@ -13,16 +13,18 @@ import org.springframework.aop.support.StaticMethodMatcherPointcut;
 import org.springframework.beans.factory.ObjectProvider;
 
 /**
- * Applies the {@link RateLimitedInterceptor} to every method that carries {@link RateLimited}. An infrastructure
- * advisor, like the ones behind {@code @Transactional} and {@code @Async}, so it works with or without AspectJ on the
- * class path. The interceptor is looked up on first use, so that creating the advisor early (as auto-proxying does)
- * creates none of the rate limiter's beans early.
+ * Applies the {@link RateLimitedInterceptor} to every method that carries
+ * {@link RateLimited}. An infrastructure advisor, like the ones behind
+ * {@code @Transactional} and {@code @Async}, so it works with or without AspectJ on the
+ * class path. The interceptor is looked up on first use, so that creating the advisor
+ * early (as auto-proxying does) creates none of the rate limiter's beans early.
  */
 public final class RateLimitedAdvisor extends AbstractPointcutAdvisor {
 
 	/**
-	 * The order of the advisor: after Spring Security's method authorization (orders up to 600), so that calls it
-	 * refuses spend nothing, and before transactions (lowest precedence), so that a rejected call opens none.
+	 * The order of the advisor: after Spring Security's method authorization (orders up
+	 * to 600), so that calls it refuses spend nothing, and before transactions (lowest
+	 * precedence), so that a rejected call opens none.
 	 */
 	public static final int ORDER = 1000;
 
@@ -41,7 +43,8 @@ public final class RateLimitedAdvisor extends AbstractPointcutAdvisor {
 
 	/**
 	 * Creates the advisor.
-	 * @param interceptor the interceptor, looked up on the first call of an annotated method
+	 * @param interceptor the interceptor, looked up on the first call of an annotated
+	 * method
 	 */
 	public RateLimitedAdvisor(ObjectProvider<RateLimitedInterceptor> interceptor) {
 		setOrder(ORDER);

@@ -23,10 +23,11 @@ import dev.ratelimit.spring.RateLimitService;
 import dev.ratelimit.spring.Sleeper;
 
 /**
- * The aspect behind {@link RateLimited}: decides each call of an annotated method through the
- * {@link RateLimitService} before the method runs, and throws {@link RateLimitExceededException} when a limit
- * rejects it. For a request's handler method the decision also covers the filters' policies, and a cost or key that
- * cannot be evaluated throws {@link RateLimitEvaluationException} (400); for any other method, an
+ * The aspect behind {@link RateLimited}: decides each call of an annotated method through
+ * the {@link RateLimitService} before the method runs, and throws
+ * {@link RateLimitExceededException} when a limit rejects it. For a request's handler
+ * method the decision also covers the filters' policies, and a cost or key that cannot be
+ * evaluated throws {@link RateLimitEvaluationException} (400); for any other method, an
  * {@link IllegalStateException}.
  */
 public final class RateLimitedInterceptor implements MethodInterceptor {
@@ -46,7 +47,8 @@ public final class RateLimitedInterceptor implements MethodInterceptor {
 	 * @param service the decision path
 	 * @param methods the resolved annotations
 	 * @param sleeper what waits out shaping delays
-	 * @param web the connection to web requests, or {@code null} outside a web application
+	 * @param web the connection to web requests, or {@code null} outside a web
+	 * application
 	 * @param beanFactory the bean factory that {@code @beans} in expressions refer to
 	 */
 	public RateLimitedInterceptor(RateLimitService service, RateLimitedMethods methods, Sleeper sleeper,
@@ -71,8 +73,10 @@ public final class RateLimitedInterceptor implements MethodInterceptor {
 		WebInvocationSupport web = this.web;
 		HttpServletRequest request = (web != null) ? web.currentRequest() : null;
 		boolean handler = web != null && request != null && web.isHandler(request, method);
-		// taken before any expression is evaluated: the method is invoked, so the filter must not charge its policies
-		// after the fact, whether this decision is made or an expression cannot be evaluated and nothing is charged;
+		// taken before any expression is evaluated: the method is invoked, so the filter
+		// must not charge its policies
+		// after the fact, whether this decision is made or an expression cannot be
+		// evaluated and nothing is charged;
 		// given back only if the decision fails for the application's own reasons
 		PendingLimits pending = handler ? web.takePending(request) : null;
 		RateLimitResult result;
@@ -81,8 +85,10 @@ public final class RateLimitedInterceptor implements MethodInterceptor {
 		}
 		catch (RateLimitEvaluationException ex) {
 			if (!handler) {
-				// the arguments of a method other than the request's handler come from the application, not the client;
-				// kept out of the causes, which Spring MVC matches exception handlers against, so that the client's 400
+				// the arguments of a method other than the request's handler come from
+				// the application, not the client;
+				// kept out of the causes, which Spring MVC matches exception handlers
+				// against, so that the client's 400
 				// is not chosen before the application's own advice
 				IllegalStateException failure = new IllegalStateException(ex.getMessage(), ex.getCause());
 				failure.addSuppressed(ex);
@@ -92,14 +98,18 @@ public final class RateLimitedInterceptor implements MethodInterceptor {
 		}
 		catch (RuntimeException | Error ex) {
 			if (pending != null) {
-				// the application failed, not the request: as for a handler method that never runs, the filter decides
-				// its policies when the failure reaches the exception resolvers, else when the filter chain returns
+				// the application failed, not the request: as for a handler method that
+				// never runs, the filter decides
+				// its policies when the failure reaches the exception resolvers, else
+				// when the filter chain returns
 				web.restorePending(request, pending);
 			}
 			throw ex;
 		}
-		// A handler method's concurrency permits are held until the response completes. Otherwise, and for a handler
-		// method invoked after the response completed (an ERROR dispatch, say), until the method returns or throws.
+		// A handler method's concurrency permits are held until the response completes.
+		// Otherwise, and for a handler
+		// method invoked after the response completed (an ERROR dispatch, say), until the
+		// method returns or throws.
 		boolean releasedByWeb = web != null && request != null && web.onDecision(request, result, handler);
 		if (!result.isAllowed()) {
 			throw new RateLimitExceededException(result.decision());

@@ -40,9 +40,10 @@ import dev.ratelimit.spring.RateLimitExpression;
 import dev.ratelimit.spring.key.KeyResolverFactory;
 
 /**
- * Finds and resolves the {@link RateLimited} annotations of methods, once per method and class. When the application
- * has started, it checks every annotated method of every bean, so that an unknown policy, an expression that does
- * not parse, or an annotation that no proxy would ever apply (on a static or final method, on a bean that is not
+ * Finds and resolves the {@link RateLimited} annotations of methods, once per method and
+ * class. When the application has started, it checks every annotated method of every
+ * bean, so that an unknown policy, an expression that does not parse, or an annotation
+ * that no proxy would ever apply (on a static or final method, on a bean that is not
  * proxied) fails start-up rather than going unnoticed.
  */
 public final class RateLimitedMethods implements SmartInitializingSingleton {
@@ -75,8 +76,9 @@ public final class RateLimitedMethods implements SmartInitializingSingleton {
 	}
 
 	/**
-	 * Returns whether a method of a class carries {@link RateLimited}, directly, on the method it overrides, through
-	 * a meta-annotation, or on its class for a public instance method.
+	 * Returns whether a method of a class carries {@link RateLimited}, directly, on the
+	 * method it overrides, through a meta-annotation, or on its class for a public
+	 * instance method.
 	 * @param method the method
 	 * @param targetClass the class of the object the method is called on
 	 * @return whether the method is rate-limited
@@ -221,18 +223,18 @@ public final class RateLimitedMethods implements SmartInitializingSingleton {
 	}
 
 	/**
-	 * Reports the variables an expression reads that no call of the method has: a misspelt parameter name, or any
-	 * name where the parameter names are not known. Read as {@code null}, they would fail, or key every call alike,
-	 * on every call.
+	 * Reports the variables an expression reads that no call of the method has: a
+	 * misspelt parameter name, or any name where the parameter names are not known. Read
+	 * as {@code null}, they would fail, or key every call alike, on every call.
 	 */
 	private static void checkVariables(String what, String text, Set<String> unknown, boolean namesKnown,
 			Set<String> parameters, String element, List<Problem> problems) {
 		String which = !namesKnown ? "the method's parameter names are not known (compile with -parameters)"
 				: parameters.isEmpty() ? "the method has no parameters" : "its parameters are " + parameters;
 		for (String variable : unknown) {
-			problems.add(new Problem(element, what + " '" + text.trim() + "' reads #" + variable
-					+ ", which is not a parameter of the method: " + which
-					+ "; besides them an expression can read #request, #principal and #args"));
+			problems.add(new Problem(element,
+					what + " '" + text.trim() + "' reads #" + variable + ", which is not a parameter of the method: "
+							+ which + "; besides them an expression can read #request, #principal and #args"));
 		}
 	}
 
@@ -299,7 +301,8 @@ public final class RateLimitedMethods implements SmartInitializingSingleton {
 						&& method.getDeclaringClass() != Object.class);
 			}
 			catch (IllegalStateException | LinkageError ex) {
-				// methods that cannot be introspected (an optional dependency is missing) cannot be proxied either
+				// methods that cannot be introspected (an optional dependency is missing)
+				// cannot be proxied either
 			}
 			if (!annotated.isEmpty()) {
 				checkIntercepted(factory, name, userClass, annotated, problems);
@@ -311,21 +314,21 @@ public final class RateLimitedMethods implements SmartInitializingSingleton {
 	}
 
 	/**
-	 * Returns the class of a bean before any proxy, as the auto-proxy creator recorded it: the type of a bean proxied
-	 * through its interfaces is a JDK proxy class, which carries no annotation.
+	 * Returns the class of a bean before any proxy, as the auto-proxy creator recorded
+	 * it: the type of a bean proxied through its interfaces is a JDK proxy class, which
+	 * carries no annotation.
 	 */
 	private static @Nullable Class<?> targetClass(ConfigurableListableBeanFactory factory, String name) {
-		if (factory.containsBeanDefinition(name)
-				&& factory.getMergedBeanDefinition(name)
-					.getAttribute(AutoProxyUtils.ORIGINAL_TARGET_CLASS_ATTRIBUTE) instanceof Class<?> original) {
+		if (factory.containsBeanDefinition(name) && factory.getMergedBeanDefinition(name)
+			.getAttribute(AutoProxyUtils.ORIGINAL_TARGET_CLASS_ATTRIBUTE) instanceof Class<?> original) {
 			return original;
 		}
 		return factory.getType(name, false);
 	}
 
 	/**
-	 * Returns the names of every bean: those defined, and the instances registered as they are, which no post-processor
-	 * has seen.
+	 * Returns the names of every bean: those defined, and the instances registered as
+	 * they are, which no post-processor has seen.
 	 */
 	private static Set<String> beanNames(ConfigurableListableBeanFactory factory) {
 		Set<String> names = new LinkedHashSet<>(List.of(factory.getBeanDefinitionNames()));
@@ -334,12 +337,14 @@ public final class RateLimitedMethods implements SmartInitializingSingleton {
 	}
 
 	/**
-	 * Reports the annotated methods of a bean that no proxy will intercept, so that their limits would never apply: a
-	 * bean that our advisor does not advise (registered as an instance, excluded from auto-proxying, or created before
-	 * the auto-proxy creator), a final or private method of a class-based (CGLIB) proxy, which cannot override it,
-	 * and a method that no proxied interface declares on an interface-based (JDK) proxy. A bean that is not created
-	 * yet (lazy, or of another scope than singleton) is judged by its class alone: a final or private method that no
-	 * interface declares is intercepted by no proxy.
+	 * Reports the annotated methods of a bean that no proxy will intercept, so that their
+	 * limits would never apply: a bean that our advisor does not advise (registered as an
+	 * instance, excluded from auto-proxying, or created before the auto-proxy creator), a
+	 * final or private method of a class-based (CGLIB) proxy, which cannot override it,
+	 * and a method that no proxied interface declares on an interface-based (JDK) proxy.
+	 * A bean that is not created yet (lazy, or of another scope than singleton) is judged
+	 * by its class alone: a final or private method that no interface declares is
+	 * intercepted by no proxy.
 	 */
 	private static void checkIntercepted(ConfigurableListableBeanFactory factory, String name, Class<?> userClass,
 			List<Method> annotated, List<Problem> problems) {
@@ -366,8 +371,8 @@ public final class RateLimitedMethods implements SmartInitializingSingleton {
 		boolean interfaceProxy = AopUtils.isJdkDynamicProxy(bean);
 		for (Method method : annotated) {
 			if (interfaceProxy && !declaredByInterface(method, advised.getProxiedInterfaces())) {
-				problems.add(new Problem(element(method, userClass), "is on a method that no interface of bean '"
-						+ name + "' declares, and the bean is proxied through its interfaces (a JDK proxy), which"
+				problems.add(new Problem(element(method, userClass), "is on a method that no interface of bean '" + name
+						+ "' declares, and the bean is proxied through its interfaces (a JDK proxy), which"
 						+ " intercepts their methods only, so it would never apply; declare the method in an interface"
 						+ " of the bean, or proxy its class (spring.aop.proxy-target-class=true, the default)"));
 			}
@@ -378,8 +383,9 @@ public final class RateLimitedMethods implements SmartInitializingSingleton {
 	}
 
 	/**
-	 * Returns a bean that the container has created, as callers see it (a proxy if it is proxied), or {@code null} if
-	 * it is not created yet, is not a singleton, or is made by a factory bean.
+	 * Returns a bean that the container has created, as callers see it (a proxy if it is
+	 * proxied), or {@code null} if it is not created yet, is not a singleton, or is made
+	 * by a factory bean.
 	 */
 	private static @Nullable Object createdBean(ConfigurableListableBeanFactory factory, String name) {
 		if (!factory.containsSingleton(name) || factory.isFactoryBean(name)) {

@@ -8,9 +8,10 @@ import org.jspecify.annotations.Nullable;
 import dev.ratelimit.spring.RateLimitResult;
 
 /**
- * Connects the {@code @RateLimited} interceptor to the web request a call runs in, so that a handler method's
- * decision includes the policies of the filters that matched its request, writes the rate-limit headers, and holds
- * concurrency permits until the response completes. Implemented by the web support of the starter.
+ * Connects the {@code @RateLimited} interceptor to the web request a call runs in, so
+ * that a handler method's decision includes the policies of the filters that matched its
+ * request, writes the rate-limit headers, and holds concurrency permits until the
+ * response completes. Implemented by the web support of the starter.
  */
 public interface WebInvocationSupport {
 
@@ -31,27 +32,30 @@ public interface WebInvocationSupport {
 	/**
 	 * Takes the policies that the filter left for the handler method to decide.
 	 * @param request the request
-	 * @return the policies, or {@code null} if there are none; a second call returns {@code null}
+	 * @return the policies, or {@code null} if there are none; a second call returns
+	 * {@code null}
 	 */
 	@Nullable PendingLimits takePending(HttpServletRequest request);
 
 	/**
-	 * Gives back the policies taken with {@link #takePending(HttpServletRequest)} when the handler method's decision
-	 * failed for a reason of the application's (an exception other than a cost or key that cannot be evaluated for
-	 * the request), so that the filter decides them as for a handler method that is never invoked: the request is
-	 * not free.
+	 * Gives back the policies taken with {@link #takePending(HttpServletRequest)} when
+	 * the handler method's decision failed for a reason of the application's (an
+	 * exception other than a cost or key that cannot be evaluated for the request), so
+	 * that the filter decides them as for a handler method that is never invoked: the
+	 * request is not free.
 	 * @param request the request
 	 * @param pending the policies that were taken
 	 */
 	void restorePending(HttpServletRequest request, PendingLimits pending);
 
 	/**
-	 * Receives the decision of a call made in a web request, before the method runs or throws.
+	 * Receives the decision of a call made in a web request, before the method runs or
+	 * throws.
 	 * @param request the request
 	 * @param result the result
 	 * @param handler whether the method is the request's handler
-	 * @return whether the web layer releases the result's concurrency permits when the response completes; if
-	 * false, the caller releases them when the method returns
+	 * @return whether the web layer releases the result's concurrency permits when the
+	 * response completes; if false, the caller releases them when the method returns
 	 */
 	boolean onDecision(HttpServletRequest request, RateLimitResult result, boolean handler);
 

@@ -24,8 +24,8 @@ import dev.ratelimit.spring.RateLimitExpression;
 import dev.ratelimit.spring.web.FilterRule;
 
 /**
- * Reads {@code ratelimit.filters} into {@link FilterRule filter rules}, compiling each path pattern once and
- * reporting each mistake with the path of its property.
+ * Reads {@code ratelimit.filters} into {@link FilterRule filter rules}, compiling each
+ * path pattern once and reporting each mistake with the path of its property.
  */
 final class FilterRuleFactory {
 
@@ -54,7 +54,8 @@ final class FilterRuleFactory {
 			try {
 				cost = RateLimitCost.parse(filter.getCost());
 				for (String variable : cost.unknownRequestVariables()) {
-					// a filter's request has no arguments: read as null, it would refuse every request
+					// a filter's request has no arguments: read as null, it would refuse
+					// every request
 					problems.add(new Problem(path + ".cost", "'" + filter.getCost().trim() + "' reads #" + variable
 							+ ", which a filter's request does not have; it can read #request and #principal"));
 				}
@@ -74,8 +75,7 @@ final class FilterRuleFactory {
 		return rules;
 	}
 
-	private static List<PathPattern> patterns(RateLimitProperties.Filter filter, String path,
-			List<Problem> problems) {
+	private static List<PathPattern> patterns(RateLimitProperties.Filter filter, String path, List<Problem> problems) {
 		if (filter.getPatterns().isEmpty()) {
 			problems.add(new Problem(path + ".patterns", "is empty; list the paths to limit, such as /api/**"));
 		}
@@ -107,8 +107,8 @@ final class FilterRuleFactory {
 		return methods;
 	}
 
-	private static List<AppliedPolicy> policies(RateLimitProperties.Filter filter, String path,
-			PolicyRegistry registry, List<Problem> problems) {
+	private static List<AppliedPolicy> policies(RateLimitProperties.Filter filter, String path, PolicyRegistry registry,
+			List<Problem> problems) {
 		if (filter.getPolicies().isEmpty()) {
 			problems.add(new Problem(path + ".policies", "is empty; name the policies that apply"));
 		}
@@ -129,10 +129,11 @@ final class FilterRuleFactory {
 	}
 
 	/**
-	 * Warns of a policy whose key expression reads a variable that a filter's request does not have. Only a request
-	 * that the filter leaves to a {@code @RateLimited} handler method has it, if the method has that parameter, since
-	 * the handler's decision evaluates the key with the method's arguments; any other request reads {@code null}
-	 * there. Not an error: a filter in front of such handlers only works.
+	 * Warns of a policy whose key expression reads a variable that a filter's request
+	 * does not have. Only a request that the filter leaves to a {@code @RateLimited}
+	 * handler method has it, if the method has that parameter, since the handler's
+	 * decision evaluates the key with the method's arguments; any other request reads
+	 * {@code null} there. Not an error: a filter in front of such handlers only works.
 	 */
 	private static void checkKeyVariables(Policy policy, String path) {
 		RateLimitExpression key = policy.keyExpression();

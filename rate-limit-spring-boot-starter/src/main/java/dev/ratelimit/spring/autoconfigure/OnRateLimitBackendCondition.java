@@ -13,10 +13,11 @@ import org.springframework.core.type.AnnotatedTypeMetadata;
 import dev.ratelimit.spring.autoconfigure.RateLimitProperties.Backend;
 
 /**
- * The condition of {@link ConditionalOnRateLimitBackend}. An unset or empty {@code ratelimit.backend} is the memory
- * backend, as for the properties. A value that does not bind (neither backend) also matches the memory backend, whose
- * limiter then binds the properties, so that start-up fails with Boot's message naming {@code ratelimit.backend}
- * rather than with a missing limiter bean.
+ * The condition of {@link ConditionalOnRateLimitBackend}. An unset or empty
+ * {@code ratelimit.backend} is the memory backend, as for the properties. A value that
+ * does not bind (neither backend) also matches the memory backend, whose limiter then
+ * binds the properties, so that start-up fails with Boot's message naming
+ * {@code ratelimit.backend} rather than with a missing limiter bean.
  */
 class OnRateLimitBackendCondition extends SpringBootCondition {
 
@@ -24,8 +25,8 @@ class OnRateLimitBackendCondition extends SpringBootCondition {
 
 	@Override
 	public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
-		Map<String, Object> attributes = Objects.requireNonNull(
-				metadata.getAnnotationAttributes(ConditionalOnRateLimitBackend.class.getName()));
+		Map<String, Object> attributes = Objects
+			.requireNonNull(metadata.getAnnotationAttributes(ConditionalOnRateLimitBackend.class.getName()));
 		Backend wanted = (Backend) attributes.get("value");
 		Backend bound;
 		try {

@@ -25,8 +25,8 @@ import dev.ratelimit.spring.key.IpAddressRange;
 import dev.ratelimit.spring.key.KeyResolverFactory;
 
 /**
- * Reads {@link RateLimitProperties} into runtime objects, checking every value and reporting each mistake with the
- * path of its property.
+ * Reads {@link RateLimitProperties} into runtime objects, checking every value and
+ * reporting each mistake with the path of its property.
  */
 final class PolicyRegistryFactory {
 
@@ -69,8 +69,8 @@ final class PolicyRegistryFactory {
 	}
 
 	/**
-	 * Checks the Redis settings with the Redis backend's own checks, whatever the backend, so that a mistake fails
-	 * start-up before the backend is switched to Redis.
+	 * Checks the Redis settings with the Redis backend's own checks, whatever the
+	 * backend, so that a mistake fails start-up before the backend is switched to Redis.
 	 */
 	static void checkRedis(RateLimitProperties properties) {
 		List<Problem> problems = new ArrayList<>();
@@ -112,8 +112,8 @@ final class PolicyRegistryFactory {
 	}
 
 	/**
-	 * Returns the reservoir size of two-tier mode: {@code ratelimit.redis.reservoir}, else its deprecated name
-	 * {@code ratelimit.redis.lease}, else 0 (off).
+	 * Returns the reservoir size of two-tier mode: {@code ratelimit.redis.reservoir},
+	 * else its deprecated name {@code ratelimit.redis.lease}, else 0 (off).
 	 */
 	static long reservoir(RateLimitProperties.Redis redis) {
 		Long reservoir = redis.getReservoir();
@@ -169,9 +169,10 @@ final class PolicyRegistryFactory {
 	}
 
 	/**
-	 * Checks that every policy with tiers only lists the default tier, whose limits it applies to callers of the tiers
-	 * it does not list: without them, all those callers would not be limited by the policy. An empty list for the
-	 * default tier says so on purpose.
+	 * Checks that every policy with tiers only lists the default tier, whose limits it
+	 * applies to callers of the tiers it does not list: without them, all those callers
+	 * would not be limited by the policy. An empty list for the default tier says so on
+	 * purpose.
 	 */
 	private static void checkTierOnlyPolicies(String defaultTier, RateLimitProperties properties,
 			List<Problem> problems) {
@@ -179,7 +180,9 @@ final class PolicyRegistryFactory {
 			if (!spec.getLimits().isEmpty() || spec.getTiers().isEmpty()) {
 				return;
 			}
-			boolean listed = spec.getTiers().keySet().stream()
+			boolean listed = spec.getTiers()
+				.keySet()
+				.stream()
 				.anyMatch((tier) -> PolicyRegistry.normalizeTier(tier).equals(defaultTier));
 			if (!listed) {
 				problems.add(new Problem("ratelimit.policies." + name + ".tiers", "lists neither the default tier '"
@@ -207,8 +210,9 @@ final class PolicyRegistryFactory {
 	}
 
 	/**
-	 * Checks the default tier against the tiers of every configured policy, valid or not, so that a policy reported
-	 * for a mistake of its own does not also make the default tier look unknown.
+	 * Checks the default tier against the tiers of every configured policy, valid or not,
+	 * so that a policy reported for a mistake of its own does not also make the default
+	 * tier look unknown.
 	 */
 	private static void checkDefaultTier(String defaultTier, RateLimitProperties properties, List<Problem> problems) {
 		Set<String> known = new TreeSet<>();
@@ -321,8 +325,8 @@ final class PolicyRegistryFactory {
 	}
 
 	/**
-	 * The problem of a limit at {@code path}, under the property of the parameter at fault, or of the limit itself when
-	 * its values are each valid but not together.
+	 * The problem of a limit at {@code path}, under the property of the parameter at
+	 * fault, or of the limit itself when its values are each valid but not together.
 	 */
 	private static Problem problem(String path, InvalidLimitException ex) {
 		Limit.Parameter parameter = ex.parameter();

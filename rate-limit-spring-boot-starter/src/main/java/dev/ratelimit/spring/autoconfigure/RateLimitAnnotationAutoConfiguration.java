@@ -26,8 +26,9 @@ import dev.ratelimit.spring.annotation.WebInvocationSupport;
 import dev.ratelimit.spring.key.KeyResolverFactory;
 
 /**
- * Auto-configuration of {@code @RateLimited}: an infrastructure advisor (like {@code @Transactional}'s), so it needs
- * no AspectJ, and a start-up check of every annotated bean method.
+ * Auto-configuration of {@code @RateLimited}: an infrastructure advisor (like
+ * {@code @Transactional}'s), so it needs no AspectJ, and a start-up check of every
+ * annotated bean method.
  */
 @AutoConfiguration(after = RateLimitAutoConfiguration.class,
 		afterName = "org.springframework.boot.autoconfigure.aop.AopAutoConfiguration")
@@ -45,8 +46,8 @@ public final class RateLimitAnnotationAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	RateLimitedInterceptor rateLimitedInterceptor(RateLimitService service, RateLimitedMethods methods,
-			Sleeper sleeper, ObjectProvider<WebInvocationSupport> web, BeanFactory beanFactory) {
+	RateLimitedInterceptor rateLimitedInterceptor(RateLimitService service, RateLimitedMethods methods, Sleeper sleeper,
+			ObjectProvider<WebInvocationSupport> web, BeanFactory beanFactory) {
 		return new RateLimitedInterceptor(service, methods, sleeper, web.getIfAvailable(), beanFactory);
 	}
 
@@ -58,8 +59,8 @@ public final class RateLimitAnnotationAutoConfiguration {
 	}
 
 	/**
-	 * Makes sure an auto-proxy creator exists, as {@code @EnableTransactionManagement} does, also when
-	 * {@code spring.aop.auto=false}.
+	 * Makes sure an auto-proxy creator exists, as {@code @EnableTransactionManagement}
+	 * does, also when {@code spring.aop.auto=false}.
 	 */
 	static class AutoProxyRegistrar implements ImportBeanDefinitionRegistrar {
 

@@ -30,8 +30,8 @@ import dev.ratelimit.spring.key.KeyResolverFactory;
 import dev.ratelimit.spring.key.RequestAttributeTierResolver;
 
 /**
- * Auto-configuration of the rate limiter: the policies, key and tier resolution, the in-memory backend and the
- * {@link RateLimitService} that filter and annotation share.
+ * Auto-configuration of the rate limiter: the policies, key and tier resolution, the
+ * in-memory backend and the {@link RateLimitService} that filter and annotation share.
  */
 @AutoConfiguration
 @ConditionalOnBooleanProperty(name = "ratelimit.enabled", matchIfMissing = true)
@@ -111,7 +111,8 @@ public final class RateLimitAutoConfiguration {
 	}
 
 	/**
-	 * Matches an application where {@link RateLimitWebAutoConfiguration} does not apply the filter rules.
+	 * Matches an application where {@link RateLimitWebAutoConfiguration} does not apply
+	 * the filter rules.
 	 */
 	static final class WithoutServletMvc extends NoneNestedConditions {
 

@@ -6,7 +6,8 @@ import org.springframework.boot.diagnostics.FailureAnalysis;
 import dev.ratelimit.spring.RateLimitConfigurationException;
 
 /**
- * Reports an invalid rate-limit configuration at start-up: each property that is wrong and why.
+ * Reports an invalid rate-limit configuration at start-up: each property that is wrong
+ * and why.
  */
 class RateLimitConfigurationFailureAnalyzer extends AbstractFailureAnalyzer<RateLimitConfigurationException> {
 

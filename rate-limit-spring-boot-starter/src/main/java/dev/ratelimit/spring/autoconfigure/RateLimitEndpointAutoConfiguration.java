@@ -25,8 +25,9 @@ import dev.ratelimit.spring.actuate.RateLimitsEndpointWebExtension;
 import dev.ratelimit.spring.key.KeyResolverFactory;
 
 /**
- * Auto-configuration of the {@code ratelimits} actuator endpoint, when it is available (exposed and not disabled), and
- * of its web extension, which answers {@code 503} while the backend cannot be reached.
+ * Auto-configuration of the {@code ratelimits} actuator endpoint, when it is available
+ * (exposed and not disabled), and of its web extension, which answers {@code 503} while
+ * the backend cannot be reached.
  */
 @AutoConfiguration(after = { RateLimitAutoConfiguration.class, RateLimitWebAutoConfiguration.class })
 @ConditionalOnBooleanProperty(name = "ratelimit.enabled", matchIfMissing = true)
@@ -62,14 +63,16 @@ public final class RateLimitEndpointAutoConfiguration {
 	}
 
 	/**
-	 * The web extension, which maps the Redis backend's failures ({@code org.springframework.dao} exceptions, absent
-	 * from an application without Spring Data Redis, whose in-memory backend cannot fail) to {@code 503}.
+	 * The web extension, which maps the Redis backend's failures
+	 * ({@code org.springframework.dao} exceptions, absent from an application without
+	 * Spring Data Redis, whose in-memory backend cannot fail) to {@code 503}.
 	 */
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass(name = "org.springframework.dao.DataAccessException")
 	static class WebExtensionConfiguration {
 
-		// conditions as the endpoint's (a member class is read before the outer class's beans: no ConditionalOnBean)
+		// conditions as the endpoint's (a member class is read before the outer class's
+		// beans: no ConditionalOnBean)
 		@Bean
 		@ConditionalOnMissingBean
 		@ConditionalOnAvailableEndpoint(endpoint = RateLimitsEndpoint.class, exposure = EndpointExposure.WEB)

@@ -14,8 +14,8 @@ import dev.ratelimit.spring.web.FilterRule;
 import dev.ratelimit.spring.web.RateLimitFilter;
 
 /**
- * Describes the rules of the application's rate-limit filters for the endpoint; loaded only in a servlet
- * application.
+ * Describes the rules of the application's rate-limit filters for the endpoint; loaded
+ * only in a servlet application.
  */
 final class RateLimitFilterDescriptions {
 
@@ -35,10 +35,11 @@ final class RateLimitFilterDescriptions {
 		List<FilterDescriptor> descriptors = new ArrayList<>();
 		for (RateLimitFilter filter : filters) {
 			for (FilterRule rule : filter.getRules()) {
-				descriptors.add(new FilterDescriptor(rule.patterns().stream().map(PathPattern::getPatternString).toList(),
-						rule.methods().stream().sorted().toList(),
-						rule.policies().stream().map((applied) -> applied.policy().name()).toList(),
-						rule.cost().toString()));
+				descriptors
+					.add(new FilterDescriptor(rule.patterns().stream().map(PathPattern::getPatternString).toList(),
+							rule.methods().stream().sorted().toList(),
+							rule.policies().stream().map((applied) -> applied.policy().name()).toList(),
+							rule.cost().toString()));
 			}
 		}
 		return descriptors;

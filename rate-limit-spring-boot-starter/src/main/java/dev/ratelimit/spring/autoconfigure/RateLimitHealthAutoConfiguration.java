@@ -13,8 +13,8 @@ import dev.ratelimit.spring.RateLimitService;
 import dev.ratelimit.spring.actuate.RateLimitHealthIndicator;
 
 /**
- * Auto-configuration of the {@code rateLimit} health contributor; {@code management.health.ratelimit.enabled=false}
- * turns it off.
+ * Auto-configuration of the {@code rateLimit} health contributor;
+ * {@code management.health.ratelimit.enabled=false} turns it off.
  */
 @AutoConfiguration(after = { RateLimitAutoConfiguration.class, RateLimitRedisAutoConfiguration.class })
 @ConditionalOnBooleanProperty(name = "ratelimit.enabled", matchIfMissing = true)

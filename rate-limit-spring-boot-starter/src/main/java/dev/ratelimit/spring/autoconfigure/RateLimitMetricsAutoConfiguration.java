@@ -17,13 +17,14 @@ import dev.ratelimit.spring.metrics.RateLimitKeysMeterBinder;
 import dev.ratelimit.spring.metrics.RateLimitMetrics;
 
 /**
- * Auto-configuration of the rate-limit metrics, when Micrometer and a {@link MeterRegistry} are present. Boot's
+ * Auto-configuration of the rate-limit metrics, when Micrometer and a
+ * {@link MeterRegistry} are present. Boot's
  * {@code management.metrics.enable.ratelimit=false} turns every one of them off.
  */
-@AutoConfiguration(after = RateLimitAutoConfiguration.class,
-		afterName = { "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
-				"org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
-				"org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration" })
+@AutoConfiguration(after = RateLimitAutoConfiguration.class, afterName = {
+		"org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
+		"org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
+		"org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration" })
 @ConditionalOnBooleanProperty(name = "ratelimit.enabled", matchIfMissing = true)
 @ConditionalOnClass(MeterRegistry.class)
 @ConditionalOnBean({ MeterRegistry.class, PolicyRegistry.class })
@@ -31,8 +32,7 @@ public final class RateLimitMetricsAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	RateLimitMetrics rateLimitMetrics(MeterRegistry registry, PolicyRegistry policies,
-			RateLimitProperties properties) {
+	RateLimitMetrics rateLimitMetrics(MeterRegistry registry, PolicyRegistry policies, RateLimitProperties properties) {
 		return new RateLimitMetrics(registry, policies, properties.getBackend().name().toLowerCase(Locale.ROOT));
 	}
 

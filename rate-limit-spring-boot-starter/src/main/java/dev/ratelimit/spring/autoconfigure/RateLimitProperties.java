@@ -31,20 +31,23 @@ public class RateLimitProperties {
 	private boolean enabled = true;
 
 	/**
-	 * Where the state of every limit is kept: in this JVM ('memory') or in Redis, shared by every instance ('redis').
+	 * Where the state of every limit is kept: in this JVM ('memory') or in Redis, shared
+	 * by every instance ('redis').
 	 */
 	private Backend backend = Backend.MEMORY;
 
 	/**
-	 * What to do with a call when the backend fails or is slower than 'ratelimit.redis.timeout': 'allow' it,
-	 * 'deny' it (503 with Retry-After), or decide it with in-memory limits local to this instance ('local').
+	 * What to do with a call when the backend fails or is slower than
+	 * 'ratelimit.redis.timeout': 'allow' it, 'deny' it (503 with Retry-After), or decide
+	 * it with in-memory limits local to this instance ('local').
 	 */
 	private FailureMode onBackendFailure = FailureMode.ALLOW;
 
 	/**
-	 * Tier of a caller for whom no tier resolves (no TIER_<NAME> authority and no tier request attribute). A policy
-	 * with tiers only also applies this tier's limits to callers of a tier it does not list. When set, it must be a
-	 * tier that some policy defines under 'tiers'. Defaults to 'free'.
+	 * Tier of a caller for whom no tier resolves (no TIER_<NAME> authority and no tier
+	 * request attribute). A policy with tiers only also applies this tier's limits to
+	 * callers of a tier it does not list. When set, it must be a tier that some policy
+	 * defines under 'tiers'. Defaults to 'free'.
 	 */
 	private @Nullable String defaultTier;
 
@@ -62,7 +65,8 @@ public class RateLimitProperties {
 	private Map<String, Policy> policies = new LinkedHashMap<>();
 
 	/**
-	 * Request filters: which policies apply to which request paths and methods, and what a request costs.
+	 * Request filters: which policies apply to which request paths and methods, and what
+	 * a request costs.
 	 */
 	private List<Filter> filters = new ArrayList<>();
 
@@ -154,27 +158,28 @@ public class RateLimitProperties {
 		private String keyPrefix = "rl";
 
 		/**
-		 * Longest time a decision waits for Redis. A later answer is not a failure: the call is decided by this
-		 * instance's own limits (refused with 'deny'), never allowed unlimited.
+		 * Longest time a decision waits for Redis. A later answer is not a failure: the
+		 * call is decided by this instance's own limits (refused with 'deny'), never
+		 * allowed unlimited.
 		 */
 		private Duration timeout = Duration.ofMillis(100);
 
 		/**
-		 * Longest time start-up waits for Redis to take a first write, so that the application is not ready before
-		 * its limiter is. A Redis that refuses ends the wait at once; calls then follow the failure mode until it
-		 * works.
+		 * Longest time start-up waits for Redis to take a first write, so that the
+		 * application is not ready before its limiter is. A Redis that refuses ends the
+		 * wait at once; calls then follow the failure mode until it works.
 		 */
 		private Duration startupTimeout = Duration.ofSeconds(5);
 
 		/**
-		 * Permits a token bucket takes from Redis per call into this instance's reservoir and spends locally
-		 * (two-tier mode); 0 asks Redis for every call. Defaults to 0.
+		 * Permits a token bucket takes from Redis per call into this instance's reservoir
+		 * and spends locally (two-tier mode); 0 asks Redis for every call. Defaults to 0.
 		 */
 		private @Nullable Long reservoir;
 
 		/**
-		 * Permits a token bucket takes from Redis per call into this instance's reservoir (two-tier mode); the former
-		 * name of 'reservoir'.
+		 * Permits a token bucket takes from Redis per call into this instance's reservoir
+		 * (two-tier mode); the former name of 'reservoir'.
 		 */
 		private @Nullable Long lease;
 
@@ -251,12 +256,14 @@ public class RateLimitProperties {
 	public static class Headers {
 
 		/**
-		 * Whether limited responses carry the IETF RateLimit-Policy and RateLimit headers.
+		 * Whether limited responses carry the IETF RateLimit-Policy and RateLimit
+		 * headers.
 		 */
 		private boolean enabled = true;
 
 		/**
-		 * Whether limited responses also carry X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset.
+		 * Whether limited responses also carry X-RateLimit-Limit, X-RateLimit-Remaining
+		 * and X-RateLimit-Reset.
 		 */
 		private boolean legacy = true;
 
@@ -289,29 +296,32 @@ public class RateLimitProperties {
 		private String apiKeyHeader = "X-API-Key";
 
 		/**
-		 * Secret with which the 'api-key' strategy hashes API keys (HMAC-SHA-256) before they become rate-limit keys;
-		 * without it they are hashed with plain SHA-256, which anyone who can read the stored keys (Redis) can test
-		 * guessed API keys against. Set it when API keys are short or guessable and the store is shared. Changing it
-		 * starts every API-key client from a fresh state.
+		 * Secret with which the 'api-key' strategy hashes API keys (HMAC-SHA-256) before
+		 * they become rate-limit keys; without it they are hashed with plain SHA-256,
+		 * which anyone who can read the stored keys (Redis) can test guessed API keys
+		 * against. Set it when API keys are short or guessable and the store is shared.
+		 * Changing it starts every API-key client from a fresh state.
 		 */
 		private @Nullable String apiKeySecret;
 
 		/**
-		 * Addresses or CIDR blocks of proxies allowed to set the forwarding header (see forwarded-header); it is
-		 * ignored when sent by anyone else.
+		 * Addresses or CIDR blocks of proxies allowed to set the forwarding header (see
+		 * forwarded-header); it is ignored when sent by anyone else.
 		 */
 		private List<String> trustedProxies = new ArrayList<>();
 
 		/**
-		 * The one forwarding header the trusted proxies write, x-forwarded-for or forwarded (RFC 7239); the other is
-		 * never read, since a proxy passes it through as the client sent it.
+		 * The one forwarding header the trusted proxies write, x-forwarded-for or
+		 * forwarded (RFC 7239); the other is never read, since a proxy passes it through
+		 * as the client sent it.
 		 */
 		private ForwardedHeader forwardedHeader = ForwardedHeader.X_FORWARDED_FOR;
 
 		/**
-		 * Length of the IPv6 prefix that keys a client address (the 'ip' key strategy, and the other strategies'
-		 * fallback), from 1 to 128: 128 keys each address on its own, 64 keys all the addresses of a /64 network as
-		 * one client (an IPv6 host usually holds a whole /64 and can change address to escape its limits). IPv4
+		 * Length of the IPv6 prefix that keys a client address (the 'ip' key strategy,
+		 * and the other strategies' fallback), from 1 to 128: 128 keys each address on
+		 * its own, 64 keys all the addresses of a /64 network as one client (an IPv6 host
+		 * usually holds a whole /64 and can change address to escape its limits). IPv4
 		 * addresses are always keyed whole.
 		 */
 		private int ipv6PrefixLength = 128;
@@ -364,13 +374,14 @@ public class RateLimitProperties {
 	public static class Policy {
 
 		/**
-		 * How a caller is keyed: principal, api-key, ip, global, header:NAME, bean:NAME (a KeyResolver bean) or SpEL
-		 * "#{...}".
+		 * How a caller is keyed: principal, api-key, ip, global, header:NAME, bean:NAME
+		 * (a KeyResolver bean) or SpEL "#{...}".
 		 */
 		private String key = "principal";
 
 		/**
-		 * Whether the policy only observes: it is decided, recorded and reported in headers, but never rejects.
+		 * Whether the policy only observes: it is decided, recorded and reported in
+		 * headers, but never rejects.
 		 */
 		private boolean shadow;
 
@@ -380,9 +391,9 @@ public class RateLimitProperties {
 		private List<LimitSpec> limits = new ArrayList<>();
 
 		/**
-		 * Limits per tier; they replace 'limits' for that tier. An empty list leaves the tier unlimited. A policy
-		 * without 'limits' applies those of the default tier (which it must list) to callers of a tier it does not
-		 * list.
+		 * Limits per tier; they replace 'limits' for that tier. An empty list leaves the
+		 * tier unlimited. A policy without 'limits' applies those of the default tier
+		 * (which it must list) to callers of a tier it does not list.
 		 */
 		private Map<String, List<LimitSpec>> tiers = new LinkedHashMap<>();
 
@@ -426,14 +437,14 @@ public class RateLimitProperties {
 	public static class LimitSpec {
 
 		/**
-		 * Algorithm: token-bucket, leaky-bucket, fixed-window, sliding-window-log, sliding-window-counter or
-		 * concurrency.
+		 * Algorithm: token-bucket, leaky-bucket, fixed-window, sliding-window-log,
+		 * sliding-window-counter or concurrency.
 		 */
 		private Algorithm algorithm = Algorithm.TOKEN_BUCKET;
 
 		/**
-		 * Permits per period, N/PERIOD, such as 5/1s, 60/1m or 1/10s. For window algorithms, N per window of that
-		 * length. Not used by concurrency limits.
+		 * Permits per period, N/PERIOD, such as 5/1s, 60/1m or 1/10s. For window
+		 * algorithms, N per window of that length. Not used by concurrency limits.
 		 */
 		private @Nullable String rate;
 
@@ -448,12 +459,14 @@ public class RateLimitProperties {
 		private @Nullable Long initial;
 
 		/**
-		 * Leaky bucket: 'police' rejects when full; 'shape' delays a request until its turn.
+		 * Leaky bucket: 'police' rejects when full; 'shape' delays a request until its
+		 * turn.
 		 */
 		private @Nullable LeakMode mode;
 
 		/**
-		 * Leaky bucket in mode 'shape': the longest delay; a request that would wait longer is rejected.
+		 * Leaky bucket in mode 'shape': the longest delay; a request that would wait
+		 * longer is rejected.
 		 */
 		private @Nullable Duration maxWait;
 
@@ -463,7 +476,8 @@ public class RateLimitProperties {
 		private @Nullable Long max;
 
 		/**
-		 * Concurrency: how long a permit lives if it is never released (a crashed instance). Defaults to 1m.
+		 * Concurrency: how long a permit lives if it is never released (a crashed
+		 * instance). Defaults to 1m.
 		 */
 		private @Nullable Duration leaseTime;
 
@@ -539,7 +553,8 @@ public class RateLimitProperties {
 	public static class Filter {
 
 		/**
-		 * Request paths the filter applies to, in Spring PathPattern syntax, such as /api/**.
+		 * Request paths the filter applies to, in Spring PathPattern syntax, such as
+		 * /api/**.
 		 */
 		private List<String> patterns = new ArrayList<>();
 
@@ -554,7 +569,8 @@ public class RateLimitProperties {
 		private List<String> policies = new ArrayList<>();
 
 		/**
-		 * Permits a matching request takes: a whole number, or SpEL "#{...}" with #request.
+		 * Permits a matching request takes: a whole number, or SpEL "#{...}" with
+		 * #request.
 		 */
 		private String cost = "1";
 

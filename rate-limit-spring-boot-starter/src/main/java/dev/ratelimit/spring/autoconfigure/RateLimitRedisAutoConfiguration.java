@@ -25,8 +25,9 @@ import dev.ratelimit.spring.RateLimitListener;
 import dev.ratelimit.spring.RateLimitListeners;
 
 /**
- * Auto-configuration of the Redis backend ({@code ratelimit.backend=redis}): a {@link RedisRateLimiter} on the
- * application's {@link RedisConnectionFactory}, so that every instance shares one quota.
+ * Auto-configuration of the Redis backend ({@code ratelimit.backend=redis}): a
+ * {@link RedisRateLimiter} on the application's {@link RedisConnectionFactory}, so that
+ * every instance shares one quota.
  */
 @AutoConfiguration(before = RateLimitAutoConfiguration.class,
 		afterName = "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration")
@@ -59,7 +60,8 @@ public final class RateLimitRedisAutoConfiguration {
 		}
 		builder.failureMode(properties.getOnBackendFailure());
 		if (properties.getOnBackendFailure() != FailureMode.DENY) {
-			// decides the calls Redis answers late, and in local mode every call while Redis is down
+			// decides the calls Redis answers late, and in local mode every call while
+			// Redis is down
 			builder.localFallback(InMemoryRateLimiter.builder()
 				.maxKeys(properties.getMemory().getMaxKeys())
 				.timeSource(timeSource.getIfAvailable(TimeSource::system))
@@ -70,7 +72,8 @@ public final class RateLimitRedisAutoConfiguration {
 			builder.failureListener((failure) -> failureListeners.backendFailed(BACKEND, failure));
 		}
 		RedisRateLimiter limiter = builder.build();
-		// before the web server starts, so that the first requests find the connection open and the script loaded
+		// before the web server starts, so that the first requests find the connection
+		// open and the script loaded
 		if (!startupTimeout.isZero() && !limiter.awaitReady(startupTimeout)) {
 			logger.warn("Redis did not take the rate limiter's first write within " + startupTimeout
 					+ "; calls follow ratelimit.on-backend-failure=" + properties.getOnBackendFailure()

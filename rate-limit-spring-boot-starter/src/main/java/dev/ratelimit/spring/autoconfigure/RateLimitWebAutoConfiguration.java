@@ -38,9 +38,10 @@ import dev.ratelimit.spring.web.RateLimitHeaders;
 import dev.ratelimit.spring.web.ServletInvocationSupport;
 
 /**
- * Auto-configuration of rate limiting in a servlet web application: the filter for {@code ratelimit.filters},
- * ordered right after Spring Security's filter chain, the rate-limit headers and the 429, 503 and 400 problem
- * responses, and a start-up check that the web server lets no client choose its address.
+ * Auto-configuration of rate limiting in a servlet web application: the filter for
+ * {@code ratelimit.filters}, ordered right after Spring Security's filter chain, the
+ * rate-limit headers and the 429, 503 and 400 problem responses, and a start-up check
+ * that the web server lets no client choose its address.
  */
 @AutoConfiguration(after = RateLimitAutoConfiguration.class)
 @ConditionalOnBooleanProperty(name = "ratelimit.enabled", matchIfMissing = true)
@@ -50,7 +51,8 @@ import dev.ratelimit.spring.web.ServletInvocationSupport;
 public final class RateLimitWebAutoConfiguration {
 
 	/**
-	 * The order of Spring Security's filter chain unless {@code spring.security.filter.order} changes it.
+	 * The order of Spring Security's filter chain unless
+	 * {@code spring.security.filter.order} changes it.
 	 */
 	static final int SECURITY_FILTER_ORDER = -100;
 
@@ -96,8 +98,7 @@ public final class RateLimitWebAutoConfiguration {
 	FilterRegistrationBean<RateLimitFilter> rateLimitFilter(RateLimitProperties properties, RateLimitService service,
 			PolicyRegistry policies, RateLimitHeaders headers, Sleeper sleeper,
 			ObjectProvider<RateLimitedMethods> annotatedMethods,
-			ObjectProvider<HandlerMappingIntrospector> introspector, BeanFactory beanFactory,
-			Environment environment) {
+			ObjectProvider<HandlerMappingIntrospector> introspector, BeanFactory beanFactory, Environment environment) {
 		List<FilterRule> rules = FilterRuleFactory.rules(properties, policies);
 		Supplier<Optional<AnnotatedHandlerLookup>> lookup = SingletonSupplier.of(() -> {
 			RateLimitedMethods methods = annotatedMethods.getIfAvailable();
@@ -109,14 +110,14 @@ public final class RateLimitWebAutoConfiguration {
 			.of(() -> beanFactory.containsBean(EXCEPTION_RESOLVER)
 					? Optional.of(beanFactory.getBean(EXCEPTION_RESOLVER, HandlerExceptionResolver.class))
 					: Optional.empty());
-		RateLimitFilter filter = new RateLimitFilter(service, rules, headers, sleeper,
-				() -> lookup.get().orElse(null), () -> resolver.get().orElse(null), beanFactory);
+		RateLimitFilter filter = new RateLimitFilter(service, rules, headers, sleeper, () -> lookup.get().orElse(null),
+				() -> resolver.get().orElse(null), beanFactory);
 		FilterRegistrationBean<RateLimitFilter> registration = new FilterRegistrationBean<>(filter);
 		registration.setName("rateLimitFilter");
 		registration.setDispatcherTypes(DispatcherType.REQUEST);
-		registration.setOrder(
-				environment.getProperty("spring.security.filter.order", Integer.class, SECURITY_FILTER_ORDER)
-						+ AFTER_SECURITY);
+		registration
+			.setOrder(environment.getProperty("spring.security.filter.order", Integer.class, SECURITY_FILTER_ORDER)
+					+ AFTER_SECURITY);
 		return registration;
 	}
 

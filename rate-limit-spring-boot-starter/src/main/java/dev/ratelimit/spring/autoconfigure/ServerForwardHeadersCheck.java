@@ -15,19 +15,22 @@ import org.springframework.util.StringUtils;
 import dev.ratelimit.spring.RateLimitConfigurationException;
 
 /**
- * Refuses to start an application whose web server replaces the client address with one taken from a forwarding
- * header before the rate limiter sees the request, unless the operator chose whom the server believes. A client could
- * otherwise choose its own {@code ip} key, whatever {@code ratelimit.client.trusted-proxies} says.
+ * Refuses to start an application whose web server replaces the client address with one
+ * taken from a forwarding header before the rate limiter sees the request, unless the
+ * operator chose whom the server believes. A client could otherwise choose its own
+ * {@code ip} key, whatever {@code ratelimit.client.trusted-proxies} says.
  */
 final class ServerForwardHeadersCheck {
 
 	/*
-	 * Spring Boot adds Tomcat's RemoteIpValve for server.forward-headers-strategy=native (also when the property is
-	 * not set and a cloud platform such as Kubernetes is detected), or when remote-ip-header or protocol-header is set.
-	 * The valve believes every private and loopback address unless internal-proxies says otherwise, and keeps no copy
-	 * of the address it replaces. Another server's native support believes what it believes, and Spring Boot has no
-	 * property to narrow it. ForwardedHeaderFilter (framework) needs no check: the client address resolver reads the
-	 * request beneath it.
+	 * Spring Boot adds Tomcat's RemoteIpValve for server.forward-headers-strategy=native
+	 * (also when the property is not set and a cloud platform such as Kubernetes is
+	 * detected), or when remote-ip-header or protocol-header is set. The valve believes
+	 * every private and loopback address unless internal-proxies says otherwise, and
+	 * keeps no copy of the address it replaces. Another server's native support believes
+	 * what it believes, and Spring Boot has no property to narrow it.
+	 * ForwardedHeaderFilter (framework) needs no check: the client address resolver reads
+	 * the request beneath it.
 	 */
 
 	static final String STRATEGY = "server.forward-headers-strategy";
@@ -55,10 +58,12 @@ final class ServerForwardHeadersCheck {
 	/**
 	 * Checks the web server's handling of forwarding headers.
 	 * @param environment the environment, with the {@code server.*} properties
-	 * @param beanFactory the bean factory, whose web server factory says which server runs
+	 * @param beanFactory the bean factory, whose web server factory says which server
+	 * runs
 	 * @param classLoader the class loader of the application
 	 * @return the check, done
-	 * @throws RateLimitConfigurationException if the server would let a client choose its address
+	 * @throws RateLimitConfigurationException if the server would let a client choose its
+	 * address
 	 */
 	static ServerForwardHeadersCheck check(Environment environment, ListableBeanFactory beanFactory,
 			@Nullable ClassLoader classLoader) {
@@ -98,17 +103,19 @@ final class ServerForwardHeadersCheck {
 		}
 		for (String header : new String[] { REMOTE_IP_HEADER, PROTOCOL_HEADER }) {
 			if (StringUtils.hasText(binder.bind(header, Bindable.of(String.class)).orElse(null))) {
-				throw new RateLimitConfigurationException(header, "is set, which turns Tomcat's RemoteIpValve on"
-						+ " whatever " + STRATEGY + " says: " + valve);
+				throw new RateLimitConfigurationException(header,
+						"is set, which turns Tomcat's RemoteIpValve on" + " whatever " + STRATEGY + " says: " + valve);
 			}
 		}
 		return new ServerForwardHeadersCheck();
 	}
 
 	/**
-	 * Returns the web server that will run: that of the application's web server factory; without one (a test's mock
-	 * environment), Tomcat if it is on the class path, the server Spring Boot would start.
-	 * @return {@code Tomcat}, the class of another server's factory, or {@code null} if no server is known
+	 * Returns the web server that will run: that of the application's web server factory;
+	 * without one (a test's mock environment), Tomcat if it is on the class path, the
+	 * server Spring Boot would start.
+	 * @return {@code Tomcat}, the class of another server's factory, or {@code null} if
+	 * no server is known
 	 */
 	private static @Nullable String server(ListableBeanFactory beanFactory, @Nullable ClassLoader classLoader) {
 		if (ClassUtils.isPresent(SERVLET_WEB_SERVER_FACTORY, classLoader)) {

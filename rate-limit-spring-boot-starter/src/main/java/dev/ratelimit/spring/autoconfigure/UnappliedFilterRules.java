@@ -10,10 +10,11 @@ import org.springframework.util.ClassUtils;
 import dev.ratelimit.spring.RateLimitConfigurationException;
 
 /**
- * Reports {@code ratelimit.filters} in an application where no rate-limit filter applies them: the filter is a
- * servlet filter that needs a servlet web application with Spring MVC. A reactive web application, whose every
- * request would pass unlimited, fails to start; any other application (not a web application, or a servlet one
- * without Spring MVC) is warned, since it may share its configuration with one that applies the rules.
+ * Reports {@code ratelimit.filters} in an application where no rate-limit filter applies
+ * them: the filter is a servlet filter that needs a servlet web application with Spring
+ * MVC. A reactive web application, whose every request would pass unlimited, fails to
+ * start; any other application (not a web application, or a servlet one without Spring
+ * MVC) is warned, since it may share its configuration with one that applies the rules.
  */
 final class UnappliedFilterRules {
 
@@ -33,7 +34,8 @@ final class UnappliedFilterRules {
 	 * @param properties the configuration
 	 * @param context the application context
 	 * @return the check, done
-	 * @throws RateLimitConfigurationException if there are filter rules in a reactive web application
+	 * @throws RateLimitConfigurationException if there are filter rules in a reactive web
+	 * application
 	 */
 	static UnappliedFilterRules check(RateLimitProperties properties, ApplicationContext context) {
 		int rules = properties.getFilters().size();

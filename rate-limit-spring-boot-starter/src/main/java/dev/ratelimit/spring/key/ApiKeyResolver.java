@@ -17,10 +17,11 @@ import dev.ratelimit.spring.KeyResolver;
 import dev.ratelimit.spring.RateLimitContext;
 
 /**
- * Resolves the API key a caller sends in a header, the {@code api-key} strategy. The key is hashed before it becomes
- * a rate-limit key, so that no store ever holds a raw API key: with SHA-256, or, given a secret, with HMAC-SHA-256,
- * so that whoever reads the stored keys cannot test guessed API keys against them without the secret. Callers without
- * one fall back to their address.
+ * Resolves the API key a caller sends in a header, the {@code api-key} strategy. The key
+ * is hashed before it becomes a rate-limit key, so that no store ever holds a raw API
+ * key: with SHA-256, or, given a secret, with HMAC-SHA-256, so that whoever reads the
+ * stored keys cannot test guessed API keys against them without the secret. Callers
+ * without one fall back to their address.
  */
 public final class ApiKeyResolver implements KeyResolver {
 
@@ -33,7 +34,10 @@ public final class ApiKeyResolver implements KeyResolver {
 
 	private final @Nullable SecretKeySpec secret;
 
-	/** Initialized with the secret and cloned for each hash, never used itself; {@code null} without a secret. */
+	/**
+	 * Initialized with the secret and cloned for each hash, never used itself;
+	 * {@code null} without a secret.
+	 */
 	private final @Nullable Mac hmac;
 
 	/**
@@ -68,8 +72,8 @@ public final class ApiKeyResolver implements KeyResolver {
 	}
 
 	/**
-	 * Returns the rate-limit key of an API key, hashed as this resolver hashes keys: {@code key:} and the hex SHA-256
-	 * or HMAC-SHA-256 of the API key.
+	 * Returns the rate-limit key of an API key, hashed as this resolver hashes keys:
+	 * {@code key:} and the hex SHA-256 or HMAC-SHA-256 of the API key.
 	 * @param client the API key
 	 * @return the key that the stores hold
 	 */
@@ -81,7 +85,8 @@ public final class ApiKeyResolver implements KeyResolver {
 	}
 
 	/**
-	 * Returns the rate-limit key of an API key hashed with SHA-256, as a resolver without a secret stores it.
+	 * Returns the rate-limit key of an API key hashed with SHA-256, as a resolver without
+	 * a secret stores it.
 	 * @param apiKey the API key
 	 * @return {@code key:} and the hex SHA-256 of the API key
 	 */
@@ -90,8 +95,9 @@ public final class ApiKeyResolver implements KeyResolver {
 	}
 
 	/**
-	 * A fresh SHA-256 digest: a clone of {@link #SHA_256} where the provider can clone (looking the algorithm up in
-	 * the providers took three quarters of the hashing time of every request), else a new instance.
+	 * A fresh SHA-256 digest: a clone of {@link #SHA_256} where the provider can clone
+	 * (looking the algorithm up in the providers took three quarters of the hashing time
+	 * of every request), else a new instance.
 	 */
 	private static MessageDigest sha256() {
 		try {
@@ -112,7 +118,8 @@ public final class ApiKeyResolver implements KeyResolver {
 	}
 
 	/**
-	 * A fresh HMAC, initialized with the secret: a clone of {@link #hmac}, for the same reason as {@link #sha256()}.
+	 * A fresh HMAC, initialized with the secret: a clone of {@link #hmac}, for the same
+	 * reason as {@link #sha256()}.
 	 */
 	private Mac hmac() {
 		try {

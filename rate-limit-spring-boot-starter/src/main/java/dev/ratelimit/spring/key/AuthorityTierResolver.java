@@ -12,10 +12,11 @@ import dev.ratelimit.spring.RateLimitContext;
 import dev.ratelimit.spring.TierResolver;
 
 /**
- * Reads the tier from a Spring Security authority {@code TIER_<NAME>} (case-insensitive: {@code TIER_PAID} and
- * {@code tier_paid} both give tier {@code paid}); without one, from the request attribute
- * {@link TierResolver#TIER_ATTRIBUTE}. The default tier resolver when Spring Security is present. The tier is read
- * for every call, so a changed authority applies at the caller's next request.
+ * Reads the tier from a Spring Security authority {@code TIER_<NAME>} (case-insensitive:
+ * {@code TIER_PAID} and {@code tier_paid} both give tier {@code paid}); without one, from
+ * the request attribute {@link TierResolver#TIER_ATTRIBUTE}. The default tier resolver
+ * when Spring Security is present. The tier is read for every call, so a changed
+ * authority applies at the caller's next request.
  */
 public final class AuthorityTierResolver extends RequestAttributeTierResolver {
 
@@ -36,8 +37,9 @@ public final class AuthorityTierResolver extends RequestAttributeTierResolver {
 	}
 
 	/**
-	 * Returns whether an authority starts with {@code tier_} in any case, read on every call without copying it. Only
-	 * ASCII letters fold: no other character lower-cases to one of {@code tier_}.
+	 * Returns whether an authority starts with {@code tier_} in any case, read on every
+	 * call without copying it. Only ASCII letters fold: no other character lower-cases to
+	 * one of {@code tier_}.
 	 */
 	private static boolean hasPrefix(String authority) {
 		for (int i = 0; i < PREFIX.length(); i++) {

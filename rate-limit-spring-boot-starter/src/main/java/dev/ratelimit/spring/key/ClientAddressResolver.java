@@ -16,9 +16,10 @@ import dev.ratelimit.spring.KeyResolver;
 import dev.ratelimit.spring.RateLimitContext;
 
 /**
- * Resolves the client address of a request, the {@code ip} key strategy. The {@code Forwarded} and
- * {@code X-Forwarded-For} headers are honoured only when the direct peer is a trusted proxy. IPv6 addresses can be
- * keyed by a prefix, since an IPv6 client usually holds a whole network.
+ * Resolves the client address of a request, the {@code ip} key strategy. The
+ * {@code Forwarded} and {@code X-Forwarded-For} headers are honoured only when the direct
+ * peer is a trusted proxy. IPv6 addresses can be keyed by a prefix, since an IPv6 client
+ * usually holds a whole network.
  */
 public final class ClientAddressResolver implements KeyResolver {
 
@@ -37,7 +38,8 @@ public final class ClientAddressResolver implements KeyResolver {
 	private final int ipv6PrefixLength;
 
 	/**
-	 * Creates a resolver that reads {@code X-Forwarded-For} from trusted proxies and keys each address on its own.
+	 * Creates a resolver that reads {@code X-Forwarded-For} from trusted proxies and keys
+	 * each address on its own.
 	 * @param trustedProxies the proxies whose forwarding header is believed
 	 */
 	public ClientAddressResolver(List<IpAddressRange> trustedProxies) {
@@ -57,8 +59,9 @@ public final class ClientAddressResolver implements KeyResolver {
 	 * Creates a resolver.
 	 * @param trustedProxies the proxies whose forwarding header is believed
 	 * @param forwardedHeader the one header those proxies write; the other is never read
-	 * @param ipv6PrefixLength the length of the IPv6 prefix that keys a client, from 1 to 128: 64 keys all the
-	 * addresses of a /64 network as one client; IPv4 addresses are always keyed whole
+	 * @param ipv6PrefixLength the length of the IPv6 prefix that keys a client, from 1 to
+	 * 128: 64 keys all the addresses of a /64 network as one client; IPv4 addresses are
+	 * always keyed whole
 	 * @throws IllegalArgumentException if the prefix length is out of range
 	 */
 	public ClientAddressResolver(List<IpAddressRange> trustedProxies, ForwardedHeader forwardedHeader,
@@ -79,12 +82,14 @@ public final class ClientAddressResolver implements KeyResolver {
 	}
 
 	/**
-	 * Returns the key of a client address, with or without the {@code ip:} prefix: {@code ip:} and the address in
-	 * canonical form, or, for an IPv6 address keyed by a shorter prefix than 128, its network and the prefix length
+	 * Returns the key of a client address, with or without the {@code ip:} prefix:
+	 * {@code ip:} and the address in canonical form, or, for an IPv6 address keyed by a
+	 * shorter prefix than 128, its network and the prefix length
 	 * ({@code ip:2001:db8:1:2:0:0:0:0/64}). A key in that form gives itself back.
 	 * @param client the address
 	 * @return the key
-	 * @throws IllegalArgumentException if an IPv6 network is given with another prefix length than the keys'
+	 * @throws IllegalArgumentException if an IPv6 network is given with another prefix
+	 * length than the keys'
 	 */
 	@Override
 	public String storedKey(String client) {
@@ -102,8 +107,9 @@ public final class ClientAddressResolver implements KeyResolver {
 	}
 
 	/**
-	 * Returns the key of an address in canonical form: the address, or its network when IPv6 addresses are keyed by a
-	 * shorter prefix. Only then is the address parsed again (a canonical IPv4 address has no colon).
+	 * Returns the key of an address in canonical form: the address, or its network when
+	 * IPv6 addresses are keyed by a shorter prefix. Only then is the address parsed again
+	 * (a canonical IPv4 address has no colon).
 	 */
 	private String addressKey(String canonicalAddress) {
 		if (this.ipv6PrefixLength < WHOLE_IPV6_ADDRESS && canonicalAddress.indexOf(':') >= 0
@@ -123,10 +129,12 @@ public final class ClientAddressResolver implements KeyResolver {
 	}
 
 	/**
-	 * Returns the address of the client that sent a request. Behind a trusted proxy it is the right-most address in
-	 * the forwarded chain that is not itself a trusted proxy; headers sent by anyone else are ignored, since a client
-	 * can write anything into them. The peer and the headers are read from the request as the web server received it,
-	 * beneath any request wrapper that answers another remote address (as Spring's {@code ForwardedHeaderFilter} does).
+	 * Returns the address of the client that sent a request. Behind a trusted proxy it is
+	 * the right-most address in the forwarded chain that is not itself a trusted proxy;
+	 * headers sent by anyone else are ignored, since a client can write anything into
+	 * them. The peer and the headers are read from the request as the web server received
+	 * it, beneath any request wrapper that answers another remote address (as Spring's
+	 * {@code ForwardedHeaderFilter} does).
 	 * @param request the request
 	 * @return the client address
 	 */
@@ -147,10 +155,12 @@ public final class ClientAddressResolver implements KeyResolver {
 	}
 
 	/**
-	 * Returns the request as the web server received it, beneath every request wrapper. Spring's
-	 * {@code ForwardedHeaderFilter} ({@code server.forward-headers-strategy=framework}) wraps a request in one that
-	 * answers the left-most {@code X-Forwarded-For} address, which any client can write, as its remote address, and
-	 * hides the forwarding headers: only the trusted proxies decide which forwarded address is believed.
+	 * Returns the request as the web server received it, beneath every request wrapper.
+	 * Spring's {@code ForwardedHeaderFilter}
+	 * ({@code server.forward-headers-strategy=framework}) wraps a request in one that
+	 * answers the left-most {@code X-Forwarded-For} address, which any client can write,
+	 * as its remote address, and hides the forwarding headers: only the trusted proxies
+	 * decide which forwarded address is believed.
 	 */
 	private static HttpServletRequest received(HttpServletRequest request) {
 		HttpServletRequest received = request;

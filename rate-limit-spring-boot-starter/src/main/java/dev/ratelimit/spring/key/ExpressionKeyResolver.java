@@ -33,8 +33,9 @@ public final class ExpressionKeyResolver implements KeyResolver {
 	}
 
 	/**
-	 * Returns the key of an expression's value: prefixed, so that no value can name another strategy's key (such as
-	 * the {@code ip:} key of a caller for whom the expression gives nothing).
+	 * Returns the key of an expression's value: prefixed, so that no value can name
+	 * another strategy's key (such as the {@code ip:} key of a caller for whom the
+	 * expression gives nothing).
 	 */
 	@Override
 	public String storedKey(String client) {

@@ -9,8 +9,8 @@ import dev.ratelimit.spring.KeyResolver;
 import dev.ratelimit.spring.RateLimitContext;
 
 /**
- * Resolves the value of a request header, the {@code header:NAME} strategy. The value is used as it is; use
- * {@code api-key} for secrets, which are hashed.
+ * Resolves the value of a request header, the {@code header:NAME} strategy. The value is
+ * used as it is; use {@code api-key} for secrets, which are hashed.
  */
 public final class HeaderKeyResolver implements KeyResolver {
 
@@ -34,8 +34,8 @@ public final class HeaderKeyResolver implements KeyResolver {
 	}
 
 	/**
-	 * Returns the key of a header value: prefixed, so that no value can name another strategy's key (such as the
-	 * {@code ip:} key of a caller without the header).
+	 * Returns the key of a header value: prefixed, so that no value can name another
+	 * strategy's key (such as the {@code ip:} key of a caller without the header).
 	 */
 	@Override
 	public String storedKey(String client) {

@@ -8,8 +8,8 @@ import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A block of IPv4 or IPv6 addresses written in CIDR notation ({@code 10.0.0.0/8}, {@code fd00::/8}) or a single
- * address. Parsing never looks up a host name. Immutable.
+ * A block of IPv4 or IPv6 addresses written in CIDR notation ({@code 10.0.0.0/8},
+ * {@code fd00::/8}) or a single address. Parsing never looks up a host name. Immutable.
  */
 public final class IpAddressRange {
 
@@ -47,7 +47,8 @@ public final class IpAddressRange {
 		if (slash >= 0) {
 			String length = trimmed.substring(slash + 1);
 			if (!length.matches("\\d{1,3}") || Integer.parseInt(length) > maxPrefix) {
-				throw new IllegalArgumentException("'" + text + "' has an invalid prefix length; use 0 to " + maxPrefix);
+				throw new IllegalArgumentException(
+						"'" + text + "' has an invalid prefix length; use 0 to " + maxPrefix);
 			}
 			prefix = Integer.parseInt(length);
 		}
@@ -55,8 +56,8 @@ public final class IpAddressRange {
 	}
 
 	/**
-	 * Parses an IP address literal without any name look-up. Accepts brackets around an IPv6 address and drops an
-	 * IPv6 zone.
+	 * Parses an IP address literal without any name look-up. Accepts brackets around an
+	 * IPv6 address and drops an IPv6 zone.
 	 * @param text the address
 	 * @return the address, or {@code null} if the text is not an address literal
 	 */
@@ -83,8 +84,10 @@ public final class IpAddressRange {
 		}
 		if (address.indexOf(':') >= 0 && address.matches("[0-9a-fA-F:][0-9a-fA-F:.]*")) {
 			try {
-				// starting with a hex digit or a colon, a text with a colon is parsed as an IPv6 literal and never
-				// resolved as a host name (InetAddress looks up one that starts otherwise, such as ".1:2")
+				// starting with a hex digit or a colon, a text with a colon is parsed as
+				// an IPv6 literal and never
+				// resolved as a host name (InetAddress looks up one that starts
+				// otherwise, such as ".1:2")
 				return InetAddress.getByName(address);
 			}
 			catch (UnknownHostException ex) {
@@ -104,8 +107,8 @@ public final class IpAddressRange {
 	}
 
 	/**
-	 * Returns the network of the given prefix length that holds an address: the address with every bit after the
-	 * prefix cleared.
+	 * Returns the network of the given prefix length that holds an address: the address
+	 * with every bit after the prefix cleared.
 	 * @param address the address
 	 * @param prefix the prefix length, from 0 to the address's bit length
 	 * @return the network address
@@ -127,7 +130,8 @@ public final class IpAddressRange {
 	/**
 	 * Returns whether the range contains an address.
 	 * @param address the address
-	 * @return whether it lies in the range (an IPv4 address never lies in an IPv6 range, nor the reverse)
+	 * @return whether it lies in the range (an IPv4 address never lies in an IPv6 range,
+	 * nor the reverse)
 	 */
 	public boolean contains(InetAddress address) {
 		byte[] bytes = address.getAddress();

@@ -13,9 +13,10 @@ import dev.ratelimit.spring.RateLimitContext;
 import dev.ratelimit.spring.RateLimitExpression;
 
 /**
- * Turns a configured key strategy into a {@link KeyResolver}: {@code principal}, {@code api-key}, {@code ip},
- * {@code global}, {@code header:NAME}, {@code bean:NAME} or SpEL {@code #{...}}. Every strategy but {@code ip} and
- * {@code global} falls back to the client address when it has no key for a call.
+ * Turns a configured key strategy into a {@link KeyResolver}: {@code principal},
+ * {@code api-key}, {@code ip}, {@code global}, {@code header:NAME}, {@code bean:NAME} or
+ * SpEL {@code #{...}}. Every strategy but {@code ip} and {@code global} falls back to the
+ * client address when it has no key for a call.
  */
 public final class KeyResolverFactory {
 
@@ -32,9 +33,11 @@ public final class KeyResolverFactory {
 
 	/**
 	 * Creates a factory whose {@code api-key} strategy hashes API keys with SHA-256.
-	 * @param addressResolver the resolver of client addresses, the {@code ip} strategy and the fallback of others
+	 * @param addressResolver the resolver of client addresses, the {@code ip} strategy
+	 * and the fallback of others
 	 * @param apiKeyHeader the header of the {@code api-key} strategy
-	 * @param beanFactory the bean factory that {@code bean:NAME} and {@code @beans} refer to
+	 * @param beanFactory the bean factory that {@code bean:NAME} and {@code @beans} refer
+	 * to
 	 */
 	public KeyResolverFactory(ClientAddressResolver addressResolver, String apiKeyHeader,
 			@Nullable BeanFactory beanFactory) {
@@ -43,15 +46,17 @@ public final class KeyResolverFactory {
 
 	/**
 	 * Creates a factory.
-	 * @param addressResolver the resolver of client addresses, the {@code ip} strategy and the fallback of others
+	 * @param addressResolver the resolver of client addresses, the {@code ip} strategy
+	 * and the fallback of others
 	 * @param apiKeyHeader the header of the {@code api-key} strategy
-	 * @param apiKeySecret the secret with which the {@code api-key} strategy hashes API keys (HMAC-SHA-256), or
-	 * {@code null} to hash them with SHA-256
-	 * @param beanFactory the bean factory that {@code bean:NAME} and {@code @beans} refer to
+	 * @param apiKeySecret the secret with which the {@code api-key} strategy hashes API
+	 * keys (HMAC-SHA-256), or {@code null} to hash them with SHA-256
+	 * @param beanFactory the bean factory that {@code bean:NAME} and {@code @beans} refer
+	 * to
 	 * @throws IllegalArgumentException if the secret is blank
 	 */
-	public KeyResolverFactory(ClientAddressResolver addressResolver, String apiKeyHeader,
-			@Nullable String apiKeySecret, @Nullable BeanFactory beanFactory) {
+	public KeyResolverFactory(ClientAddressResolver addressResolver, String apiKeyHeader, @Nullable String apiKeySecret,
+			@Nullable BeanFactory beanFactory) {
 		this.addressResolver = Objects.requireNonNull(addressResolver, "addressResolver must not be null");
 		this.apiKeyResolver = new ApiKeyResolver(Objects.requireNonNull(apiKeyHeader, "apiKeyHeader must not be null"),
 				apiKeySecret);
@@ -59,10 +64,12 @@ public final class KeyResolverFactory {
 	}
 
 	/**
-	 * Returns the resolver of a key strategy, checking it now so that a mistake fails start-up.
+	 * Returns the resolver of a key strategy, checking it now so that a mistake fails
+	 * start-up.
 	 * @param strategy the strategy as configured
 	 * @return the resolver
-	 * @throws IllegalArgumentException if the strategy is unknown, names a missing bean or does not parse
+	 * @throws IllegalArgumentException if the strategy is unknown, names a missing bean
+	 * or does not parse
 	 */
 	public KeyResolver create(String strategy) {
 		String trimmed = strategy.trim();
@@ -73,7 +80,8 @@ public final class KeyResolverFactory {
 		if (lower.startsWith("header:")) {
 			String header = trimmed.substring("header:".length()).trim();
 			if (header.isEmpty()) {
-				throw new IllegalArgumentException("key strategy '" + strategy + "' names no header; write header:NAME");
+				throw new IllegalArgumentException(
+						"key strategy '" + strategy + "' names no header; write header:NAME");
 			}
 			return withFallback(new HeaderKeyResolver(header));
 		}
@@ -102,8 +110,8 @@ public final class KeyResolverFactory {
 				}
 
 			};
-			default -> throw new IllegalArgumentException(
-					"unknown key strategy '" + strategy + "'; expected " + STRATEGIES);
+			default ->
+				throw new IllegalArgumentException("unknown key strategy '" + strategy + "'; expected " + STRATEGIES);
 		};
 	}
 

@@ -7,8 +7,9 @@ import dev.ratelimit.spring.RateLimitContext;
 import dev.ratelimit.spring.TierResolver;
 
 /**
- * Reads the tier from the request attribute {@link TierResolver#TIER_ATTRIBUTE}, which an application's own filter
- * may set. The default tier resolver when Spring Security is absent.
+ * Reads the tier from the request attribute {@link TierResolver#TIER_ATTRIBUTE}, which an
+ * application's own filter may set. The default tier resolver when Spring Security is
+ * absent.
  */
 public class RequestAttributeTierResolver implements TierResolver {
 

@@ -1,5 +1,6 @@
 /**
- * The built-in key strategies and tier resolvers, and the factory that makes a policy's key resolver.
+ * The built-in key strategies and tier resolvers, and the factory that makes a policy's
+ * key resolver.
  */
 @NullMarked
 package dev.ratelimit.spring.key;

@@ -10,10 +10,12 @@ import io.micrometer.core.instrument.binder.MeterBinder;
 import dev.ratelimit.core.memory.InMemoryRateLimiter;
 
 /**
- * Binds the meters of the in-memory backend's keys, tagged {@code backend=memory}: the {@value #KEYS} gauge, the keyed
- * limits it holds, which {@code ratelimit.memory.max-keys} bounds, and the {@value #EVICTED} counter, the keys it
- * evicted to stay within that bound, tagged {@code state=fresh} for keys back to their fresh state (nothing lost) and
- * {@code state=spent} for keys that still held spent permits, which their clients got back.
+ * Binds the meters of the in-memory backend's keys, tagged {@code backend=memory}: the
+ * {@value #KEYS} gauge, the keyed limits it holds, which
+ * {@code ratelimit.memory.max-keys} bounds, and the {@value #EVICTED} counter, the keys
+ * it evicted to stay within that bound, tagged {@code state=fresh} for keys back to their
+ * fresh state (nothing lost) and {@code state=spent} for keys that still held spent
+ * permits, which their clients got back.
  */
 public class RateLimitKeysMeterBinder implements MeterBinder {
 

@@ -22,36 +22,49 @@ import dev.ratelimit.spring.RateLimitListener;
 import dev.ratelimit.spring.RateLimitOutcome;
 
 /**
- * Records every decision of the {@code RateLimitService} in Micrometer: {@value #REQUESTS}, {@value #DECISION},
- * {@value #BACKEND_FAILURES} and {@value #LISTENER_FAILURES}. No metric is ever tagged with a client key.
+ * Records every decision of the {@code RateLimitService} in Micrometer:
+ * {@value #REQUESTS}, {@value #DECISION}, {@value #BACKEND_FAILURES} and
+ * {@value #LISTENER_FAILURES}. No metric is ever tagged with a client key.
  */
 public class RateLimitMetrics implements RateLimitListener {
 
-	/** The name of the decision counter, tagged {@code policy}, {@code tier} and {@code outcome}. */
+	/**
+	 * The name of the decision counter, tagged {@code policy}, {@code tier} and
+	 * {@code outcome}.
+	 */
 	public static final String REQUESTS = "ratelimit.requests";
 
 	/**
-	 * The name of the decision timer, tagged {@code backend}. It publishes a percentile histogram unless
-	 * {@code management.metrics.distribution.percentiles-histogram.ratelimit.decision} says otherwise.
+	 * The name of the decision timer, tagged {@code backend}. It publishes a percentile
+	 * histogram unless
+	 * {@code management.metrics.distribution.percentiles-histogram.ratelimit.decision}
+	 * says otherwise.
 	 */
 	public static final String DECISION = "ratelimit.decision";
 
-	/** The name of the backend failure counter, tagged {@code backend} and {@code exception}. */
+	/**
+	 * The name of the backend failure counter, tagged {@code backend} and
+	 * {@code exception}.
+	 */
 	public static final String BACKEND_FAILURES = "ratelimit.backend.failures";
 
 	/**
-	 * The name of the counter of listeners that threw, tagged {@code listener}: the class of the
-	 * {@code RateLimitListener}.
+	 * The name of the counter of listeners that threw, tagged {@code listener}: the class
+	 * of the {@code RateLimitListener}.
 	 */
 	public static final String LISTENER_FAILURES = "ratelimit.listener.failures";
 
 	/**
-	 * The {@code tier} tag of a caller whose tier no policy knows: neither one that some policy lists nor the default
-	 * tier. Whatever resolves tiers could name any tier, so this keeps the number of series bounded.
+	 * The {@code tier} tag of a caller whose tier no policy knows: neither one that some
+	 * policy lists nor the default tier. Whatever resolves tiers could name any tier, so
+	 * this keeps the number of series bounded.
 	 */
 	public static final String OTHER_TIER = "other";
 
-	/** The {@code exception} tag of the failure counter registered, at zero, before any failure. */
+	/**
+	 * The {@code exception} tag of the failure counter registered, at zero, before any
+	 * failure.
+	 */
 	public static final String NO_EXCEPTION = "none";
 
 	private static final RateLimitOutcome[] OUTCOMES = RateLimitOutcome.values();
@@ -60,7 +73,8 @@ public class RateLimitMetrics implements RateLimitListener {
 
 	private static final Duration MAXIMUM_EXPECTED_DECISION = Duration.ofSeconds(1);
 
-	// Meters are created once and kept, never looked up in the registry per decision: at start-up for every
+	// Meters are created once and kept, never looked up in the registry per decision: at
+	// start-up for every
 	// configured policy and tier, and on first use for any other combination.
 	private final MeterRegistry registry;
 
@@ -77,9 +91,10 @@ public class RateLimitMetrics implements RateLimitListener {
 	private final ConcurrentMap<Class<?>, Counter> listenerFailures = new ConcurrentHashMap<>();
 
 	/**
-	 * Creates the recorder and registers the meters of every configured policy and tier, at zero: the outcomes
-	 * {@code allowed} and {@code rejected}, or {@code shadow-rejected} for a shadow policy. So dashboards see zero
-	 * rather than no data.
+	 * Creates the recorder and registers the meters of every configured policy and tier,
+	 * at zero: the outcomes {@code allowed} and {@code rejected}, or
+	 * {@code shadow-rejected} for a shadow policy. So dashboards see zero rather than no
+	 * data.
 	 * @param registry the registry to record in
 	 * @param policies the configured policies
 	 * @param backend the name of the backend, such as {@code memory} or {@code redis}
@@ -127,10 +142,13 @@ public class RateLimitMetrics implements RateLimitListener {
 
 	@Override
 	public void onListenerFailure(Class<?> listener, Throwable failure) {
-		this.listenerFailures.computeIfAbsent(listener, (type) -> Counter.builder(LISTENER_FAILURES)
-			.description("Failures of rate-limit listeners, each skipped for the call it failed on")
-			.tag("listener", type.getName())
-			.register(this.registry)).increment();
+		this.listenerFailures
+			.computeIfAbsent(listener,
+					(type) -> Counter.builder(LISTENER_FAILURES)
+						.description("Failures of rate-limit listeners, each skipped for the call it failed on")
+						.tag("listener", type.getName())
+						.register(this.registry))
+			.increment();
 	}
 
 	private PolicyMeters policyMeters(String policy) {
@@ -142,7 +160,8 @@ public class RateLimitMetrics implements RateLimitListener {
 			RateLimitOutcome outcome) {
 		Counter counter = counters.get(outcome.ordinal());
 		if (counter == null) {
-			// the registry answers the same counter for the same name and tags, so a race registers one meter
+			// the registry answers the same counter for the same name and tags, so a race
+			// registers one meter
 			counter = Counter.builder(REQUESTS)
 				.description("Rate-limit decisions, by policy, tier and outcome")
 				.tag("policy", policy)
@@ -157,13 +176,14 @@ public class RateLimitMetrics implements RateLimitListener {
 	private Timer timer(String backend) {
 		Timer timer = this.timers.get(backend);
 		if (timer == null) {
-			timer = this.timers.computeIfAbsent(backend, (name) -> Timer.builder(DECISION)
-				.description("Time the rate-limit backend takes to decide a call")
-				.tag("backend", name)
-				.publishPercentileHistogram()
-				.minimumExpectedValue(MINIMUM_EXPECTED_DECISION)
-				.maximumExpectedValue(MAXIMUM_EXPECTED_DECISION)
-				.register(this.registry));
+			timer = this.timers.computeIfAbsent(backend,
+					(name) -> Timer.builder(DECISION)
+						.description("Time the rate-limit backend takes to decide a call")
+						.tag("backend", name)
+						.publishPercentileHistogram()
+						.minimumExpectedValue(MINIMUM_EXPECTED_DECISION)
+						.maximumExpectedValue(MAXIMUM_EXPECTED_DECISION)
+						.register(this.registry));
 		}
 		return timer;
 	}
@@ -171,11 +191,12 @@ public class RateLimitMetrics implements RateLimitListener {
 	private Counter failureCounter(FailureKey key) {
 		Counter counter = this.failures.get(key);
 		if (counter == null) {
-			counter = this.failures.computeIfAbsent(key, (failure) -> Counter.builder(BACKEND_FAILURES)
-				.description("Failures of the rate-limit backend, each then decided by the failure mode")
-				.tag("backend", failure.backend())
-				.tag("exception", failure.exception())
-				.register(this.registry));
+			counter = this.failures.computeIfAbsent(key,
+					(failure) -> Counter.builder(BACKEND_FAILURES)
+						.description("Failures of the rate-limit backend, each then decided by the failure mode")
+						.tag("backend", failure.backend())
+						.tag("exception", failure.exception())
+						.register(this.registry));
 		}
 		return counter;
 	}
@@ -191,7 +212,8 @@ public class RateLimitMetrics implements RateLimitListener {
 	}
 
 	/**
-	 * The decision counters of one policy: per tier, one slot per outcome, filled on first use.
+	 * The decision counters of one policy: per tier, one slot per outcome, filled on
+	 * first use.
 	 */
 	private static final class PolicyMeters {
 

@@ -1,5 +1,6 @@
 /**
- * Micrometer metrics of rate-limit decisions, backend failures and the keys the in-memory backend holds.
+ * Micrometer metrics of rate-limit decisions, backend failures and the keys the in-memory
+ * backend holds.
  */
 @NullMarked
 package dev.ratelimit.spring.metrics;

@@ -33,9 +33,10 @@ import org.springframework.web.util.pattern.PathPattern;
 import dev.ratelimit.spring.annotation.RateLimitedMethods;
 
 /**
- * Finds out, before the {@code DispatcherServlet} runs, whether a request will be handled by a {@code @RateLimited}
- * handler method, so that the filter can leave its policies to that method's single decision. Asks the application's
- * handler mappings as the {@code DispatcherServlet} will, on a view of the request whose attribute changes are
+ * Finds out, before the {@code DispatcherServlet} runs, whether a request will be handled
+ * by a {@code @RateLimited} handler method, so that the filter can leave its policies to
+ * that method's single decision. Asks the application's handler mappings as the
+ * {@code DispatcherServlet} will, on a view of the request whose attribute changes are
  * discarded.
  */
 public final class AnnotatedHandlerLookup {
@@ -47,20 +48,24 @@ public final class AnnotatedHandlerLookup {
 	private final Map<MethodClassKey, Boolean> annotated = new ConcurrentHashMap<>();
 
 	/*
-	 * Most requests cannot reach an annotated method, and for them the full look-up (every handler mapping, which the
-	 * DispatcherServlet will do again) is skipped. On first use this remembers the path patterns and HTTP methods of
-	 * the annotated methods' mappings; a request that matches none is answered at once, without wrapping it. The check
-	 * is a superset of the mappings' own conditions (it ignores parameters, headers and media types, and lets HEAD and
-	 * OPTIONS through), so a request that passes still gets the full look-up, which also sees whether a more specific
-	 * mapping that is not annotated wins. The shortcut needs every handler-method mapping to be a
-	 * RequestMappingInfoHandlerMapping using path patterns (the default). Annotated methods registered at run time,
-	 * after the first request, are seen only by the full look-up: register them before taking traffic.
+	 * Most requests cannot reach an annotated method, and for them the full look-up
+	 * (every handler mapping, which the DispatcherServlet will do again) is skipped. On
+	 * first use this remembers the path patterns and HTTP methods of the annotated
+	 * methods' mappings; a request that matches none is answered at once, without
+	 * wrapping it. The check is a superset of the mappings' own conditions (it ignores
+	 * parameters, headers and media types, and lets HEAD and OPTIONS through), so a
+	 * request that passes still gets the full look-up, which also sees whether a more
+	 * specific mapping that is not annotated wins. The shortcut needs every
+	 * handler-method mapping to be a RequestMappingInfoHandlerMapping using path patterns
+	 * (the default). Annotated methods registered at run time, after the first request,
+	 * are seen only by the full look-up: register them before taking traffic.
 	 */
 	private volatile @Nullable Candidates candidates;
 
 	/**
 	 * Creates a look-up.
-	 * @param handlerMappings the handler mappings in the order the {@code DispatcherServlet} uses them
+	 * @param handlerMappings the handler mappings in the order the
+	 * {@code DispatcherServlet} uses them
 	 * @param methods the annotated methods
 	 */
 	public AnnotatedHandlerLookup(Supplier<List<HandlerMapping>> handlerMappings, RateLimitedMethods methods) {
@@ -78,9 +83,11 @@ public final class AnnotatedHandlerLookup {
 	}
 
 	/**
-	 * Returns whether a {@code @RateLimited} handler method will handle a request whose path the caller has parsed.
+	 * Returns whether a {@code @RateLimited} handler method will handle a request whose
+	 * path the caller has parsed.
 	 * @param request the request
-	 * @param path the request's URI parsed against its context path, or {@code null} to parse it here
+	 * @param path the request's URI parsed against its context path, or {@code null} to
+	 * parse it here
 	 * @return whether the handler is an annotated method
 	 */
 	public boolean isRateLimitedHandler(HttpServletRequest request, @Nullable RequestPath path) {
@@ -98,7 +105,8 @@ public final class AnnotatedHandlerLookup {
 				chain = mapping.getHandler(view);
 			}
 			catch (Exception ex) {
-				// the DispatcherServlet will answer with an error before any handler method runs
+				// the DispatcherServlet will answer with an error before any handler
+				// method runs
 				return false;
 			}
 			if (chain != null) {
@@ -123,9 +131,12 @@ public final class AnnotatedHandlerLookup {
 	}
 
 	/**
-	 * The path patterns and HTTP methods of the annotated handler methods' request mappings, or {@code null} when some
-	 * handler-method mapping is of a kind whose mappings cannot be checked here.
-	 * @param mappings the annotated methods' mappings, or {@code null} if every request may match
+	 * The path patterns and HTTP methods of the annotated handler methods' request
+	 * mappings, or {@code null} when some handler-method mapping is of a kind whose
+	 * mappings cannot be checked here.
+	 *
+	 * @param mappings the annotated methods' mappings, or {@code null} if every request
+	 * may match
 	 */
 	private record Candidates(@Nullable List<Candidate> mappings) {
 
@@ -153,8 +164,9 @@ public final class AnnotatedHandlerLookup {
 		}
 
 		/**
-		 * Returns whether the request may be handled by an annotated method: {@code false} only if its path matches
-		 * no pattern of theirs, or its method is accepted by none of the mappings whose patterns it matches.
+		 * Returns whether the request may be handled by an annotated method:
+		 * {@code false} only if its path matches no pattern of theirs, or its method is
+		 * accepted by none of the mappings whose patterns it matches.
 		 */
 		boolean mayMatch(HttpServletRequest request, @Nullable RequestPath parsed) {
 			List<Candidate> candidates = this.mappings;
@@ -165,7 +177,8 @@ public final class AnnotatedHandlerLookup {
 				return false;
 			}
 			if (request.getDispatcherType() == DispatcherType.ERROR) {
-				// an error dispatch is matched differently (no pre-flight, other method rules): left to the full look-up
+				// an error dispatch is matched differently (no pre-flight, other method
+				// rules): left to the full look-up
 				return true;
 			}
 			PathContainer path = lookupPath(request, parsed);
@@ -179,32 +192,37 @@ public final class AnnotatedHandlerLookup {
 		}
 
 		/**
-		 * Returns the path that handler mappings match, parsed as the {@code DispatcherServlet} will parse it, without
-		 * leaving a trace on the request. That is the caller's parse of the URI against the context path, unless the
-		 * request is an include or its servlet is mapped by a path prefix ({@code /app/*}), which the
-		 * {@code DispatcherServlet} leaves out of the path: then it is parsed here, on a view of the request whose
-		 * attribute changes are discarded.
+		 * Returns the path that handler mappings match, parsed as the
+		 * {@code DispatcherServlet} will parse it, without leaving a trace on the
+		 * request. That is the caller's parse of the URI against the context path, unless
+		 * the request is an include or its servlet is mapped by a path prefix
+		 * ({@code /app/*}), which the {@code DispatcherServlet} leaves out of the path:
+		 * then it is parsed here, on a view of the request whose attribute changes are
+		 * discarded.
 		 */
 		private static PathContainer lookupPath(HttpServletRequest request, @Nullable RequestPath parsed) {
 			if (parsed != null && request.getDispatcherType() == DispatcherType.REQUEST
 					&& request.getHttpServletMapping().getMappingMatch() != MappingMatch.PATH) {
 				return parsed.pathWithinApplication();
 			}
-			return ServletRequestPathUtils.parseAndCache(new AttributeIsolatingRequest(request)).pathWithinApplication();
+			return ServletRequestPathUtils.parseAndCache(new AttributeIsolatingRequest(request))
+				.pathWithinApplication();
 		}
 
 	}
 
 	/**
 	 * The path patterns and HTTP methods of one annotated request mapping.
+	 *
 	 * @param patterns the path patterns
 	 * @param methods the HTTP methods, empty for any
 	 */
 	private record Candidate(List<PathPattern> patterns, Set<RequestMethod> methods) {
 
 		/**
-		 * Returns whether the mapping may accept the method: {@code HEAD} (which {@code GET} mappings take) and
-		 * {@code OPTIONS} (pre-flight and default answers) are left to the full look-up.
+		 * Returns whether the mapping may accept the method: {@code HEAD} (which
+		 * {@code GET} mappings take) and {@code OPTIONS} (pre-flight and default answers)
+		 * are left to the full look-up.
 		 */
 		boolean accepts(String method) {
 			if (this.methods.isEmpty() || "HEAD".equals(method) || "OPTIONS".equals(method)) {

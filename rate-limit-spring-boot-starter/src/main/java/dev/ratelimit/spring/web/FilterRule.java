@@ -14,8 +14,8 @@ import dev.ratelimit.spring.AppliedPolicy;
 import dev.ratelimit.spring.RateLimitCost;
 
 /**
- * One entry of {@code ratelimit.filters}: the request paths and methods it matches, with patterns compiled once, the
- * policies it applies and the cost of a request. Immutable.
+ * One entry of {@code ratelimit.filters}: the request paths and methods it matches, with
+ * patterns compiled once, the policies it applies and the cost of a request. Immutable.
  */
 public final class FilterRule {
 
@@ -34,8 +34,8 @@ public final class FilterRule {
 	/**
 	 * Creates a rule.
 	 * @param patterns the compiled path patterns
-	 * @param methods the upper-case HTTP methods, empty for all; {@code GET} also matches {@code HEAD}, which Spring
-	 * MVC answers with the {@code GET} handler
+	 * @param methods the upper-case HTTP methods, empty for all; {@code GET} also matches
+	 * {@code HEAD}, which Spring MVC answers with the {@code GET} handler
 	 * @param policies the policies
 	 * @param cost the cost of a matching request
 	 */
@@ -53,7 +53,8 @@ public final class FilterRule {
 	 * Returns whether the rule matches a request.
 	 * @param method the request method
 	 * @param path the request path within the application
-	 * @return whether the method and the path match; a rule for {@code GET} matches {@code HEAD} too
+	 * @return whether the method and the path match; a rule for {@code GET} matches
+	 * {@code HEAD} too
 	 */
 	public boolean matches(String method, PathContainer path) {
 		if (!this.matchedMethods.isEmpty() && !this.matchedMethods.contains(method.toUpperCase(Locale.ROOT))) {
@@ -85,7 +86,8 @@ public final class FilterRule {
 	}
 
 	/**
-	 * Returns the HTTP methods that a rule for some methods matches: those, and {@code HEAD} with {@code GET}.
+	 * Returns the HTTP methods that a rule for some methods matches: those, and
+	 * {@code HEAD} with {@code GET}.
 	 * @param methods the upper-case methods as configured, empty for all
 	 * @return the methods matched, empty for all; unmodifiable
 	 */
@@ -99,7 +101,8 @@ public final class FilterRule {
 	}
 
 	/**
-	 * Returns the HTTP methods as configured, empty for all ({@code GET} matches {@code HEAD} too).
+	 * Returns the HTTP methods as configured, empty for all ({@code GET} matches
+	 * {@code HEAD} too).
 	 * @return the methods
 	 */
 	public Set<String> methods() {
@@ -115,8 +118,9 @@ public final class FilterRule {
 	}
 
 	/**
-	 * Returns whether the rule names an enforced policy. Only such a rule's cost counts in what a request's enforced
-	 * policies are charged, and only such a rule refuses a request whose cost cannot be evaluated.
+	 * Returns whether the rule names an enforced policy. Only such a rule's cost counts
+	 * in what a request's enforced policies are charged, and only such a rule refuses a
+	 * request whose cost cannot be evaluated.
 	 * @return whether a policy of the rule is not a shadow policy
 	 */
 	public boolean enforces() {

@@ -13,10 +13,11 @@ import org.springframework.web.servlet.HandlerExceptionResolver;
 import org.springframework.web.servlet.ModelAndView;
 
 /**
- * Has the {@link RateLimitFilter} decide the policies it left for a {@code @RateLimited} handler method when the
- * request fails before that method is invoked (its arguments do not bind, an interceptor throws). The request is
- * charged, its error response carries the rate-limit headers, and it is answered 429 or 400 where the filter would
- * have been. Resolves nothing else.
+ * Has the {@link RateLimitFilter} decide the policies it left for a {@code @RateLimited}
+ * handler method when the request fails before that method is invoked (its arguments do
+ * not bind, an interceptor throws). The request is charged, its error response carries
+ * the rate-limit headers, and it is answered 429 or 400 where the filter would have been.
+ * Resolves nothing else.
  */
 public final class PendingLimitsExceptionResolver implements HandlerExceptionResolver, Ordered {
 
@@ -33,7 +34,8 @@ public final class PendingLimitsExceptionResolver implements HandlerExceptionRes
 			return limits.filter().decideLeftover(limits, request, response, true) ? new ModelAndView() : null;
 		}
 		catch (IOException | RuntimeException failure) {
-			// the request's own failure stays the one its resolvers answer (a failing key bean of the filter's policy
+			// the request's own failure stays the one its resolvers answer (a failing key
+			// bean of the filter's policy
 			// fails here again, after failing the handler's decision)
 			logger.warn("Failure while deciding the rate limits of a request that failed with ["
 					+ ex.getClass().getName() + "]", failure);
@@ -41,8 +43,10 @@ public final class PendingLimitsExceptionResolver implements HandlerExceptionRes
 		}
 	}
 
-	// Right after Spring Boot's DefaultErrorAttributes, which only records the failure for the error attributes and
-	// resolves nothing, so the failure is recorded even when this resolver answers it; and before every resolver that
+	// Right after Spring Boot's DefaultErrorAttributes, which only records the failure
+	// for the error attributes and
+	// resolves nothing, so the failure is recorded even when this resolver answers it;
+	// and before every resolver that
 	// answers a failure, such as the one of @ExceptionHandler methods.
 	@Override
 	public int getOrder() {

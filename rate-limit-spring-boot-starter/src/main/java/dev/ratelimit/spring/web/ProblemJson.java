@@ -9,8 +9,8 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.http.ProblemDetail;
 
 /**
- * Writes a {@link ProblemDetail} as RFC 9457 JSON without a JSON library, for the rare application where the MVC
- * exception resolvers are not there to render it.
+ * Writes a {@link ProblemDetail} as RFC 9457 JSON without a JSON library, for the rare
+ * application where the MVC exception resolvers are not there to render it.
  */
 final class ProblemJson {
 

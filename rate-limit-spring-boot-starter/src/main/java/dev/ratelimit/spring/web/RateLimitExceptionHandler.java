@@ -20,11 +20,13 @@ import dev.ratelimit.spring.RateLimitEvaluationException;
 import dev.ratelimit.spring.RateLimitResult;
 
 /**
- * Answers a {@link RateLimitExceededException} with 429 (or 503 for a backend failure), {@code Retry-After}, the
- * rate-limit headers and an {@code application/problem+json} body, and a {@link RateLimitEvaluationException} (a cost
- * or key expression that cannot be evaluated for the request) with 400 and a problem body. Serves both the filter,
- * which hands its rejections to the MVC exception resolvers, and {@code @RateLimited} methods. Replace it with a bean
- * of this type, or handle the exceptions in an advice of higher precedence, to answer differently.
+ * Answers a {@link RateLimitExceededException} with 429 (or 503 for a backend failure),
+ * {@code Retry-After}, the rate-limit headers and an {@code application/problem+json}
+ * body, and a {@link RateLimitEvaluationException} (a cost or key expression that cannot
+ * be evaluated for the request) with 400 and a problem body. Serves both the filter,
+ * which hands its rejections to the MVC exception resolvers, and {@code @RateLimited}
+ * methods. Replace it with a bean of this type, or handle the exceptions in an advice of
+ * higher precedence, to answer differently.
  */
 @RestControllerAdvice
 @Order(Ordered.HIGHEST_PRECEDENCE)
@@ -68,12 +70,13 @@ public class RateLimitExceptionHandler {
 	}
 
 	/**
-	 * Answers a call whose cost or key expression could not be evaluated for its request. Nothing was charged. The
-	 * exception, with the expression, is logged at debug level only: it is the client's doing, any client can cause it
-	 * at will, and the response tells the client why; an expression that is wrong for every request is not answered
-	 * here but fails as an error of the application (a {@code @RateLimited} method other than the handler throws an
-	 * {@link IllegalStateException} that holds this exception as suppressed, not as its cause, so that this handler
-	 * does not match it).
+	 * Answers a call whose cost or key expression could not be evaluated for its request.
+	 * Nothing was charged. The exception, with the expression, is logged at debug level
+	 * only: it is the client's doing, any client can cause it at will, and the response
+	 * tells the client why; an expression that is wrong for every request is not answered
+	 * here but fails as an error of the application (a {@code @RateLimited} method other
+	 * than the handler throws an {@link IllegalStateException} that holds this exception
+	 * as suppressed, not as its cause, so that this handler does not match it).
 	 * @param exception the failure
 	 * @param request the request
 	 * @return the problem response

@@ -38,10 +38,11 @@ import dev.ratelimit.spring.Sleeper;
 import dev.ratelimit.spring.annotation.PendingLimits;
 
 /**
- * Limits the requests that match {@code ratelimit.filters}: one decision per request, for the matching rules' policies
- * together. When the handler method carries {@code @RateLimited}, the annotation's interceptor decides them with its
- * own. A cost or key of an enforced policy that cannot be evaluated is answered 400, before anything is charged.
- * Concurrency permits are released when the response completes.
+ * Limits the requests that match {@code ratelimit.filters}: one decision per request, for
+ * the matching rules' policies together. When the handler method carries
+ * {@code @RateLimited}, the annotation's interceptor decides them with its own. A cost or
+ * key of an enforced policy that cannot be evaluated is answered 400, before anything is
+ * charged. Concurrency permits are released when the response completes.
  */
 public class RateLimitFilter extends OncePerRequestFilter {
 
@@ -65,14 +66,14 @@ public class RateLimitFilter extends OncePerRequestFilter {
 	 * @param rules the filter rules
 	 * @param headers the header writer
 	 * @param sleeper what waits out shaping delays
-	 * @param handlerLookup the look-up of annotated handler methods, supplying {@code null} when annotations are not
-	 * enforced
-	 * @param exceptionResolver the MVC exception resolver that answers rejections, supplying {@code null} to write the
-	 * problem directly
+	 * @param handlerLookup the look-up of annotated handler methods, supplying
+	 * {@code null} when annotations are not enforced
+	 * @param exceptionResolver the MVC exception resolver that answers rejections,
+	 * supplying {@code null} to write the problem directly
 	 * @param beanFactory the bean factory that {@code @beans} in expressions refer to
 	 */
-	public RateLimitFilter(RateLimitService service, List<FilterRule> rules, RateLimitHeaders headers,
-			Sleeper sleeper, Supplier<@Nullable AnnotatedHandlerLookup> handlerLookup,
+	public RateLimitFilter(RateLimitService service, List<FilterRule> rules, RateLimitHeaders headers, Sleeper sleeper,
+			Supplier<@Nullable AnnotatedHandlerLookup> handlerLookup,
 			Supplier<@Nullable HandlerExceptionResolver> exceptionResolver, @Nullable BeanFactory beanFactory) {
 		this.service = Objects.requireNonNull(service, "service must not be null");
 		this.rules = List.copyOf(rules);
@@ -118,9 +119,12 @@ public class RateLimitFilter extends OncePerRequestFilter {
 			chain.doFilter(request, response);
 		}
 		finally {
-			// A failing request is not free. If the annotated handler method was never invoked (its arguments failed to
-			// bind, say), PendingLimitsExceptionResolver has charged the filter's policies before the error response,
-			// with headers and a 429 if over the limit. If the failure never reached it, they are charged here.
+			// A failing request is not free. If the annotated handler method was never
+			// invoked (its arguments failed to
+			// bind, say), PendingLimitsExceptionResolver has charged the filter's
+			// policies before the error response,
+			// with headers and a 429 if over the limit. If the failure never reached it,
+			// they are charged here.
 			decideLeftover(limits, request, response, false);
 			if (request.isAsyncStarted()) {
 				request.getAsyncContext().addListener(new ReleaseOnCompletion(limits));
@@ -146,8 +150,8 @@ public class RateLimitFilter extends OncePerRequestFilter {
 	 * Decides a matched request, or leaves the decision to its annotated handler method.
 	 * @return whether the request may proceed; if not, it has been answered
 	 */
-	private boolean admit(List<FilterRule> matched, RequestPath path, RequestLimits limits,
-			HttpServletRequest request, HttpServletResponse response) throws ServletException, IOException {
+	private boolean admit(List<FilterRule> matched, RequestPath path, RequestLimits limits, HttpServletRequest request,
+			HttpServletResponse response) throws ServletException, IOException {
 		RateLimitContext context = RateLimitContext.forRequest(request, this.beanFactory);
 		RateLimitResult result;
 		try {
@@ -172,12 +176,14 @@ public class RateLimitFilter extends OncePerRequestFilter {
 	}
 
 	/**
-	 * Returns the policies of the matched rules and their costs: for the enforced policies the highest cost of the
-	 * rules that name one, so that a shadow rule never changes what the enforced policies are charged; for the shadow
-	 * policies the highest cost of all, what the request would cost were they enforced. A rule whose cost cannot be
-	 * evaluated for the request refuses it, unless its policies are all shadow policies, which never refuse a
-	 * request: they are then not decided for it.
-	 * @throws RateLimitEvaluationException if the cost of a rule with an enforced policy cannot be evaluated
+	 * Returns the policies of the matched rules and their costs: for the enforced
+	 * policies the highest cost of the rules that name one, so that a shadow rule never
+	 * changes what the enforced policies are charged; for the shadow policies the highest
+	 * cost of all, what the request would cost were they enforced. A rule whose cost
+	 * cannot be evaluated for the request refuses it, unless its policies are all shadow
+	 * policies, which never refuse a request: they are then not decided for it.
+	 * @throws RateLimitEvaluationException if the cost of a rule with an enforced policy
+	 * cannot be evaluated
 	 */
 	private PendingLimits applicable(List<FilterRule> matched, RateLimitContext context) {
 		Map<String, AppliedPolicy> policies = new LinkedHashMap<>();
@@ -234,15 +240,17 @@ public class RateLimitFilter extends OncePerRequestFilter {
 	}
 
 	/**
-	 * Decides the policies that the filter left for a {@code @RateLimited} handler method that will not be invoked,
-	 * as the filter would have decided them itself: the request is charged, since a failing request is not free, and
-	 * the response gets the rate-limit headers unless it is committed. Concurrency permits are held until the
+	 * Decides the policies that the filter left for a {@code @RateLimited} handler method
+	 * that will not be invoked, as the filter would have decided them itself: the request
+	 * is charged, since a failing request is not free, and the response gets the
+	 * rate-limit headers unless it is committed. Concurrency permits are held until the
 	 * response completes.
 	 * @param limits the state of the request
 	 * @param request the request
 	 * @param response the response
-	 * @param answer whether to answer a rejection (429), or a key expression that cannot be evaluated (400), in place
-	 * of the response the request would otherwise get; possible only while none of it is written
+	 * @param answer whether to answer a rejection (429), or a key expression that cannot
+	 * be evaluated (400), in place of the response the request would otherwise get;
+	 * possible only while none of it is written
 	 * @return whether the request was answered here
 	 * @throws IOException if writing the answer fails
 	 */
@@ -262,8 +270,8 @@ public class RateLimitFilter extends OncePerRequestFilter {
 				return true;
 			}
 			if (this.logger.isDebugEnabled()) {
-				this.logger.debug("Charged nothing for a request whose handler method was not invoked: "
-						+ ex.getMessage(), ex);
+				this.logger.debug(
+						"Charged nothing for a request whose handler method was not invoked: " + ex.getMessage(), ex);
 			}
 			return false;
 		}
@@ -281,8 +289,9 @@ public class RateLimitFilter extends OncePerRequestFilter {
 	}
 
 	/**
-	 * Answers a rejected request: through the MVC exception resolvers, so that the application's own advice for
-	 * {@link RateLimitExceededException} applies, else with the problem written here.
+	 * Answers a rejected request: through the MVC exception resolvers, so that the
+	 * application's own advice for {@link RateLimitExceededException} applies, else with
+	 * the problem written here.
 	 * @param request the request
 	 * @param response the response
 	 * @param decision the rejecting decision
@@ -291,8 +300,8 @@ public class RateLimitFilter extends OncePerRequestFilter {
 	protected void reject(HttpServletRequest request, HttpServletResponse response, Decision decision)
 			throws IOException {
 		HandlerExceptionResolver resolver = this.exceptionResolver.get();
-		if (resolver != null
-				&& resolver.resolveException(request, response, null, new RateLimitExceededException(decision)) != null) {
+		if (resolver != null && resolver.resolveException(request, response, null,
+				new RateLimitExceededException(decision)) != null) {
 			return;
 		}
 		Long retryAfter = RateLimitProblems.retryAfterSeconds(decision);
@@ -303,9 +312,10 @@ public class RateLimitFilter extends OncePerRequestFilter {
 	}
 
 	/**
-	 * Answers a request for which a cost or key expression could not be evaluated, with nothing charged: through the
-	 * MVC exception resolvers, so that the application's own advice for {@link RateLimitEvaluationException} applies,
-	 * else with the 400 problem written here (and the exception logged at debug level, as the client's doing).
+	 * Answers a request for which a cost or key expression could not be evaluated, with
+	 * nothing charged: through the MVC exception resolvers, so that the application's own
+	 * advice for {@link RateLimitEvaluationException} applies, else with the 400 problem
+	 * written here (and the exception logged at debug level, as the client's doing).
 	 * @param request the request
 	 * @param response the response
 	 * @param failure the failure

@@ -9,8 +9,9 @@ import dev.ratelimit.core.LimitStatus;
 import dev.ratelimit.spring.RateLimitResult;
 
 /**
- * Writes the rate-limit headers of a limited response, per draft-ietf-httpapi-ratelimit-headers-10:
- * {@code RateLimit-Policy}, {@code RateLimit} and optionally the legacy {@code X-RateLimit-*} headers.
+ * Writes the rate-limit headers of a limited response, per
+ * draft-ietf-httpapi-ratelimit-headers-10: {@code RateLimit-Policy}, {@code RateLimit}
+ * and optionally the legacy {@code X-RateLimit-*} headers.
  */
 public class RateLimitHeaders {
 
@@ -44,14 +45,17 @@ public class RateLimitHeaders {
 	}
 
 	/**
-	 * Writes the headers for a result, unless no limit applied or the response is committed.
+	 * Writes the headers for a result, unless no limit applied or the response is
+	 * committed.
 	 * <p>
-	 * {@code RateLimit-Policy} has one item per limit that applied ({@code "geocode-burst";q=10;w=2}: quota and the
-	 * seconds the limit takes to refill from empty). {@code RateLimit} describes the limit closest to rejection
-	 * ({@code "geocode-burst";r=7;t=1}: permits remaining and seconds until full), as do {@code X-RateLimit-Limit},
-	 * {@code X-RateLimit-Remaining} and {@code X-RateLimit-Reset}. An item is named after its policy; a policy with
-	 * several limits names them {@code policy[0]}, {@code policy[1]}, by their index in its configured list. Seconds
-	 * are rounded up.
+	 * {@code RateLimit-Policy} has one item per limit that applied
+	 * ({@code "geocode-burst";q=10;w=2}: quota and the seconds the limit takes to refill
+	 * from empty). {@code RateLimit} describes the limit closest to rejection
+	 * ({@code "geocode-burst";r=7;t=1}: permits remaining and seconds until full), as do
+	 * {@code X-RateLimit-Limit}, {@code X-RateLimit-Remaining} and
+	 * {@code X-RateLimit-Reset}. An item is named after its policy; a policy with several
+	 * limits names them {@code policy[0]}, {@code policy[1]}, by their index in its
+	 * configured list. Seconds are rounded up.
 	 * @param response the response
 	 * @param result the result
 	 */
@@ -96,9 +100,9 @@ public class RateLimitHeaders {
 	}
 
 	/**
-	 * Names each status as its policy, or, where a policy has several limits for the same key, as the policy with the
-	 * limit's index among them ({@code api[0]}, {@code api[1]}). The lists are a few entries long: compared pairwise,
-	 * without maps.
+	 * Names each status as its policy, or, where a policy has several limits for the same
+	 * key, as the policy with the limit's index among them ({@code api[0]},
+	 * {@code api[1]}). The lists are a few entries long: compared pairwise, without maps.
 	 */
 	private static String[] itemNames(List<LimitStatus> statuses) {
 		int size = statuses.size();

@@ -16,15 +16,17 @@ import dev.ratelimit.spring.RateLimitEvaluationException;
 import dev.ratelimit.spring.RateLimitResult;
 
 /**
- * The RFC 9457 problem responses of rejected calls: 429 Too Many Requests when a limit rejects, 503 Service
- * Unavailable when the backend failed and {@code on-backend-failure} is {@code deny}. A call that costs more than a
- * limit can ever grant is answered 429 too, but without {@code Retry-After}, since waiting never helps. A call whose
- * cost or key expression cannot be evaluated for the request is answered 400 Bad Request.
+ * The RFC 9457 problem responses of rejected calls: 429 Too Many Requests when a limit
+ * rejects, 503 Service Unavailable when the backend failed and {@code on-backend-failure}
+ * is {@code deny}. A call that costs more than a limit can ever grant is answered 429
+ * too, but without {@code Retry-After}, since waiting never helps. A call whose cost or
+ * key expression cannot be evaluated for the request is answered 400 Bad Request.
  */
 public final class RateLimitProblems {
 
 	/** The problem type of a 429, from the IANA HTTP Problem Types registry. */
-	public static final URI QUOTA_EXCEEDED = URI.create("https://iana.org/assignments/http-problem-types#quota-exceeded");
+	public static final URI QUOTA_EXCEEDED = URI
+		.create("https://iana.org/assignments/http-problem-types#quota-exceeded");
 
 	/** The problem property listing the policies that rejected the call. */
 	public static final String VIOLATED_POLICIES = "violated-policies";
@@ -46,7 +48,8 @@ public final class RateLimitProblems {
 	}
 
 	/**
-	 * Returns the seconds a client should wait before retrying: the decision's retry-after rounded up, at least 1.
+	 * Returns the seconds a client should wait before retrying: the decision's
+	 * retry-after rounded up, at least 1.
 	 * @param decision the decision
 	 * @return the seconds, or {@code null} when the call can never pass
 	 */
@@ -90,8 +93,9 @@ public final class RateLimitProblems {
 	}
 
 	/**
-	 * Returns the problem describing a call whose cost or key expression could not be evaluated for its request: 400,
-	 * with a detail that names the policy and says why in fixed words, never the request's values.
+	 * Returns the problem describing a call whose cost or key expression could not be
+	 * evaluated for its request: 400, with a detail that names the policy and says why in
+	 * fixed words, never the request's values.
 	 * @param failure the failure
 	 * @param request the request, whose path becomes the problem's instance
 	 * @return the problem

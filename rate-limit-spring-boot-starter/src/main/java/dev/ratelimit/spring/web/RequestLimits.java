@@ -10,9 +10,10 @@ import dev.ratelimit.spring.RateLimitResult;
 import dev.ratelimit.spring.annotation.PendingLimits;
 
 /**
- * The rate-limit state of one request, kept in a request attribute by the {@link RateLimitFilter}: the filter, the
- * policies left for the handler method, the results whose concurrency permits are released when the response
- * completes, and the latest result, which the 429 response describes.
+ * The rate-limit state of one request, kept in a request attribute by the
+ * {@link RateLimitFilter}: the filter, the policies left for the handler method, the
+ * results whose concurrency permits are released when the response completes, and the
+ * latest result, which the 429 response describes.
  */
 final class RequestLimits {
 
@@ -53,9 +54,11 @@ final class RequestLimits {
 	/**
 	 * Records a decision made for the request.
 	 * @param result the result
-	 * @param holdUntilComplete whether its concurrency permits are to be released when the response completes
-	 * @return whether they will be: {@code false} once the response has completed (as for a handler method that an
-	 * ERROR dispatch invokes after the filter has released the request's permits), when the caller must release them
+	 * @param holdUntilComplete whether its concurrency permits are to be released when
+	 * the response completes
+	 * @return whether they will be: {@code false} once the response has completed (as for
+	 * a handler method that an ERROR dispatch invokes after the filter has released the
+	 * request's permits), when the caller must release them
 	 */
 	synchronized boolean decided(RateLimitResult result, boolean holdUntilComplete) {
 		this.latest = result;
@@ -73,7 +76,8 @@ final class RequestLimits {
 	}
 
 	/**
-	 * Marks the response completed and returns the results whose permits it held; a later decision is not held.
+	 * Marks the response completed and returns the results whose permits it held; a later
+	 * decision is not held.
 	 * @return the results to release
 	 */
 	synchronized List<RateLimitResult> complete() {

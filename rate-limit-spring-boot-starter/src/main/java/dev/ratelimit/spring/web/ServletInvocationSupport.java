@@ -16,8 +16,8 @@ import dev.ratelimit.spring.annotation.PendingLimits;
 import dev.ratelimit.spring.annotation.WebInvocationSupport;
 
 /**
- * Connects {@code @RateLimited} methods to the servlet request they run in, through the state that the
- * {@link RateLimitFilter} keeps for each request.
+ * Connects {@code @RateLimited} methods to the servlet request they run in, through the
+ * state that the {@link RateLimitFilter} keeps for each request.
  */
 public final class ServletInvocationSupport implements WebInvocationSupport {
 

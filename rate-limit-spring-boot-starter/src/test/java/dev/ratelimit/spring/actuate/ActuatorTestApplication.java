@@ -17,8 +17,9 @@ import org.springframework.web.bind.annotation.RestController;
 import dev.ratelimit.spring.testsupport.MutableTimeSource;
 
 /**
- * A small web application for the actuator tests: an API behind the rate-limit filter, a clock that stands still,
- * and Spring Security letting everyone in except to the endpoint's delete operation, which needs an operator.
+ * A small web application for the actuator tests: an API behind the rate-limit filter, a
+ * clock that stands still, and Spring Security letting everyone in except to the
+ * endpoint's delete operation, which needs an operator.
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration
@@ -38,9 +39,10 @@ class ActuatorTestApplication {
 	SecurityFilterChain securityFilterChain(HttpSecurity http) throws Exception {
 		return http.csrf((csrf) -> csrf.disable())
 			.httpBasic(Customizer.withDefaults())
-			.authorizeHttpRequests((requests) -> requests
-				.requestMatchers(HttpMethod.DELETE, "/actuator/ratelimits/**").hasRole("OPERATOR")
-				.anyRequest().permitAll())
+			.authorizeHttpRequests((requests) -> requests.requestMatchers(HttpMethod.DELETE, "/actuator/ratelimits/**")
+				.hasRole("OPERATOR")
+				.anyRequest()
+				.permitAll())
 			.build();
 	}
 

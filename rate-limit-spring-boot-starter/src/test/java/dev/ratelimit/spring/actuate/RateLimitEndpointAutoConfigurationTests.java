@@ -32,7 +32,8 @@ import dev.ratelimit.spring.key.KeyResolverFactory;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@link RateLimitEndpointAutoConfiguration}: the endpoint exists only when it is available.
+ * {@link RateLimitEndpointAutoConfiguration}: the endpoint exists only when it is
+ * available.
  */
 class RateLimitEndpointAutoConfigurationTests {
 
@@ -52,7 +53,8 @@ class RateLimitEndpointAutoConfigurationTests {
 		this.runner.withPropertyValues("management.endpoints.web.exposure.include=ratelimits")
 			.run((context) -> assertThat(context).hasSingleBean(RateLimitsEndpointWebExtension.class)
 				.doesNotHaveBean(RateLimitsEndpointJmxExtension.class));
-		this.runner.withPropertyValues("spring.jmx.enabled=true", "management.endpoints.jmx.exposure.include=ratelimits")
+		this.runner
+			.withPropertyValues("spring.jmx.enabled=true", "management.endpoints.jmx.exposure.include=ratelimits")
 			.run((context) -> assertThat(context).hasSingleBean(RateLimitsEndpoint.class)
 				.hasSingleBean(RateLimitsEndpointJmxExtension.class)
 				.doesNotHaveBean(RateLimitsEndpointWebExtension.class));
@@ -117,9 +119,8 @@ class RateLimitEndpointAutoConfigurationTests {
 				request.addHeader("X-API-Key", "demo-free");
 				request.addHeader("X-Client", "tenant");
 				RateLimitContext call = RateLimitContext.forRequest(request, null);
-				service.decideApplied(List.of(AppliedPolicy.of(service.policies().get("api")),
-						new AppliedPolicy(service.policies().get("other"),
-								context.getBean(KeyResolverFactory.class).create("api-key"))),
+				service.decideApplied(List.of(AppliedPolicy.of(service.policies().get("api")), new AppliedPolicy(
+						service.policies().get("other"), context.getBean(KeyResolverFactory.class).create("api-key"))),
 						1, call);
 				RateLimitsEndpoint endpoint = context.getBean(RateLimitsEndpoint.class);
 				assertThat(endpoint.key("api", "demo-free", null).limits()).singleElement()
@@ -168,7 +169,8 @@ class RateLimitEndpointAutoConfigurationTests {
 
 	@Test
 	void isOffWhenRateLimitingIsDisabled() {
-		this.runner.withPropertyValues("management.endpoints.web.exposure.include=ratelimits", "ratelimit.enabled=false")
+		this.runner
+			.withPropertyValues("management.endpoints.web.exposure.include=ratelimits", "ratelimit.enabled=false")
 			.run((context) -> assertThat(context).doesNotHaveBean(RateLimitsEndpoint.class));
 	}
 

@@ -29,7 +29,8 @@ import dev.ratelimit.spring.testsupport.CountingRateLimiter;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@link RateLimitMetricsAutoConfiguration} with Boot's own metrics auto-configuration and a simple registry.
+ * {@link RateLimitMetricsAutoConfiguration} with Boot's own metrics auto-configuration
+ * and a simple registry.
  */
 class RateLimitMetricsAutoConfigurationTests {
 
@@ -65,8 +66,7 @@ class RateLimitMetricsAutoConfigurationTests {
 				.contains("ratelimit_backend_failures_total{backend=\"memory\",exception=\"none\"} 0.0")
 				.contains("ratelimit_keys{backend=\"memory\"} 1.0");
 		});
-		prometheus
-			.withPropertyValues("management.metrics.distribution.percentiles-histogram.ratelimit.decision=false")
+		prometheus.withPropertyValues("management.metrics.distribution.percentiles-histogram.ratelimit.decision=false")
 			.run((context) -> assertThat(context.getBean(PrometheusMeterRegistry.class).scrape())
 				.contains("ratelimit_decision_seconds_count")
 				.doesNotContain("ratelimit_decision_seconds_bucket"));
@@ -87,16 +87,17 @@ class RateLimitMetricsAutoConfigurationTests {
 		this.runner
 			.withBean(CountingRateLimiter.class, () -> new CountingRateLimiter(InMemoryRateLimiter.builder().build()))
 			.run((context) -> {
-			assertThat(context).hasSingleBean(RateLimitMetrics.class).doesNotHaveBean(RateLimitKeysMeterBinder.class);
-			assertThat(context.getBean(MeterRegistry.class).find("ratelimit.keys").gauge()).isNull();
-		});
+				assertThat(context).hasSingleBean(RateLimitMetrics.class)
+					.doesNotHaveBean(RateLimitKeysMeterBinder.class);
+				assertThat(context.getBean(MeterRegistry.class).find("ratelimit.keys").gauge()).isNull();
+			});
 	}
 
 	@Test
 	void backsOffWithoutMicrometer() {
 		new ApplicationContextRunner()
-			.withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class,
-					RateLimitMetricsAutoConfiguration.class))
+			.withConfiguration(
+					AutoConfigurations.of(RateLimitAutoConfiguration.class, RateLimitMetricsAutoConfiguration.class))
 			.withPropertyValues("ratelimit.policies.api.limits[0].rate=2/1m")
 			.withBean(SimpleMeterRegistry.class)
 			.withClassLoader(new FilteredClassLoader("io.micrometer.core"))
@@ -108,8 +109,8 @@ class RateLimitMetricsAutoConfigurationTests {
 	@Test
 	void backsOffWithoutAMeterRegistry() {
 		new ApplicationContextRunner()
-			.withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class,
-					RateLimitMetricsAutoConfiguration.class))
+			.withConfiguration(
+					AutoConfigurations.of(RateLimitAutoConfiguration.class, RateLimitMetricsAutoConfiguration.class))
 			.withPropertyValues("ratelimit.policies.api.limits[0].rate=2/1m")
 			.run((context) -> assertThat(context).hasSingleBean(RateLimitService.class)
 				.doesNotHaveBean(RateLimitMetrics.class));
@@ -117,8 +118,8 @@ class RateLimitMetricsAutoConfigurationTests {
 
 	@Test
 	void backsOffForTheUsersOwnRecorder() {
-		RateLimitMetrics own = new RateLimitMetrics(new SimpleMeterRegistry(),
-				new PolicyRegistry(List.of(), "free"), "memory");
+		RateLimitMetrics own = new RateLimitMetrics(new SimpleMeterRegistry(), new PolicyRegistry(List.of(), "free"),
+				"memory");
 		this.runner.withBean("ownMetrics", RateLimitMetrics.class, () -> own)
 			.run((context) -> assertThat(context).getBean(RateLimitMetrics.class).isSameAs(own));
 	}
@@ -133,8 +134,7 @@ class RateLimitMetricsAutoConfigurationTests {
 
 	private static void decide(RateLimitService service, int calls) {
 		for (int i = 0; i < calls; i++) {
-			service.decide(List.of("api"), 1,
-					RateLimitContext.forRequest(new MockHttpServletRequest(), null));
+			service.decide(List.of("api"), 1, RateLimitContext.forRequest(new MockHttpServletRequest(), null));
 		}
 	}
 

@@ -38,7 +38,8 @@ import static org.mockito.Mockito.mockingDetails;
 import static org.mockito.Mockito.spy;
 
 /**
- * The metrics recorder on the real decision path, with an in-memory backend and a clock that stands still.
+ * The metrics recorder on the real decision path, with an in-memory backend and a clock
+ * that stands still.
  */
 class RateLimitMetricsTests {
 
@@ -50,12 +51,11 @@ class RateLimitMetricsTests {
 
 	private final PolicyRegistry policies = new PolicyRegistry(List.of(
 			new Policy("burst", "api-key", (context) -> CLIENT, false, List.of(Limit.tokenBucket("5/1m")), Map.of()),
-			new Policy("observed", "api-key", (context) -> CLIENT, true, List.of(Limit.tokenBucket("2/1m")),
-					Map.of()),
+			new Policy("observed", "api-key", (context) -> CLIENT, true, List.of(Limit.tokenBucket("2/1m")), Map.of()),
 			new Policy("plans", "api-key", (context) -> CLIENT, false, List.of(),
 					Map.of("free", List.of(Limit.fixedWindow("3/1m")), "paid", List.of(Limit.fixedWindow("9/1m")))),
-			new Policy("smooth", "api-key", (context) -> CLIENT, false,
-					List.of(Limit.builder(Algorithm.LEAKY_BUCKET).rate("1/1s").capacity(5).mode(LeakMode.SHAPE).build()),
+			new Policy("smooth", "api-key", (context) -> CLIENT, false, List
+				.of(Limit.builder(Algorithm.LEAKY_BUCKET).rate("1/1s").capacity(5).mode(LeakMode.SHAPE).build()),
 					Map.of()),
 			new Policy("paid-only", "api-key", (context) -> CLIENT, false, List.of(),
 					Map.of("paid", List.of(Limit.fixedWindow("9/1m"))))),
@@ -125,7 +125,8 @@ class RateLimitMetricsTests {
 	@Test
 	void countsAShadowPolicyDecidedByTheFailureModeAsFailedOpenNeverAsARejection() {
 		RateLimitMetrics metrics = new RateLimitMetrics(this.registry, this.policies, "redis");
-		// deny: an enforced policy would count failed-closed; a shadow policy lets the call through all the same
+		// deny: an enforced policy would count failed-closed; a shadow policy lets the
+		// call through all the same
 		service(new DownLimiter(false), metrics).decide(List.of("observed"), 1, this.call);
 		service(new DownLimiter(false), metrics).decide(List.of("observed"), 1, this.call);
 		service(new DownLimiter(true), metrics).decide(List.of("observed"), 1, this.call);
@@ -140,7 +141,8 @@ class RateLimitMetricsTests {
 	@Test
 	void countsADelayOnlyAgainstThePolicyWhoseLimitDelayedTheCall() {
 		RateLimitService service = service(this.limiter, new RateLimitMetrics(this.registry, this.policies, "memory"));
-		// the shaping bucket lets the first call through at once and makes each later one wait its turn
+		// the shaping bucket lets the first call through at once and makes each later one
+		// wait its turn
 		for (int i = 0; i < 3; i++) {
 			assertThat(service.decide(List.of("burst", "smooth"), 1, this.call).isAllowed()).isTrue();
 		}
@@ -234,10 +236,10 @@ class RateLimitMetricsTests {
 		service.decide(List.of("burst", "plans"), 1, this.call);
 		assertThat(this.registry.get(RateLimitKeysMeterBinder.KEYS).tag("backend", "memory").gauge().value())
 			.isEqualTo(2);
-		// idle past their retention (5/1m: a minute, plus up to half of it), with no call since
+		// idle past their retention (5/1m: a minute, plus up to half of it), with no call
+		// since
 		this.clock.advance(Duration.ofMinutes(2));
-		assertThat(this.registry.get(RateLimitKeysMeterBinder.KEYS).tag("backend", "memory").gauge().value())
-			.isZero();
+		assertThat(this.registry.get(RateLimitKeysMeterBinder.KEYS).tag("backend", "memory").gauge().value()).isZero();
 	}
 
 	@Test
@@ -246,8 +248,10 @@ class RateLimitMetricsTests {
 		new RateLimitKeysMeterBinder(small).bindTo(this.registry);
 		small.acquire(new KeyedLimit("api", "a", Limit.tokenBucket("10/1s")));
 		small.acquire(new KeyedLimit("api", "b", Limit.tokenBucket("10/1d")), 5);
-		// a, full again a second later, goes first; then b, which spent half its permits, before c, which spent all
-		// (the sweeps run on a background thread: each is awaited before the next key comes)
+		// a, full again a second later, goes first; then b, which spent half its permits,
+		// before c, which spent all
+		// (the sweeps run on a background thread: each is awaited before the next key
+		// comes)
 		this.clock.advance(Duration.ofSeconds(1));
 		small.acquire(new KeyedLimit("api", "c", Limit.tokenBucket("10/1d")), 10);
 		await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(evicted("fresh")).isEqualTo(1));

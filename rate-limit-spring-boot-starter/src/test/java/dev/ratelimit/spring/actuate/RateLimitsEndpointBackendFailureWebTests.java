@@ -34,9 +34,10 @@ import dev.ratelimit.core.memory.InMemoryRateLimiter;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The {@code ratelimits} endpoint over real HTTP while the backend cannot be reached: a client's state and its reset
- * answer 503 saying what failed (without the hosts the exception names), and work again once the backend is back. The backend's failures are the exceptions the
- * Redis backend throws, raised by a limiter that can be told to fail.
+ * The {@code ratelimits} endpoint over real HTTP while the backend cannot be reached: a
+ * client's state and its reset answer 503 saying what failed (without the hosts the
+ * exception names), and work again once the backend is back. The backend's failures are
+ * the exceptions the Redis backend throws, raised by a limiter that can be told to fail.
  */
 @SpringBootTest(classes = { ActuatorTestApplication.class, RateLimitsEndpointBackendFailureWebTests.Backend.class },
 		webEnvironment = WebEnvironment.RANDOM_PORT,
@@ -73,7 +74,8 @@ class RateLimitsEndpointBackendFailureWebTests {
 			.doesNotContain("6379")
 			.doesNotContain("127.0.0.1");
 
-		this.backend.fail(new QueryTimeoutException("Could not read rate-limit state from Redis: no answer within PT0.1S"));
+		this.backend
+			.fail(new QueryTimeoutException("Could not read rate-limit state from Redis: no answer within PT0.1S"));
 		response = send("GET", "/actuator/ratelimits/burst/reader", false);
 		assertThat(response.statusCode()).isEqualTo(503);
 		assertThat(JsonPath.parse(response.body()).read("$.message", String.class))
@@ -153,7 +155,8 @@ class RateLimitsEndpointBackendFailureWebTests {
 	}
 
 	/**
-	 * An in-memory limiter whose reads and resets fail, when told to, as the Redis backend's do while Redis is down.
+	 * An in-memory limiter whose reads and resets fail, when told to, as the Redis
+	 * backend's do while Redis is down.
 	 */
 	static final class UnreachableBackend implements RateLimiter {
 

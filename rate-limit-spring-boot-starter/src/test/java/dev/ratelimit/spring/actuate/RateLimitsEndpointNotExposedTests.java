@@ -16,8 +16,9 @@ import org.springframework.context.ApplicationContext;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Without {@code management.endpoints.web.exposure.include} naming it, the {@code ratelimits} endpoint does not exist:
- * an application never exposes its clients' state, nor a way to reset it, by merely adding the starter.
+ * Without {@code management.endpoints.web.exposure.include} naming it, the
+ * {@code ratelimits} endpoint does not exist: an application never exposes its clients'
+ * state, nor a way to reset it, by merely adding the starter.
  */
 @SpringBootTest(classes = ActuatorTestApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "ratelimit.policies.geocode-burst.key=api-key",

@@ -16,8 +16,8 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * With Boot's {@code management.endpoint.ratelimits.access=read-only}, the endpoint reads but cannot reset, not even
- * for an operator.
+ * With Boot's {@code management.endpoint.ratelimits.access=read-only}, the endpoint reads
+ * but cannot reset, not even for an operator.
  */
 @SpringBootTest(classes = ActuatorTestApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "ratelimit.policies.geocode-burst.key=api-key",
@@ -33,8 +33,9 @@ class RateLimitsEndpointReadOnlyTests {
 	void readsButDoesNotResetWhenAccessIsReadOnly() throws Exception {
 		HttpClient http = HttpClient.newHttpClient();
 		URI client = URI.create("http://localhost:" + this.port + "/actuator/ratelimits/geocode-burst/demo-free");
-		assertThat(http.send(HttpRequest.newBuilder(client).build(), HttpResponse.BodyHandlers.discarding())
-			.statusCode()).isEqualTo(200);
+		assertThat(
+				http.send(HttpRequest.newBuilder(client).build(), HttpResponse.BodyHandlers.discarding()).statusCode())
+			.isEqualTo(200);
 		String credentials = ActuatorTestApplication.OPERATOR + ":" + ActuatorTestApplication.OPERATOR_PASSWORD;
 		HttpRequest delete = HttpRequest.newBuilder(client)
 			.DELETE()

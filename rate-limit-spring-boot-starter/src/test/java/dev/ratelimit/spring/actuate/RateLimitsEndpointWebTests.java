@@ -26,8 +26,9 @@ import dev.ratelimit.spring.annotation.RateLimited;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The {@code ratelimits} endpoint, the health contributor and the metrics over real HTTP, with the endpoint exposed.
- * The clock stands still, so that an endpoint read and a response's headers describe the same instant.
+ * The {@code ratelimits} endpoint, the health contributor and the metrics over real HTTP,
+ * with the endpoint exposed. The clock stands still, so that an endpoint read and a
+ * response's headers describe the same instant.
  */
 @SpringBootTest(classes = { ActuatorTestApplication.class, RateLimitsEndpointWebTests.UserController.class },
 		webEnvironment = WebEnvironment.RANDOM_PORT,
@@ -156,7 +157,8 @@ class RateLimitsEndpointWebTests {
 		for (int i = 0; i < 4; i++) {
 			assertThat(call("/api/users/42", null).statusCode()).isEqualTo(200);
 		}
-		// the annotation keys the policy by #{#userId} (URL-encoded below); any expression would give the same key
+		// the annotation keys the policy by #{#userId} (URL-encoded below); any
+		// expression would give the same key
 		String annotated = "/actuator/ratelimits/geocode-burst/42?strategy=%23%7B%23userId%7D";
 		HttpResponse<String> state = send("GET", annotated, null, false);
 		assertThat(state.statusCode()).isEqualTo(200);
@@ -236,8 +238,8 @@ class RateLimitsEndpointWebTests {
 	}
 
 	/**
-	 * A handler method whose annotation keys the {@code geocode-burst} policy by its path variable instead of the
-	 * policy's API key.
+	 * A handler method whose annotation keys the {@code geocode-burst} policy by its path
+	 * variable instead of the policy's API key.
 	 */
 	@RestController
 	static class UserController {

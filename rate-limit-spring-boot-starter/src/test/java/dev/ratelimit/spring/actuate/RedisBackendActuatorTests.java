@@ -37,8 +37,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The health contributor and the endpoint on the Redis backend, against real {@code redis-server} processes. The
- * timeout is generous: a first call connects, and a busy machine must not turn that into a backend failure.
+ * The health contributor and the endpoint on the Redis backend, against real
+ * {@code redis-server} processes. The timeout is generous: a first call connects, and a
+ * busy machine must not turn that into a backend failure.
  */
 @ExtendWith(OutputCaptureExtension.class)
 class RedisBackendActuatorTests {
@@ -95,7 +96,10 @@ class RedisBackendActuatorTests {
 			});
 	}
 
-	/** A port on which nothing listens, so that connecting is refused at once, with a message naming the address. */
+	/**
+	 * A port on which nothing listens, so that connecting is refused at once, with a
+	 * message naming the address.
+	 */
 	private static int unusedPort() throws IOException {
 		try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
 			return socket.getLocalPort();
@@ -196,8 +200,8 @@ class RedisBackendActuatorTests {
 	}
 
 	/**
-	 * Polls the indicator, which pings Redis, until it reports a status: a real server takes its time to die and to
-	 * come back, and the client reconnects with a back-off.
+	 * Polls the indicator, which pings Redis, until it reports a status: a real server
+	 * takes its time to die and to come back, and the client reconnects with a back-off.
 	 */
 	private static Health awaitStatus(RateLimitHealthIndicator indicator, Status status) {
 		return await().atMost(Duration.ofSeconds(30))
@@ -206,11 +210,9 @@ class RedisBackendActuatorTests {
 	}
 
 	private static String[] redis(RedisEndpoint endpoint) {
-		return (endpoint.password() != null)
-				? new String[] { "spring.data.redis.host=" + endpoint.host(),
-						"spring.data.redis.port=" + endpoint.port(),
-						"spring.data.redis.database=" + endpoint.database(),
-						"spring.data.redis.password=" + endpoint.password() }
+		return (endpoint.password() != null) ? new String[] { "spring.data.redis.host=" + endpoint.host(),
+				"spring.data.redis.port=" + endpoint.port(), "spring.data.redis.database=" + endpoint.database(),
+				"spring.data.redis.password=" + endpoint.password() }
 				: new String[] { "spring.data.redis.host=" + endpoint.host(),
 						"spring.data.redis.port=" + endpoint.port(),
 						"spring.data.redis.database=" + endpoint.database() };

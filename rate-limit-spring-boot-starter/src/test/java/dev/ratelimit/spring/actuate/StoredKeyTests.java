@@ -18,30 +18,36 @@ import dev.ratelimit.spring.key.KeyResolverFactory;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The endpoint names a client as its policy's key strategy reads it from a call; {@link KeyResolver#storedKey} must
- * turn that into exactly the key the decision path stores, or the endpoint would read and reset another client.
+ * The endpoint names a client as its policy's key strategy reads it from a call;
+ * {@link KeyResolver#storedKey} must turn that into exactly the key the decision path
+ * stores, or the endpoint would read and reset another client.
  */
 class StoredKeyTests {
 
-	private final KeyResolverFactory factory = new KeyResolverFactory(new ClientAddressResolver(List.of()),
-			"X-API-Key", null);
+	private final KeyResolverFactory factory = new KeyResolverFactory(new ClientAddressResolver(List.of()), "X-API-Key",
+			null);
 
 	@ParameterizedTest(name = "{0}")
-	@CsvSource({ "api-key, X-API-Key, demo-free", "header:X-Client, X-Client, acme", "'#{#request.getHeader(''T'')}', T, t-1" })
+	@CsvSource({ "api-key, X-API-Key, demo-free", "header:X-Client, X-Client, acme",
+			"'#{#request.getHeader(''T'')}', T, t-1" })
 	void namesTheClientOfAHeaderStrategyByTheHeaderValue(String strategy, String header, String value) {
 		KeyResolver resolver = this.factory.create(strategy);
 		MockHttpServletRequest request = new MockHttpServletRequest();
 		request.addHeader(header, value);
-		assertThat(resolver.storedKey(value)).isEqualTo(resolver.resolveKey(RateLimitContext.forRequest(request, null)));
+		assertThat(resolver.storedKey(value))
+			.isEqualTo(resolver.resolveKey(RateLimitContext.forRequest(request, null)));
 	}
 
 	@Test
 	void hashesAnApiKeyAsTheDecisionPathDoes() {
 		KeyResolver resolver = this.factory.create("api-key");
-		// SHA-256 of "demo-free": the stored keys of every client depend on it never changing.
+		// SHA-256 of "demo-free": the stored keys of every client depend on it never
+		// changing.
 		String expected = "key:e1f4fdb94683a17c8a5d9e6dc6cca27c4a2f827dbe26ede139c17a61127b1f4f";
 		assertThat(resolver.storedKey("demo-free")).isEqualTo(expected);
-		assertThat(resolver.storedKey("demo-paid")).isNotEqualTo(expected).startsWith("key:").hasSize(expected.length());
+		assertThat(resolver.storedKey("demo-paid")).isNotEqualTo(expected)
+			.startsWith("key:")
+			.hasSize(expected.length());
 		assertThat(resolver.storedKey("demo-free")).isEqualTo(expected);
 	}
 
@@ -66,7 +72,8 @@ class StoredKeyTests {
 		KeyResolver resolver = this.factory.create(strategy);
 		MockHttpServletRequest request = new MockHttpServletRequest();
 		request.setRemoteAddr(remoteAddress);
-		assertThat(resolver.storedKey(client)).isEqualTo(resolver.resolveKey(RateLimitContext.forRequest(request, null)));
+		assertThat(resolver.storedKey(client))
+			.isEqualTo(resolver.resolveKey(RateLimitContext.forRequest(request, null)));
 	}
 
 	@Test

@@ -14,9 +14,9 @@ import dev.ratelimit.spring.RateLimitConfigurationException;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Asserts that a context failed to start because of an invalid rate-limit configuration, with a message and a
- * failure analysis that name the property and say what is wrong: the starter's own, or Spring Boot's for a value that
- * does not bind.
+ * Asserts that a context failed to start because of an invalid rate-limit configuration,
+ * with a message and a failure analysis that name the property and say what is wrong: the
+ * starter's own, or Spring Boot's for a value that does not bind.
  */
 final class ConfigurationFailures {
 
@@ -39,8 +39,9 @@ final class ConfigurationFailures {
 	}
 
 	/**
-	 * Asserts a failure of Spring Boot's binder, as for a value that is none of an enum's: the analysis that Boot
-	 * prints names the property and the value, and lists the values that would be right.
+	 * Asserts a failure of Spring Boot's binder, as for a value that is none of an
+	 * enum's: the analysis that Boot prints names the property and the value, and lists
+	 * the values that would be right.
 	 */
 	static void assertBindFailure(ApplicationContextAssertProvider<?> context, String property, String value,
 			List<String> validValues) {
@@ -53,8 +54,7 @@ final class ConfigurationFailures {
 		FailureAnalysis analysis = analyze(failure);
 		assertThat(analysis).as("a failure analysis of %s", failure).isNotNull();
 		String newLine = System.lineSeparator();
-		assertThat(analysis.getDescription()).contains("Property: " + property)
-			.contains("Value: \"" + value + "\"");
+		assertThat(analysis.getDescription()).contains("Property: " + property).contains("Value: \"" + value + "\"");
 		assertThat(analysis.getAction()).endsWith("The following values are valid:" + newLine + newLine + "    "
 				+ String.join(newLine + "    ", validValues));
 	}
@@ -72,12 +72,16 @@ final class ConfigurationFailures {
 		return null;
 	}
 
-	/** What Boot prints: the analysis of the first of its failure analyzers that explains the failure. */
+	/**
+	 * What Boot prints: the analysis of the first of its failure analyzers that explains
+	 * the failure.
+	 */
 	private static FailureAnalysis analyze(Throwable failure) {
 		List<FailureAnalyzer> analyzers = SpringFactoriesLoader
 			.forDefaultResourceLocation(ConfigurationFailures.class.getClassLoader())
 			.load(FailureAnalyzer.class, FailureHandler.handleMessage((message, cause) -> {
-				// as Boot does: an analyzer that cannot be created here (it needs the bean factory) is left out
+				// as Boot does: an analyzer that cannot be created here (it needs the
+				// bean factory) is left out
 			}));
 		for (FailureAnalyzer analyzer : analyzers) {
 			try {

@@ -14,15 +14,14 @@ import dev.ratelimit.core.memory.InMemoryRateLimiter;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Configurations the configuration fuzz (ConfigurationFuzz) found failing start-up without naming a property: each
- * now starts, or fails naming the property it got wrong.
+ * Configurations the configuration fuzz (ConfigurationFuzz) found failing start-up
+ * without naming a property: each now starts, or fails naming the property it got wrong.
  */
 class FuzzFindingsTests {
 
 	private final WebApplicationContextRunner runner = new WebApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class,
-				RateLimitWebAutoConfiguration.class, RateLimitAnnotationAutoConfiguration.class,
-				AopAutoConfiguration.class))
+		.withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class, RateLimitWebAutoConfiguration.class,
+				RateLimitAnnotationAutoConfiguration.class, AopAutoConfiguration.class))
 		.withPropertyValues("ratelimit.policies.api.limits[0].rate=5/1s");
 
 	@ParameterizedTest

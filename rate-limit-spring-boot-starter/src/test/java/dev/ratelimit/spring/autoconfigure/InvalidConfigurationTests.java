@@ -23,56 +23,57 @@ import dev.ratelimit.spring.annotation.RateLimited;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Every kind of invalid configuration fails start-up with a message that names the property and what is wrong.
+ * Every kind of invalid configuration fails start-up with a message that names the
+ * property and what is wrong.
  */
 class InvalidConfigurationTests {
 
 	private final WebApplicationContextRunner runner = new WebApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class,
-				RateLimitWebAutoConfiguration.class, RateLimitAnnotationAutoConfiguration.class,
-				AopAutoConfiguration.class));
+		.withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class, RateLimitWebAutoConfiguration.class,
+				RateLimitAnnotationAutoConfiguration.class, AopAutoConfiguration.class));
 
 	@ParameterizedTest(name = "{0}")
-	@CsvSource(delimiter = '|', quoteCharacter = '"', textBlock = """
-			zero rate | ratelimit.policies.api.limits[0].rate=0/1s | ratelimit.policies.api.limits[0].rate | Invalid rate '0/1s': the number of permits must be at least 1
-			unparsable rate | ratelimit.policies.api.limits[0].rate=five per second | ratelimit.policies.api.limits[0].rate | Invalid rate 'five per second'
-			negative capacity | ratelimit.policies.api.limits[0].capacity=-1 | ratelimit.policies.api.limits[0].capacity | 'capacity' of a token-bucket limit must be between 1 and
-			missing rate | ratelimit.policies.bare.limits[0].capacity=5 | ratelimit.policies.bare.limits[0].rate | needs 'rate'
-			max-wait without shape | ratelimit.policies.api.limits[0].algorithm=leaky-bucket,ratelimit.policies.api.limits[0].max-wait=1s | ratelimit.policies.api.limits[0].max-wait | 'max-wait' applies to a leaky-bucket with mode 'shape' only
-			concurrency without max | ratelimit.policies.pool.limits[0].algorithm=concurrency | ratelimit.policies.pool.limits[0].max | needs 'max'
-			concurrency with a rate | ratelimit.policies.api.limits[0].algorithm=concurrency,ratelimit.policies.api.limits[0].max=3 | ratelimit.policies.api.limits[0].rate | 'rate' does not apply to a concurrency limit, which takes 'max'
-			concurrency with initial | ratelimit.policies.pool.limits[0].algorithm=concurrency,ratelimit.policies.pool.limits[0].max=3,ratelimit.policies.pool.limits[0].initial=1 | ratelimit.policies.pool.limits[0].initial | 'initial' applies to token buckets only, not to a concurrency limit
-			max above the most | ratelimit.policies.pool.limits[0].algorithm=concurrency,ratelimit.policies.pool.limits[0].max=100001 | ratelimit.policies.pool.limits[0].max | 'max' of a concurrency limit must be between 1 and 100000 (was 100001)
-			zero lease time | ratelimit.policies.pool.limits[0].algorithm=concurrency,ratelimit.policies.pool.limits[0].max=3,ratelimit.policies.pool.limits[0].lease-time=0s | ratelimit.policies.pool.limits[0].lease-time | 'lease-time' of a concurrency limit must be positive (was PT0S)
-			lease time on a token bucket | ratelimit.policies.api.limits[0].lease-time=1m | ratelimit.policies.api.limits[0].lease-time | 'lease-time' applies to concurrency limits only, not to a token-bucket limit
-			capacity of a window | ratelimit.policies.api.limits[0].algorithm=fixed-window,ratelimit.policies.api.limits[0].capacity=9 | ratelimit.policies.api.limits[0].capacity | 'capacity' applies to token and leaky buckets only; a fixed-window limit allows 5 per window (set by 'rate')
-			initial above capacity | ratelimit.policies.api.limits[0].initial=6 | ratelimit.policies.api.limits[0].initial | 'initial' of a token-bucket limit must be between 0 and 5 (was 6)
-			mode of a token bucket | ratelimit.policies.api.limits[0].mode=shape | ratelimit.policies.api.limits[0].mode | 'mode' applies to leaky buckets only, not to a token-bucket limit
-			zero max-wait | ratelimit.policies.api.limits[0].algorithm=leaky-bucket,ratelimit.policies.api.limits[0].mode=shape,ratelimit.policies.api.limits[0].max-wait=0s | ratelimit.policies.api.limits[0].max-wait | 'max-wait' of a leaky-bucket limit must be positive (was PT0S)
-			max-wait too long | ratelimit.policies.api.limits[0].algorithm=leaky-bucket,ratelimit.policies.api.limits[0].mode=shape,ratelimit.policies.api.limits[0].max-wait=106751991167300d | ratelimit.policies.api.limits[0].max-wait | 'max-wait' of a leaky-bucket limit is too long
-			limit too fine-grained | ratelimit.policies.api.limits[0].rate=999999937/1d,ratelimit.policies.api.limits[0].capacity=999999937 | ratelimit.policies.api.limits[0] | is too fine-grained to count exactly
-			log too long | ratelimit.policies.api.limits[0].algorithm=sliding-window-log,ratelimit.policies.api.limits[0].rate=100001/1h | ratelimit.policies.api.limits[0] | would keep up to 100001 timestamps per key
-			unknown key strategy | ratelimit.policies.api.key=cookie | ratelimit.policies.api.key | unknown key strategy 'cookie'; expected principal, api-key, ip, global, header:NAME, bean:NAME or SpEL
-			unparsable SpEL key | ratelimit.policies.api.key=#{#request.getHeader(} | ratelimit.policies.api.key | the expression '#{#request.getHeader(}' does not parse
-			missing key resolver bean | ratelimit.policies.api.key=bean:tenantKeys | ratelimit.policies.api.key | names no bean 'tenantKeys'
-			policy without limits | ratelimit.policies.empty.shadow=true | ratelimit.policies.empty | defines no limits
-			unknown default tier | ratelimit.default-tier=gold,ratelimit.policies.api.tiers.free[0].rate=1/1s | ratelimit.default-tier | is 'gold', which no policy defines under 'tiers'; known tiers: free
-			tier-only policy without the default tier | ratelimit.default-tier=paid,ratelimit.policies.plans.tiers.paid[0].rate=9/1s,ratelimit.policies.search.tiers.free[0].rate=1/1s | ratelimit.policies.search.tiers | lists neither the default tier 'paid' (ratelimit.default-tier) nor has 'limits'
-			tier-only policy without the built-in default tier | ratelimit.policies.plans.tiers.basic[0].rate=1/1s | ratelimit.policies.plans.tiers | lists neither the default tier 'free' (ratelimit.default-tier) nor has 'limits'
-			default tier without tiers | ratelimit.default-tier=gold | ratelimit.default-tier | is 'gold', but no policy defines tiers
-			blank API key secret | ratelimit.client.api-key-secret= | ratelimit.client.api-key-secret | is blank; set a secret
-			untrusted proxy syntax | ratelimit.client.trusted-proxies=10.0.0.0/33 | ratelimit.client.trusted-proxies[0] | invalid prefix length
-			non-address proxy | ratelimit.client.trusted-proxies=proxy.example.com | ratelimit.client.trusted-proxies[0] | is not an IP address or CIDR block
-			IPv6 prefix of zero | ratelimit.client.ipv6-prefix-length=0 | ratelimit.client.ipv6-prefix-length | is 0; it must be from 1 to 128
-			IPv6 prefix too long | ratelimit.client.ipv6-prefix-length=129 | ratelimit.client.ipv6-prefix-length | is 129; it must be from 1 to 128
-			unknown policy in a filter | ratelimit.filters[0].patterns=/api/**,ratelimit.filters[0].policies=nope | ratelimit.filters[0].policies[0] | names policy 'nope', which is not defined under ratelimit.policies
-			unparsable SpEL cost | ratelimit.filters[0].patterns=/api/**,ratelimit.filters[0].policies=api,ratelimit.filters[0].cost=#{#request.getParameter('n') +} | ratelimit.filters[0].cost | does not parse
-			non-numeric cost | ratelimit.filters[0].patterns=/api/**,ratelimit.filters[0].policies=api,ratelimit.filters[0].cost=lots | ratelimit.filters[0].cost | 'lots' is not a cost
-			cost reading the arguments a filter's request does not have | ratelimit.filters[0].patterns=/api/**,ratelimit.filters[0].policies=api,ratelimit.filters[0].cost=#{#args[0]} | ratelimit.filters[0].cost | '#{#args[0]}' reads #args, which a filter's request does not have
-			cost reading a variable no request has | ratelimit.filters[0].patterns=/api/**,ratelimit.filters[0].policies=api,ratelimit.filters[0].cost=#{#n} | ratelimit.filters[0].cost | '#{#n}' reads #n, which a filter's request does not have; it can read #request and #principal
-			invalid path pattern | ratelimit.filters[0].patterns=/api/{id/x,ratelimit.filters[0].policies=api | ratelimit.filters[0].patterns[0] | is not a valid path pattern
-			unknown HTTP method | ratelimit.filters[0].patterns=/api/**,ratelimit.filters[0].policies=api,ratelimit.filters[0].methods=FETCH | ratelimit.filters[0].methods[0] | 'FETCH' is not an HTTP method
-			""")
+	@CsvSource(delimiter = '|', quoteCharacter = '"',
+			textBlock = """
+					zero rate | ratelimit.policies.api.limits[0].rate=0/1s | ratelimit.policies.api.limits[0].rate | Invalid rate '0/1s': the number of permits must be at least 1
+					unparsable rate | ratelimit.policies.api.limits[0].rate=five per second | ratelimit.policies.api.limits[0].rate | Invalid rate 'five per second'
+					negative capacity | ratelimit.policies.api.limits[0].capacity=-1 | ratelimit.policies.api.limits[0].capacity | 'capacity' of a token-bucket limit must be between 1 and
+					missing rate | ratelimit.policies.bare.limits[0].capacity=5 | ratelimit.policies.bare.limits[0].rate | needs 'rate'
+					max-wait without shape | ratelimit.policies.api.limits[0].algorithm=leaky-bucket,ratelimit.policies.api.limits[0].max-wait=1s | ratelimit.policies.api.limits[0].max-wait | 'max-wait' applies to a leaky-bucket with mode 'shape' only
+					concurrency without max | ratelimit.policies.pool.limits[0].algorithm=concurrency | ratelimit.policies.pool.limits[0].max | needs 'max'
+					concurrency with a rate | ratelimit.policies.api.limits[0].algorithm=concurrency,ratelimit.policies.api.limits[0].max=3 | ratelimit.policies.api.limits[0].rate | 'rate' does not apply to a concurrency limit, which takes 'max'
+					concurrency with initial | ratelimit.policies.pool.limits[0].algorithm=concurrency,ratelimit.policies.pool.limits[0].max=3,ratelimit.policies.pool.limits[0].initial=1 | ratelimit.policies.pool.limits[0].initial | 'initial' applies to token buckets only, not to a concurrency limit
+					max above the most | ratelimit.policies.pool.limits[0].algorithm=concurrency,ratelimit.policies.pool.limits[0].max=100001 | ratelimit.policies.pool.limits[0].max | 'max' of a concurrency limit must be between 1 and 100000 (was 100001)
+					zero lease time | ratelimit.policies.pool.limits[0].algorithm=concurrency,ratelimit.policies.pool.limits[0].max=3,ratelimit.policies.pool.limits[0].lease-time=0s | ratelimit.policies.pool.limits[0].lease-time | 'lease-time' of a concurrency limit must be positive (was PT0S)
+					lease time on a token bucket | ratelimit.policies.api.limits[0].lease-time=1m | ratelimit.policies.api.limits[0].lease-time | 'lease-time' applies to concurrency limits only, not to a token-bucket limit
+					capacity of a window | ratelimit.policies.api.limits[0].algorithm=fixed-window,ratelimit.policies.api.limits[0].capacity=9 | ratelimit.policies.api.limits[0].capacity | 'capacity' applies to token and leaky buckets only; a fixed-window limit allows 5 per window (set by 'rate')
+					initial above capacity | ratelimit.policies.api.limits[0].initial=6 | ratelimit.policies.api.limits[0].initial | 'initial' of a token-bucket limit must be between 0 and 5 (was 6)
+					mode of a token bucket | ratelimit.policies.api.limits[0].mode=shape | ratelimit.policies.api.limits[0].mode | 'mode' applies to leaky buckets only, not to a token-bucket limit
+					zero max-wait | ratelimit.policies.api.limits[0].algorithm=leaky-bucket,ratelimit.policies.api.limits[0].mode=shape,ratelimit.policies.api.limits[0].max-wait=0s | ratelimit.policies.api.limits[0].max-wait | 'max-wait' of a leaky-bucket limit must be positive (was PT0S)
+					max-wait too long | ratelimit.policies.api.limits[0].algorithm=leaky-bucket,ratelimit.policies.api.limits[0].mode=shape,ratelimit.policies.api.limits[0].max-wait=106751991167300d | ratelimit.policies.api.limits[0].max-wait | 'max-wait' of a leaky-bucket limit is too long
+					limit too fine-grained | ratelimit.policies.api.limits[0].rate=999999937/1d,ratelimit.policies.api.limits[0].capacity=999999937 | ratelimit.policies.api.limits[0] | is too fine-grained to count exactly
+					log too long | ratelimit.policies.api.limits[0].algorithm=sliding-window-log,ratelimit.policies.api.limits[0].rate=100001/1h | ratelimit.policies.api.limits[0] | would keep up to 100001 timestamps per key
+					unknown key strategy | ratelimit.policies.api.key=cookie | ratelimit.policies.api.key | unknown key strategy 'cookie'; expected principal, api-key, ip, global, header:NAME, bean:NAME or SpEL
+					unparsable SpEL key | ratelimit.policies.api.key=#{#request.getHeader(} | ratelimit.policies.api.key | the expression '#{#request.getHeader(}' does not parse
+					missing key resolver bean | ratelimit.policies.api.key=bean:tenantKeys | ratelimit.policies.api.key | names no bean 'tenantKeys'
+					policy without limits | ratelimit.policies.empty.shadow=true | ratelimit.policies.empty | defines no limits
+					unknown default tier | ratelimit.default-tier=gold,ratelimit.policies.api.tiers.free[0].rate=1/1s | ratelimit.default-tier | is 'gold', which no policy defines under 'tiers'; known tiers: free
+					tier-only policy without the default tier | ratelimit.default-tier=paid,ratelimit.policies.plans.tiers.paid[0].rate=9/1s,ratelimit.policies.search.tiers.free[0].rate=1/1s | ratelimit.policies.search.tiers | lists neither the default tier 'paid' (ratelimit.default-tier) nor has 'limits'
+					tier-only policy without the built-in default tier | ratelimit.policies.plans.tiers.basic[0].rate=1/1s | ratelimit.policies.plans.tiers | lists neither the default tier 'free' (ratelimit.default-tier) nor has 'limits'
+					default tier without tiers | ratelimit.default-tier=gold | ratelimit.default-tier | is 'gold', but no policy defines tiers
+					blank API key secret | ratelimit.client.api-key-secret= | ratelimit.client.api-key-secret | is blank; set a secret
+					untrusted proxy syntax | ratelimit.client.trusted-proxies=10.0.0.0/33 | ratelimit.client.trusted-proxies[0] | invalid prefix length
+					non-address proxy | ratelimit.client.trusted-proxies=proxy.example.com | ratelimit.client.trusted-proxies[0] | is not an IP address or CIDR block
+					IPv6 prefix of zero | ratelimit.client.ipv6-prefix-length=0 | ratelimit.client.ipv6-prefix-length | is 0; it must be from 1 to 128
+					IPv6 prefix too long | ratelimit.client.ipv6-prefix-length=129 | ratelimit.client.ipv6-prefix-length | is 129; it must be from 1 to 128
+					unknown policy in a filter | ratelimit.filters[0].patterns=/api/**,ratelimit.filters[0].policies=nope | ratelimit.filters[0].policies[0] | names policy 'nope', which is not defined under ratelimit.policies
+					unparsable SpEL cost | ratelimit.filters[0].patterns=/api/**,ratelimit.filters[0].policies=api,ratelimit.filters[0].cost=#{#request.getParameter('n') +} | ratelimit.filters[0].cost | does not parse
+					non-numeric cost | ratelimit.filters[0].patterns=/api/**,ratelimit.filters[0].policies=api,ratelimit.filters[0].cost=lots | ratelimit.filters[0].cost | 'lots' is not a cost
+					cost reading the arguments a filter's request does not have | ratelimit.filters[0].patterns=/api/**,ratelimit.filters[0].policies=api,ratelimit.filters[0].cost=#{#args[0]} | ratelimit.filters[0].cost | '#{#args[0]}' reads #args, which a filter's request does not have
+					cost reading a variable no request has | ratelimit.filters[0].patterns=/api/**,ratelimit.filters[0].policies=api,ratelimit.filters[0].cost=#{#n} | ratelimit.filters[0].cost | '#{#n}' reads #n, which a filter's request does not have; it can read #request and #principal
+					invalid path pattern | ratelimit.filters[0].patterns=/api/{id/x,ratelimit.filters[0].policies=api | ratelimit.filters[0].patterns[0] | is not a valid path pattern
+					unknown HTTP method | ratelimit.filters[0].patterns=/api/**,ratelimit.filters[0].policies=api,ratelimit.filters[0].methods=FETCH | ratelimit.filters[0].methods[0] | 'FETCH' is not an HTTP method
+					""")
 	void failsStartUpNamingThePropertyAndWhatIsWrong(String description, String properties, String property,
 			String reason) {
 		this.runner.withPropertyValues("ratelimit.policies.api.limits[0].rate=5/1s")
@@ -81,14 +82,16 @@ class InvalidConfigurationTests {
 	}
 
 	@ParameterizedTest(name = "{0}")
-	@CsvSource(delimiter = '|', textBlock = """
-			unknown algorithm | ratelimit.policies.api.limits[0].algorithm | token-bukket | concurrency,fixed-window,leaky-bucket,sliding-window-counter,sliding-window-log,token-bucket
-			unknown leaky-bucket mode | ratelimit.policies.api.limits[0].mode | queue | police,shape
-			unknown algorithm of a tier | ratelimit.policies.api.tiers.free[0].algorithm | leaky | concurrency,fixed-window,leaky-bucket,sliding-window-counter,sliding-window-log,token-bucket
-			""")
+	@CsvSource(delimiter = '|',
+			textBlock = """
+					unknown algorithm | ratelimit.policies.api.limits[0].algorithm | token-bukket | concurrency,fixed-window,leaky-bucket,sliding-window-counter,sliding-window-log,token-bucket
+					unknown leaky-bucket mode | ratelimit.policies.api.limits[0].mode | queue | police,shape
+					unknown algorithm of a tier | ratelimit.policies.api.tiers.free[0].algorithm | leaky | concurrency,fixed-window,leaky-bucket,sliding-window-counter,sliding-window-log,token-bucket
+					""")
 	void failsStartUpForAnUnknownAlgorithmOrModeNamingThePropertyAndTheValuesItTakes(String description,
 			String property, String value, String validValues) {
-		// Boot's binder refuses the value (the properties are enums), and its failure analysis says so
+		// Boot's binder refuses the value (the properties are enums), and its failure
+		// analysis says so
 		this.runner.withPropertyValues("ratelimit.policies.api.limits[0].rate=5/1s", property + "=" + value)
 			.run((context) -> ConfigurationFailures.assertBindFailure(context, property, value,
 					List.of(validValues.split(","))));
@@ -186,7 +189,8 @@ class InvalidConfigurationTests {
 	@Test
 	@ExtendWith(OutputCaptureExtension.class)
 	void warnsOfAFilterPolicyWhoseKeyReadsAMethodParameter(CapturedOutput output) {
-		// a request the filter leaves to an annotated handler with that parameter has it: not an error
+		// a request the filter leaves to an annotated handler with that parameter has it:
+		// not an error
 		this.runner
 			.withPropertyValues("ratelimit.policies.api.limits[0].rate=5/1s", "ratelimit.policies.api.key=#{#userId}",
 					"ratelimit.filters[0].patterns=/api/**", "ratelimit.filters[0].policies=api")
@@ -259,8 +263,8 @@ class InvalidConfigurationTests {
 	@Test
 	void failsStartUpForAnAnnotatedBeanRegisteredAsAReadyInstance() {
 		this.runner.withPropertyValues("ratelimit.policies.api.limits[0].rate=5/1s")
-			.withInitializer((context) -> context.getBeanFactory()
-				.registerSingleton("readyService", new PolicyKeyedService()))
+			.withInitializer(
+					(context) -> context.getBeanFactory().registerSingleton("readyService", new PolicyKeyedService()))
 			.run((context) -> ConfigurationFailures.assertFailure(context,
 					"@RateLimited on " + PolicyKeyedService.class.getName() + ".call(String)",
 					"is on bean 'readyService', which no proxy advises"));
@@ -268,7 +272,8 @@ class InvalidConfigurationTests {
 
 	@Test
 	void failsStartUpForAnAnnotatedBeanExcludedFromAutoProxying() {
-		// a bean named after its class with the suffix .ORIGINAL is never proxied (AutoProxyUtils.isOriginalInstance)
+		// a bean named after its class with the suffix .ORIGINAL is never proxied
+		// (AutoProxyUtils.isOriginalInstance)
 		String name = PolicyKeyedService.class.getName() + ".ORIGINAL";
 		this.runner.withPropertyValues("ratelimit.policies.api.limits[0].rate=5/1s")
 			.withBean(name, PolicyKeyedService.class)
@@ -289,7 +294,8 @@ class InvalidConfigurationTests {
 
 	@Test
 	void startsWhenAnInterfaceProxyInterceptsTheAnnotatedFinalMethod() {
-		// a final method that implements an interface method is intercepted through the interface
+		// a final method that implements an interface method is intercepted through the
+		// interface
 		this.runner
 			.withPropertyValues("ratelimit.policies.api.limits[0].rate=5/1s", "spring.aop.proxy-target-class=false")
 			.withBean(FinalGreetingService.class)
@@ -307,7 +313,8 @@ class InvalidConfigurationTests {
 
 	@Test
 	void leavesTheStaticMethodsOfAnAnnotatedClassAlone() {
-		// the policy's key is checked against the instance method only, which the proxy intercepts
+		// the policy's key is checked against the instance method only, which the proxy
+		// intercepts
 		this.runner
 			.withPropertyValues("ratelimit.policies.api.limits[0].rate=5/1s", "ratelimit.policies.api.key=#{#userId}")
 			.withBean(AnnotatedClassService.class)
@@ -316,7 +323,8 @@ class InvalidConfigurationTests {
 
 	@Test
 	void startsWithAPolicyKeyThatReadsTheParameterOfEveryMethodUsingIt() {
-		// an annotation's own key replaces the policy's, so the second method need not have #userId
+		// an annotation's own key replaces the policy's, so the second method need not
+		// have #userId
 		this.runner
 			.withPropertyValues("ratelimit.policies.api.limits[0].rate=5/1s",
 					"ratelimit.policies.api.key=#{#userId + (#request?.getRemoteAddr() ?: '')}")

@@ -34,8 +34,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.params.provider.Arguments.arguments;
 
 /**
- * A limit's {@code algorithm} and {@code mode} are enums, so that IDEs offer their values: every spelling accepted
- * while they were text still starts the same limit, and the configuration metadata lists the values.
+ * A limit's {@code algorithm} and {@code mode} are enums, so that IDEs offer their
+ * values: every spelling accepted while they were text still starts the same limit, and
+ * the configuration metadata lists the values.
  */
 class LimitEnumPropertiesTests {
 
@@ -44,7 +45,10 @@ class LimitEnumPropertiesTests {
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class));
 
-	/** The spellings the configuration name parser took: any case, '_' for '-', blanks and controls around it. */
+	/**
+	 * The spellings the configuration name parser took: any case, '_' for '-', blanks and
+	 * controls around it.
+	 */
 	static Stream<Arguments> algorithmSpellings() {
 		List<Arguments> spellings = new ArrayList<>();
 		for (Algorithm algorithm : Algorithm.values()) {
@@ -62,9 +66,10 @@ class LimitEnumPropertiesTests {
 	void startsTheAlgorithmOfEverySpellingAcceptedBefore(String spelling, Algorithm algorithm) {
 		Map<String, Object> limit = (algorithm == Algorithm.CONCURRENCY) ? Map.of(LIMIT + "max", "3")
 				: Map.of(LIMIT + "rate", "5/1s");
-		this.runner.withInitializer((context) -> context.getEnvironment()
-			.getPropertySources()
-			.addFirst(new MapPropertySource("limit", with(limit, LIMIT + "algorithm", spelling))))
+		this.runner
+			.withInitializer((context) -> context.getEnvironment()
+				.getPropertySources()
+				.addFirst(new MapPropertySource("limit", with(limit, LIMIT + "algorithm", spelling))))
 			.run((context) -> assertThat(onlyLimit(context.getBean(PolicyRegistry.class)).algorithm())
 				.isEqualTo(algorithm));
 	}
@@ -73,10 +78,11 @@ class LimitEnumPropertiesTests {
 	@ValueSource(strings = { "shape", "SHAPE", "Shape", " shape", "shape\t", "police", "POLICE", "Police\t" })
 	void startsTheModeOfEverySpellingAcceptedBefore(String spelling) {
 		LeakMode mode = LeakMode.valueOf(spelling.trim().toUpperCase(Locale.ROOT));
-		this.runner.withInitializer((context) -> context.getEnvironment()
-			.getPropertySources()
-			.addFirst(new MapPropertySource("limit",
-					Map.of(LIMIT + "algorithm", "leaky-bucket", LIMIT + "rate", "5/1s", LIMIT + "mode", spelling))))
+		this.runner
+			.withInitializer((context) -> context.getEnvironment()
+				.getPropertySources()
+				.addFirst(new MapPropertySource("limit",
+						Map.of(LIMIT + "algorithm", "leaky-bucket", LIMIT + "rate", "5/1s", LIMIT + "mode", spelling))))
 			.run((context) -> assertThat(onlyLimit(context.getBean(PolicyRegistry.class)).mode()).isEqualTo(mode));
 	}
 
@@ -95,8 +101,8 @@ class LimitEnumPropertiesTests {
 		String metadata = generatedMetadata();
 		List<String> algorithms = JsonPath.read(metadata,
 				"$.hints[?(@.name == '" + limits + ".algorithm')].values[*].value");
-		assertThat(algorithms).containsExactly(Stream.of(Algorithm.values()).map(Algorithm::configName)
-			.toArray(String[]::new));
+		assertThat(algorithms)
+			.containsExactly(Stream.of(Algorithm.values()).map(Algorithm::configName).toArray(String[]::new));
 		algorithms.forEach((value) -> assertThat(bind("algorithm", value).getAlgorithm())
 			.isEqualTo(Algorithm.fromConfigName(value)));
 		List<String> modes = JsonPath.read(metadata, "$.hints[?(@.name == '" + limits + ".mode')].values[*].value");
@@ -104,7 +110,10 @@ class LimitEnumPropertiesTests {
 		modes.forEach((value) -> assertThat(bind("mode", value).getMode()).isEqualTo(LeakMode.fromConfigName(value)));
 	}
 
-	/** The metadata the configuration processor wrote for the starter's properties, merged with the hints. */
+	/**
+	 * The metadata the configuration processor wrote for the starter's properties, merged
+	 * with the hints.
+	 */
 	private static String generatedMetadata() throws IOException {
 		for (URL url : Collections.list(LimitEnumPropertiesTests.class.getClassLoader()
 			.getResources("META-INF/spring-configuration-metadata.json"))) {

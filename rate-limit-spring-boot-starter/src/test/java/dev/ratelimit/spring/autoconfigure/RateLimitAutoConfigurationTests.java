@@ -47,7 +47,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
- * The auto-configurations in isolation: what they create, when they back off, and what they need on the class path.
+ * The auto-configurations in isolation: what they create, when they back off, and what
+ * they need on the class path.
  */
 class RateLimitAutoConfigurationTests {
 
@@ -58,8 +59,8 @@ class RateLimitAutoConfigurationTests {
 				"ratelimit.policies.other.limits[0].rate=5/1m");
 
 	private final WebApplicationContextRunner webRunner = new WebApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class,
-				RateLimitWebAutoConfiguration.class, RateLimitAnnotationAutoConfiguration.class))
+		.withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class, RateLimitWebAutoConfiguration.class,
+				RateLimitAnnotationAutoConfiguration.class))
 		.withPropertyValues("ratelimit.policies.api.limits[0].rate=2/1m", "ratelimit.filters[0].patterns=/api/**",
 				"ratelimit.filters[0].policies=api");
 
@@ -98,8 +99,8 @@ class RateLimitAutoConfigurationTests {
 
 	@Test
 	void ordersTheFilterRightAfterSpringSecuritysFilterChain() {
-		this.webRunner.run((context) -> assertThat(context.getBean(FilterRegistrationBean.class).getOrder())
-			.isEqualTo(-100 + 10));
+		this.webRunner.run(
+				(context) -> assertThat(context.getBean(FilterRegistrationBean.class).getOrder()).isEqualTo(-100 + 10));
 		this.webRunner.withPropertyValues("spring.security.filter.order=0")
 			.run((context) -> assertThat(context.getBean(FilterRegistrationBean.class).getOrder()).isEqualTo(10));
 	}
@@ -131,7 +132,8 @@ class RateLimitAutoConfigurationTests {
 	@Test
 	void backsOffForAUserFilterRegistration() {
 		this.webRunner.withUserConfiguration(UserFilterConfiguration.class)
-			.run((context) -> assertThat(context.getBeansOfType(FilterRegistrationBean.class)).containsOnlyKeys("myFilter"));
+			.run((context) -> assertThat(context.getBeansOfType(FilterRegistrationBean.class))
+				.containsOnlyKeys("myFilter"));
 	}
 
 	@Test
@@ -147,17 +149,16 @@ class RateLimitAutoConfigurationTests {
 
 	@Test
 	void readsTierAuthoritiesWhenSpringSecurityIsPresent() {
-		this.runner.run((context) -> assertThat(context.getBean(TierResolver.class))
-			.isInstanceOf(AuthorityTierResolver.class));
+		this.runner.run(
+				(context) -> assertThat(context.getBean(TierResolver.class)).isInstanceOf(AuthorityTierResolver.class));
 	}
 
 	@Test
 	void worksWithoutSpringSecurity() {
-		this.webRunner.withClassLoader(new FilteredClassLoader("org.springframework.security"))
-			.run((context) -> {
-				assertThat(context).hasNotFailed().hasSingleBean(FilterRegistrationBean.class);
-				assertThat(context.getBean(TierResolver.class)).isExactlyInstanceOf(RequestAttributeTierResolver.class);
-			});
+		this.webRunner.withClassLoader(new FilteredClassLoader("org.springframework.security")).run((context) -> {
+			assertThat(context).hasNotFailed().hasSingleBean(FilterRegistrationBean.class);
+			assertThat(context.getBean(TierResolver.class)).isExactlyInstanceOf(RequestAttributeTierResolver.class);
+		});
 	}
 
 	@Test
@@ -247,8 +248,8 @@ class RateLimitAutoConfigurationTests {
 			Properties factories = PropertiesLoaderUtils.loadProperties(new UrlResource(url));
 			analyzers.add(factories.getProperty(FailureAnalyzer.class.getName(), ""));
 		}
-		assertThat(analyzers).anySatisfy((names) -> assertThat(names)
-			.contains(RateLimitConfigurationFailureAnalyzer.class.getName()));
+		assertThat(analyzers)
+			.anySatisfy((names) -> assertThat(names).contains(RateLimitConfigurationFailureAnalyzer.class.getName()));
 	}
 
 	@Configuration(proxyBeanMethods = false)

@@ -24,14 +24,15 @@ import dev.ratelimit.spring.RateLimitConfigurationException.Problem;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The Redis backend's auto-configuration: without a Redis server (start-up does not wait for a Redis that refuses),
- * and with one, which has taken a write before the context is ready.
+ * The Redis backend's auto-configuration: without a Redis server (start-up does not wait
+ * for a Redis that refuses), and with one, which has taken a write before the context is
+ * ready.
  */
 class RateLimitRedisAutoConfigurationTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(RateLimitRedisAutoConfiguration.class,
-				RateLimitAutoConfiguration.class))
+		.withConfiguration(
+				AutoConfigurations.of(RateLimitRedisAutoConfiguration.class, RateLimitAutoConfiguration.class))
 		.withBean(RedisConnectionFactory.class, () -> new LettuceConnectionFactory("localhost", 1))
 		.withPropertyValues("ratelimit.policies.api.limits[0].rate=5/1s");
 
@@ -68,23 +69,25 @@ class RateLimitRedisAutoConfigurationTests {
 	}
 
 	@ParameterizedTest(name = "{0} with the {1} backend")
-	@CsvSource(delimiter = '|', textBlock = """
-			ratelimit.redis.timeout=0s       | redis  | ratelimit.redis.timeout    | timeout must be positive (was PT0S)
-			ratelimit.redis.timeout=0s       | memory | ratelimit.redis.timeout    | timeout must be positive (was PT0S)
-			ratelimit.redis.timeout=-100ms   | redis  | ratelimit.redis.timeout    | timeout must be positive (was PT-0.1S)
-			ratelimit.redis.timeout=-100ms   | memory | ratelimit.redis.timeout    | timeout must be positive (was PT-0.1S)
-			ratelimit.redis.reservoir=-1     | redis  | ratelimit.redis.reservoir  | reservoir must be 0 (off) or positive (was -1)
-			ratelimit.redis.reservoir=-1     | memory | ratelimit.redis.reservoir  | reservoir must be 0 (off) or positive (was -1)
-			ratelimit.redis.lease=-1         | redis  | ratelimit.redis.lease      | reservoir must be 0 (off) or positive (was -1); it is the deprecated name of ratelimit.redis.reservoir
-			ratelimit.redis.lease=-1         | memory | ratelimit.redis.lease      | reservoir must be 0 (off) or positive (was -1); it is the deprecated name of ratelimit.redis.reservoir
-			ratelimit.redis.key-prefix=      | redis  | ratelimit.redis.key-prefix | keyPrefix must not be empty
-			ratelimit.redis.key-prefix=      | memory | ratelimit.redis.key-prefix | keyPrefix must not be empty
-			ratelimit.redis.key-prefix=r{l}  | redis  | ratelimit.redis.key-prefix | keyPrefix must not contain braces, whitespace or control characters (was 'r{l}')
-			ratelimit.redis.key-prefix=r{l}  | memory | ratelimit.redis.key-prefix | keyPrefix must not contain braces, whitespace or control characters (was 'r{l}')
-			""")
+	@CsvSource(delimiter = '|',
+			textBlock = """
+					ratelimit.redis.timeout=0s       | redis  | ratelimit.redis.timeout    | timeout must be positive (was PT0S)
+					ratelimit.redis.timeout=0s       | memory | ratelimit.redis.timeout    | timeout must be positive (was PT0S)
+					ratelimit.redis.timeout=-100ms   | redis  | ratelimit.redis.timeout    | timeout must be positive (was PT-0.1S)
+					ratelimit.redis.timeout=-100ms   | memory | ratelimit.redis.timeout    | timeout must be positive (was PT-0.1S)
+					ratelimit.redis.reservoir=-1     | redis  | ratelimit.redis.reservoir  | reservoir must be 0 (off) or positive (was -1)
+					ratelimit.redis.reservoir=-1     | memory | ratelimit.redis.reservoir  | reservoir must be 0 (off) or positive (was -1)
+					ratelimit.redis.lease=-1         | redis  | ratelimit.redis.lease      | reservoir must be 0 (off) or positive (was -1); it is the deprecated name of ratelimit.redis.reservoir
+					ratelimit.redis.lease=-1         | memory | ratelimit.redis.lease      | reservoir must be 0 (off) or positive (was -1); it is the deprecated name of ratelimit.redis.reservoir
+					ratelimit.redis.key-prefix=      | redis  | ratelimit.redis.key-prefix | keyPrefix must not be empty
+					ratelimit.redis.key-prefix=      | memory | ratelimit.redis.key-prefix | keyPrefix must not be empty
+					ratelimit.redis.key-prefix=r{l}  | redis  | ratelimit.redis.key-prefix | keyPrefix must not contain braces, whitespace or control characters (was 'r{l}')
+					ratelimit.redis.key-prefix=r{l}  | memory | ratelimit.redis.key-prefix | keyPrefix must not contain braces, whitespace or control characters (was 'r{l}')
+					""")
 	void failsStartUpOnceForABadRedisSettingNamingItsPropertyWhateverTheBackend(String setting, String backend,
 			String property, String reason) {
-		// checked by the Redis backend's own rules, so that a mistake shows before the backend is switched to Redis
+		// checked by the Redis backend's own rules, so that a mistake shows before the
+		// backend is switched to Redis
 		this.runner.withPropertyValues("ratelimit.backend=" + backend, setting).run((context) -> {
 			ConfigurationFailures.assertFailure(context, property, reason);
 			assertThat(ConfigurationFailures.find(context.getStartupFailure()).getProblems())
@@ -131,8 +134,9 @@ class RateLimitRedisAutoConfigurationTests {
 
 	@Test
 	void startsWithoutWaitingForARedisThatRefusesAndFollowsTheFailureMode() {
-		this.runner.withPropertyValues("ratelimit.backend=redis", "ratelimit.on-backend-failure=deny",
-				"ratelimit.redis.startup-timeout=1h")
+		this.runner
+			.withPropertyValues("ratelimit.backend=redis", "ratelimit.on-backend-failure=deny",
+					"ratelimit.redis.startup-timeout=1h")
 			.run((context) -> {
 				assertThat(context).hasNotFailed();
 				RedisRateLimiter limiter = context.getBean(RedisRateLimiter.class);
@@ -146,13 +150,14 @@ class RateLimitRedisAutoConfigurationTests {
 	void redisHasTakenTheLimitersFirstWriteBeforeTheApplicationIsReady() {
 		try (RedisServer server = RedisServer.start(); RespClient redis = server.endpoint().client()) {
 			new ApplicationContextRunner()
-				.withConfiguration(AutoConfigurations.of(RateLimitRedisAutoConfiguration.class,
-						RateLimitAutoConfiguration.class))
+				.withConfiguration(
+						AutoConfigurations.of(RateLimitRedisAutoConfiguration.class, RateLimitAutoConfiguration.class))
 				.withBean(RedisConnectionFactory.class, () -> server.endpoint().lettuce())
 				.withPropertyValues("ratelimit.backend=redis", "ratelimit.policies.api.limits[0].rate=5/1s")
 				.run((context) -> {
 					assertThat(context).hasNotFailed();
-					// no call decided yet: start-up itself connected, loaded the script and wrote through it
+					// no call decided yet: start-up itself connected, loaded the script
+					// and wrote through it
 					String stats = redis.text("INFO", "commandstats");
 					assertThat(scriptCalls(stats)).isPositive();
 					assertThat(context.getBean(RedisRateLimiter.class).isAvailable()).isTrue();

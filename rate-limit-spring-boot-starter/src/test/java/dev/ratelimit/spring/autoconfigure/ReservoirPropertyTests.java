@@ -17,8 +17,8 @@ import org.springframework.boot.context.properties.source.MapConfigurationProper
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@code ratelimit.redis.reservoir} sizes two-tier mode; {@code ratelimit.redis.lease}, its former name, still works
- * and is listed as deprecated in the configuration metadata.
+ * {@code ratelimit.redis.reservoir} sizes two-tier mode; {@code ratelimit.redis.lease},
+ * its former name, still works and is listed as deprecated in the configuration metadata.
  */
 class ReservoirPropertyTests {
 
@@ -50,9 +50,9 @@ class ReservoirPropertyTests {
 		List<Map<String, Object>> lease = JsonPath.read(metadata,
 				"$.properties[?(@.name == 'ratelimit.redis.lease')].deprecation");
 		assertThat(lease).singleElement()
-			.satisfies((deprecation) -> assertThat(deprecation)
-				.containsEntry("replacement", "ratelimit.redis.reservoir")
-				.containsKey("reason"));
+			.satisfies(
+					(deprecation) -> assertThat(deprecation).containsEntry("replacement", "ratelimit.redis.reservoir")
+						.containsKey("reason"));
 		List<Object> reservoirDefault = JsonPath.read(metadata,
 				"$.properties[?(@.name == 'ratelimit.redis.reservoir')].defaultValue");
 		assertThat(reservoirDefault).containsExactly(0);

@@ -10,9 +10,10 @@ import org.springframework.boot.web.server.servlet.ServletWebServerFactory;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Start-up fails when the web server would replace the client address with a forwarded one that the operator did not
- * choose to believe, so that a client could choose its own {@code ip} key; see {@code ForwardHeadersStrategyTests}
- * for the strategies that start, on a real Tomcat.
+ * Start-up fails when the web server would replace the client address with a forwarded
+ * one that the operator did not choose to believe, so that a client could choose its own
+ * {@code ip} key; see {@code ForwardHeadersStrategyTests} for the strategies that start,
+ * on a real Tomcat.
  */
 class ServerForwardHeadersCheckTests {
 

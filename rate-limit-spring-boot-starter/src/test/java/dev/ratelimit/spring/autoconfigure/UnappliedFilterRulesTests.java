@@ -16,8 +16,9 @@ import org.springframework.web.servlet.DispatcherServlet;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@code ratelimit.filters} in an application where no rate-limit filter applies them: a reactive web application
- * fails to start, naming the property; any other is warned; a servlet application with Spring MVC applies them.
+ * {@code ratelimit.filters} in an application where no rate-limit filter applies them: a
+ * reactive web application fails to start, naming the property; any other is warned; a
+ * servlet application with Spring MVC applies them.
  */
 @ExtendWith(OutputCaptureExtension.class)
 class UnappliedFilterRulesTests {

@@ -70,31 +70,38 @@ import dev.ratelimit.spring.testsupport.MutableTimeSource;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
 
 /**
- * Fuzz of the configuration (issue 18): generated {@code ratelimit.*} property sets, valid and invalid (see
- * {@link RateLimitConfigurations}), each started with all of the starter's auto-configurations in a servlet web
- * application. Each must either start, and then answer a request without a server error, or fail with a failure
- * analysis that names a {@code ratelimit.} property that it sets (or an annotated method): never a bare exception
- * that names none. Each try must end within {@link #TRY_BOUND}: a hang is a failure.
+ * Fuzz of the configuration (issue 18): generated {@code ratelimit.*} property sets,
+ * valid and invalid (see {@link RateLimitConfigurations}), each started with all of the
+ * starter's auto-configurations in a servlet web application. Each must either start, and
+ * then answer a request without a server error, or fail with a failure analysis that
+ * names a {@code ratelimit.} property that it sets (or an annotated method): never a bare
+ * exception that names none. Each try must end within {@link #TRY_BOUND}: a hang is a
+ * failure.
  *
  * <p>
- * {@code ./mvnw verify} runs the short form: the number of tries set by {@code jqwik.tries.default} in the starter's
- * pom. The long form, 10,000 configurations (two and a half minutes here when the 2 cores are idle, six when busy):
+ * {@code ./mvnw verify} runs the short form: the number of tries set by
+ * {@code jqwik.tries.default} in the starter's pom. The long form, 10,000 configurations
+ * (two and a half minutes here when the 2 cores are idle, six when busy):
  *
  * <pre>
  * ./mvnw -B -pl rate-limit-spring-boot-starter -am test -Dtest=ConfigurationFuzz \
  *     -Dsurefire.failIfNoSpecifiedTests=false -Djqwik.tries.default=10000
  * </pre>
  *
- * ({@code -Dtest='*Fuzz*'} runs {@link HostileHeaderFuzz} as well.) A failing try is shrunk to a small configuration
- * and reported with the seed that replays it ({@code @Property(seed = "...")}); jqwik's report, with the share of
- * configurations that started, is in {@code target/surefire-reports/*ConfigurationFuzz-output.txt}.
+ * ({@code -Dtest='*Fuzz*'} runs {@link HostileHeaderFuzz} as well.) A failing try is
+ * shrunk to a small configuration and reported with the seed that replays it
+ * ({@code @Property(seed = "...")}); jqwik's report, with the share of configurations
+ * that started, is in {@code target/surefire-reports/*ConfigurationFuzz-output.txt}.
  */
 class ConfigurationFuzz {
 
 	/** Far above the few tens of milliseconds a start takes. */
 	static final Duration TRY_BOUND = Duration.ofSeconds(20);
 
-	/** A property of ours in a failure analysis: not a package or bean name such as dev.ratelimit.spring.... */
+	/**
+	 * A property of ours in a failure analysis: not a package or bean name such as
+	 * dev.ratelimit.spring....
+	 */
 	private static final Pattern PROPERTY = Pattern
 		.compile("(?<![\\w.\\-])ratelimit\\.(?!spring\\.|core\\.)[^\\s'\"]+");
 
@@ -118,15 +125,14 @@ class ConfigurationFuzz {
 	}
 
 	@Property
-	void everyConfigurationStartsOrFailsNamingAProperty(
-			@ForAll("configurations") GeneratedConfiguration configuration) throws Exception {
+	void everyConfigurationStartsOrFailsNamingAProperty(@ForAll("configurations") GeneratedConfiguration configuration)
+			throws Exception {
 		String outcome = bound.call("Starting " + configuration, () -> startOrFail(configuration));
 		Statistics.label("outcome").collect(outcome);
-		Statistics.label("outcome")
-			.coverage((coverage) -> {
-				coverage.check("started").percentage((percent) -> percent >= 10);
-				coverage.check("invalid").percentage((percent) -> percent >= 10);
-			});
+		Statistics.label("outcome").coverage((coverage) -> {
+			coverage.check("started").percentage((percent) -> percent >= 10);
+			coverage.check("invalid").percentage((percent) -> percent >= 10);
+		});
 	}
 
 	@Provide
@@ -139,7 +145,9 @@ class ConfigurationFuzz {
 		AtomicReference<ConfigurableApplicationContext> started = new AtomicReference<>();
 		WebApplicationContextRunner runner = RUNNER.withInitializer((context) -> {
 			started.set(context);
-			context.getEnvironment().getPropertySources().addFirst(new MapPropertySource("fuzz", configuration.asMap()));
+			context.getEnvironment()
+				.getPropertySources()
+				.addFirst(new MapPropertySource("fuzz", configuration.asMap()));
 		});
 		for (Class<?> bean : configuration.beans()) {
 			runner = runner.withBean(bean);
@@ -156,7 +164,8 @@ class ConfigurationFuzz {
 			ConfigurableApplicationContext context) {
 		PlaceholderResolutionException placeholder = find(failure, PlaceholderResolutionException.class);
 		if (placeholder != null) {
-			// Spring's own failure for a ${...} it cannot resolve, which names the value: not the starter's to name
+			// Spring's own failure for a ${...} it cannot resolve, which names the value:
+			// not the starter's to name
 			return "invalid (placeholder)";
 		}
 		FailureAnalysis analysis = analyze(failure, context);
@@ -168,7 +177,8 @@ class ConfigurationFuzz {
 		RateLimitConfigurationException invalid = find(failure, RateLimitConfigurationException.class);
 		if (invalid != null) {
 			for (Problem problem : invalid.getProblems()) {
-				if (problem.reason() == null || problem.reason().isBlank() || !description.contains(problem.property())) {
+				if (problem.reason() == null || problem.reason().isBlank()
+						|| !description.contains(problem.property())) {
 					throw new AssertionError("The problem " + problem + " is not reported whole: " + description);
 				}
 				named.add(problem.property());
@@ -185,8 +195,8 @@ class ConfigurationFuzz {
 			}
 		}
 		if (named.isEmpty()) {
-			throw new AssertionError("Start-up failed without naming a ratelimit property:\n" + description + "\n"
-					+ stackOf(failure));
+			throw new AssertionError(
+					"Start-up failed without naming a ratelimit property:\n" + description + "\n" + stackOf(failure));
 		}
 		for (String property : named) {
 			boolean annotation = property.startsWith("@RateLimited on ") && !configuration.beans().isEmpty();
@@ -221,7 +231,8 @@ class ConfigurationFuzz {
 			})).andReturn();
 		}
 		catch (Exception ex) {
-			// an expression that fails whatever the request carries is a server error (docs/RESPONSES.md)
+			// an expression that fails whatever the request carries is a server error
+			// (docs/RESPONSES.md)
 			if (configuration.hasExpression()) {
 				return "started";
 			}
@@ -235,7 +246,10 @@ class ConfigurationFuzz {
 		return "started";
 	}
 
-	/** A path that the first filter pattern matches, if there is one that can be read as a path. */
+	/**
+	 * A path that the first filter pattern matches, if there is one that can be read as a
+	 * path.
+	 */
 	private static URI requestPath(GeneratedConfiguration configuration) {
 		String pattern = configuration.properties()
 			.stream()
@@ -268,14 +282,18 @@ class ConfigurationFuzz {
 		return names;
 	}
 
-	/** What Boot would print: the analysis of the first analyzer that explains the failure. */
+	/**
+	 * What Boot would print: the analysis of the first analyzer that explains the
+	 * failure.
+	 */
 	private static FailureAnalysis analyze(Throwable failure, ConfigurableApplicationContext context) {
 		ArgumentResolver arguments = ArgumentResolver.of(BeanFactory.class, context.getBeanFactory())
 			.and(Environment.class, context.getEnvironment());
 		List<FailureAnalyzer> analyzers = SpringFactoriesLoader
 			.forDefaultResourceLocation(ConfigurationFuzz.class.getClassLoader())
 			.load(FailureAnalyzer.class, arguments, FailureHandler.handleMessage((message, cause) -> {
-				// as Boot does: an analyzer whose classes are missing (jakarta.validation) is left out
+				// as Boot does: an analyzer whose classes are missing
+				// (jakarta.validation) is left out
 			}));
 		for (FailureAnalyzer analyzer : analyzers) {
 			try {
@@ -292,9 +310,10 @@ class ConfigurationFuzz {
 	}
 
 	/**
-	 * Whether a property named by a failure is one that the configuration sets, an element of one, or a sibling of
-	 * one (a limit that sets 'capacity' but misses 'rate'). Names are compared as Boot reads and compares them: case,
-	 * dashes and what relaxed binding drops do not count.
+	 * Whether a property named by a failure is one that the configuration sets, an
+	 * element of one, or a sibling of one (a limit that sets 'capacity' but misses
+	 * 'rate'). Names are compared as Boot reads and compares them: case, dashes and what
+	 * relaxed binding drops do not count.
 	 */
 	static boolean relates(String property, GeneratedConfiguration configuration) {
 		String named = normalize(property);
@@ -309,7 +328,10 @@ class ConfigurationFuzz {
 			.anyMatch((set) -> set.startsWith(named) || set.equals(parent) || set.startsWith(parent + "."));
 	}
 
-	/** A name as Boot reads it from a property source ("policies[2]${x}" is "policies[2].x"). */
+	/**
+	 * A name as Boot reads it from a property source ("policies[2]${x}" is
+	 * "policies[2].x").
+	 */
 	private static String adapted(String name) {
 		try {
 			return ConfigurationPropertyName.adapt(name, '.').toString();
@@ -347,9 +369,10 @@ class ConfigurationFuzz {
 	}
 
 	/**
-	 * The application around the configuration: a fake clock, a sleeper that does not sleep, a key resolver bean for
-	 * {@code bean:tenantKeys} and a bean of another type for {@code bean:notAResolver}, a meter registry, and a
-	 * controller that answers every path.
+	 * The application around the configuration: a fake clock, a sleeper that does not
+	 * sleep, a key resolver bean for {@code bean:tenantKeys} and a bean of another type
+	 * for {@code bean:notAResolver}, a meter registry, and a controller that answers
+	 * every path.
 	 */
 	@Configuration(proxyBeanMethods = false)
 	@Import(AnyPathController.class)
@@ -368,8 +391,8 @@ class ConfigurationFuzz {
 
 		@Bean
 		KeyResolver tenantKeys() {
-			return (context) -> "tenant:" + ((context.request() != null) ? context.request().getHeader("X-Tenant")
-					: "none");
+			return (context) -> "tenant:"
+					+ ((context.request() != null) ? context.request().getHeader("X-Tenant") : "none");
 		}
 
 		@Bean

@@ -32,11 +32,13 @@ import dev.ratelimit.core.memory.InMemoryRateLimiter;
 import dev.ratelimit.spring.testsupport.MutableTimeSource;
 
 /**
- * The application under {@link HostileHeaderFuzz}: one policy per key strategy ({@code ip}, {@code api-key},
- * {@code header:X-Client}, {@code principal}) on {@code /fuzz/keys}, a policy whose cost comes from a header on
- * {@code /fuzz/cost}, an in-memory limiter that records the keys it is asked about, a fake clock, and Spring Security
- * letting everyone in. Its firewall lets every header value through, so that whatever a client sends reaches the
- * rate-limit filter (Tomcat and Security's default firewall refuse some of it before that in real life).
+ * The application under {@link HostileHeaderFuzz}: one policy per key strategy
+ * ({@code ip}, {@code api-key}, {@code header:X-Client}, {@code principal}) on
+ * {@code /fuzz/keys}, a policy whose cost comes from a header on {@code /fuzz/cost}, an
+ * in-memory limiter that records the keys it is asked about, a fake clock, and Spring
+ * Security letting everyone in. Its firewall lets every header value through, so that
+ * whatever a client sends reaches the rate-limit filter (Tomcat and Security's default
+ * firewall refuse some of it before that in real life).
  */
 @SpringBootConfiguration
 // Redis is not used here: three applications start faster without its client
@@ -54,7 +56,8 @@ class HostileHeaderApplication {
 	static final String COST_EXPRESSION = "#{T(java.lang.Long).parseLong(#request.getHeader('X-Cost'))}";
 
 	/**
-	 * Starts the application in a mock servlet environment, as {@code @SpringBootTest} does.
+	 * Starts the application in a mock servlet environment, as {@code @SpringBootTest}
+	 * does.
 	 * @param client the {@code ratelimit.client.*} properties of this run
 	 * @return the running application
 	 */

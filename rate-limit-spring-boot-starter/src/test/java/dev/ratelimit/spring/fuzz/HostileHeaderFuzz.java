@@ -37,25 +37,30 @@ import static org.springframework.security.test.web.servlet.request.SecurityMock
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
 
 /**
- * Fuzz of what clients send (issue 18): hostile {@code X-Forwarded-For} and {@code Forwarded} chains, API keys,
- * {@code X-Client} values, principal names and costs (see {@link HostileHeaders}) sent through MockMvc to the
- * rate-limit filter of {@link HostileHeaderApplication}, without trusted proxies and behind trusted proxies that
- * write {@code X-Forwarded-For} or {@code Forwarded} (the latter keying IPv6 clients by /64). Every request is
- * answered 200 or 429, never a server error (the cost route answers 400 exactly when docs/RESPONSES.md says so), and
- * no client chooses its key: the {@code ip} key is the one {@link TrustRules} allows, an API key is stored as
- * {@code key:} and its SHA-256, a header value as {@code header:} and the value, a principal as {@code user:} and its
- * name, and a caller without one of these falls back to its {@code ip} key. A response header never carries a line
- * break, and a problem body never echoes what the client sent. Each request must be answered within
+ * Fuzz of what clients send (issue 18): hostile {@code X-Forwarded-For} and
+ * {@code Forwarded} chains, API keys, {@code X-Client} values, principal names and costs
+ * (see {@link HostileHeaders}) sent through MockMvc to the rate-limit filter of
+ * {@link HostileHeaderApplication}, without trusted proxies and behind trusted proxies
+ * that write {@code X-Forwarded-For} or {@code Forwarded} (the latter keying IPv6 clients
+ * by /64). Every request is answered 200 or 429, never a server error (the cost route
+ * answers 400 exactly when docs/RESPONSES.md says so), and no client chooses its key: the
+ * {@code ip} key is the one {@link TrustRules} allows, an API key is stored as
+ * {@code key:} and its SHA-256, a header value as {@code header:} and the value, a
+ * principal as {@code user:} and its name, and a caller without one of these falls back
+ * to its {@code ip} key. A response header never carries a line break, and a problem body
+ * never echoes what the client sent. Each request must be answered within
  * {@link #TRY_BOUND}.
  *
  * <p>
- * Not checked: the size of the keys the in-memory limiter holds. A {@code header:} key holds the whole value, up to
- * 64 KB here; bounding it is the work of hashing long keys in the limiter, which has not landed on this branch.
+ * Not checked: the size of the keys the in-memory limiter holds. A {@code header:} key
+ * holds the whole value, up to 64 KB here; bounding it is the work of hashing long keys
+ * in the limiter, which has not landed on this branch.
  *
  * <p>
- * {@code ./mvnw verify} runs the short form: {@code jqwik.tries.default} (see the starter's pom) requests per
- * property, four properties, each request carrying about three hostile values. The long form, 10,000 requests per
- * property (40,000 requests carrying some 140,000 hostile values; four minutes here on busy cores):
+ * {@code ./mvnw verify} runs the short form: {@code jqwik.tries.default} (see the
+ * starter's pom) requests per property, four properties, each request carrying about
+ * three hostile values. The long form, 10,000 requests per property (40,000 requests
+ * carrying some 140,000 hostile values; four minutes here on busy cores):
  *
  * <pre>
  * ./mvnw -B -pl rate-limit-spring-boot-starter -am test -Dtest=HostileHeaderFuzz \
@@ -89,9 +94,8 @@ class HostileHeaderFuzz {
 				new TrustRules(true, ForwardedHeader.X_FORWARDED_FOR, 128)),
 
 		/** Trusted proxies that write Forwarded; IPv6 clients keyed by their /64. */
-		BEHIND_FORWARDED(Map.of("trusted-proxies", String.join(",", HostileHeaders.TRUSTED_PROXIES),
-				"forwarded-header", "forwarded", "ipv6-prefix-length", "64"),
-				new TrustRules(true, ForwardedHeader.FORWARDED, 64));
+		BEHIND_FORWARDED(Map.of("trusted-proxies", String.join(",", HostileHeaders.TRUSTED_PROXIES), "forwarded-header",
+				"forwarded", "ipv6-prefix-length", "64"), new TrustRules(true, ForwardedHeader.FORWARDED, 64));
 
 		private final Map<String, String> client;
 
@@ -189,9 +193,10 @@ class HostileHeaderFuzz {
 		answer.calls().get(0).forEach((limit) -> keys.put(limit.policy(), limit.key()));
 		Set<String> addressKeys = setup.rules.addressKeys(request);
 		String address = keys.get("by-ip");
-		expect(addressKeys.contains(address), "keyed the address as " + show(address) + ", not one of "
-				+ show(addressKeys.toString()), answer);
-		Statistics.label("ip key").collect(address.equals(setup.rules.key(request.peer().address())) ? "peer" : "other");
+		expect(addressKeys.contains(address),
+				"keyed the address as " + show(address) + ", not one of " + show(addressKeys.toString()), answer);
+		Statistics.label("ip key")
+			.collect(address.equals(setup.rules.key(request.peer().address())) ? "peer" : "other");
 
 		String apiKey = first(request.apiKey());
 		String byApiKey = keys.get("by-api-key");
@@ -199,7 +204,8 @@ class HostileHeaderFuzz {
 			expect(address.equals(byApiKey), "keyed a caller without an API key as " + show(byApiKey), answer);
 		}
 		else {
-			// docs/KEYS-AND-TIERS.md says the SHA-256 of the value; the resolver hashes it without whitespace around it
+			// docs/KEYS-AND-TIERS.md says the SHA-256 of the value; the resolver hashes
+			// it without whitespace around it
 			expect(byApiKey.equals("key:" + sha256(apiKey)) || byApiKey.equals("key:" + sha256(apiKey.trim())),
 					"stored the API key as " + show(byApiKey), answer);
 		}
@@ -226,7 +232,8 @@ class HostileHeaderFuzz {
 		ConfigurableApplicationContext application = application(setup);
 		MockMvc mvc = application.getBean(MockMvc.class);
 		KeyRecordingRateLimiter limiter = application.getBean(KeyRecordingRateLimiter.class);
-		// time moves a little between requests, so that some callers get permits back and others are refused
+		// time moves a little between requests, so that some callers get permits back and
+		// others are refused
 		application.getBean(MutableTimeSource.class).advance(Duration.ofSeconds(1));
 		limiter.takeCalls();
 		MockHttpServletRequestBuilder builder = get(path).with((servletRequest) -> {
@@ -249,7 +256,10 @@ class HostileHeaderFuzz {
 		return answer;
 	}
 
-	/** A response never splits a header line, and a problem never echoes what the client sent. */
+	/**
+	 * A response never splits a header line, and a problem never echoes what the client
+	 * sent.
+	 */
 	private static void checkResponse(Answer answer) throws Exception {
 		MockHttpServletResponse response = answer.response();
 		for (String name : response.getHeaderNames()) {

@@ -15,11 +15,13 @@ import net.jqwik.api.Tuple;
 import dev.ratelimit.spring.key.ForwardedHeader;
 
 /**
- * Arbitrary requests of hostile clients: {@code X-Forwarded-For} and {@code Forwarded} chains (valid, invalid, IPv6
- * with zones and brackets, obfuscated forms such as {@code 1.2.3} or {@code 0x7f.1}, lists of thousands), API keys,
- * {@code X-Client} values, principal names and costs of any characters (right-to-left marks, combining marks, lone
- * surrogates, NUL, CR LF), and values up to 64 KB. Behind a trusted proxy the request is as the proxy forwards it:
- * mostly with the address the proxy saw appended to the chain the client sent.
+ * Arbitrary requests of hostile clients: {@code X-Forwarded-For} and {@code Forwarded}
+ * chains (valid, invalid, IPv6 with zones and brackets, obfuscated forms such as
+ * {@code 1.2.3} or {@code 0x7f.1}, lists of thousands), API keys, {@code X-Client}
+ * values, principal names and costs of any characters (right-to-left marks, combining
+ * marks, lone surrogates, NUL, CR LF), and values up to 64 KB. Behind a trusted proxy the
+ * request is as the proxy forwards it: mostly with the address the proxy saw appended to
+ * the chain the client sent.
  */
 final class HostileHeaders {
 
@@ -52,8 +54,9 @@ final class HostileHeaders {
 	 * @param peer the direct peer ({@code getRemoteAddr()})
 	 * @param forwardedFor the {@code X-Forwarded-For} header lines
 	 * @param forwarded the {@code Forwarded} header lines
-	 * @param client the address that a trusted proxy appended to the chain of its forwarding header, or null when the
-	 * chain is all the client's (no proxy, or one that passes the header through)
+	 * @param client the address that a trusted proxy appended to the chain of its
+	 * forwarding header, or null when the chain is all the client's (no proxy, or one
+	 * that passes the header through)
 	 * @param apiKey the {@code X-API-Key} header lines
 	 * @param clientHeader the {@code X-Client} header lines
 	 * @param principal the authenticated user's name, or null for an anonymous caller
@@ -70,10 +73,11 @@ final class HostileHeaders {
 
 		@Override
 		public String toString() {
-			return "\n    peer=" + this.peer.text() + ((this.client != null) ? " (proxy appended " + this.client + ")" : "")
+			return "\n    peer=" + this.peer.text()
+					+ ((this.client != null) ? " (proxy appended " + this.client + ")" : "")
 					+ lines("X-Forwarded-For", this.forwardedFor) + lines("Forwarded", this.forwarded)
-					+ lines("X-API-Key", this.apiKey) + lines("X-Client", this.clientHeader)
-					+ ((this.principal != null) ? "\n    principal=" + RateLimitConfigurations.escape(this.principal) : "")
+					+ lines("X-API-Key", this.apiKey) + lines("X-Client", this.clientHeader) + ((this.principal != null)
+							? "\n    principal=" + RateLimitConfigurations.escape(this.principal) : "")
 					+ lines("X-Cost", this.cost);
 		}
 
@@ -93,8 +97,8 @@ final class HostileHeaders {
 	}
 
 	/**
-	 * Requests that reached the application through the trusted proxies, which write {@code header}; a few from
-	 * elsewhere.
+	 * Requests that reached the application through the trusted proxies, which write
+	 * {@code header}; a few from elsewhere.
 	 */
 	static Arbitrary<HostileRequest> behindProxies(ForwardedHeader header) {
 		Arbitrary<Address> peer = Arbitraries.frequencyOf(Tuple.of(6, trustedAddress()), Tuple.of(1, publicAddress()));
@@ -134,10 +138,16 @@ final class HostileHeaders {
 	/** Where a trusted proxy puts the address it saw. */
 	enum Append {
 
-		/** Nowhere: it passes the client's header through, so the whole chain is the client's. */
+		/**
+		 * Nowhere: it passes the client's header through, so the whole chain is the
+		 * client's.
+		 */
 		NONE,
 
-		/** At the end of the last line ({@code nginx}'s {@code $proxy_add_x_forwarded_for}). */
+		/**
+		 * At the end of the last line ({@code nginx}'s
+		 * {@code $proxy_add_x_forwarded_for}).
+		 */
 		SAME_LINE,
 
 		/** On a line of its own. */
@@ -184,8 +194,8 @@ final class HostileHeaders {
 			if (header == ForwardedHeader.X_FORWARDED_FOR) {
 				return withPort;
 			}
-			String node = (ipv6 || withPort.indexOf(':') >= 0) ? "\""
-					+ (ipv6 && !withPort.startsWith("[") ? "[" + withPort + "]" : withPort) + "\"" : withPort;
+			String node = (ipv6 || withPort.indexOf(':') >= 0)
+					? "\"" + (ipv6 && !withPort.startsWith("[") ? "[" + withPort + "]" : withPort) + "\"" : withPort;
 			return switch (style % 3) {
 				case 0 -> "for=" + node;
 				case 1 -> "For=" + node + ";proto=https;by=10.0.0.1";
@@ -213,9 +223,8 @@ final class HostileHeaders {
 				return address(text, (form == 2) ? "::ffff:" + text : text);
 			});
 		Arbitrary<Address> ipv6 = Combinators
-			.combine(Arbitraries.integers().between(0x2000, 0x3fff), Arbitraries.integers().between(0, 0xffff)
-				.list()
-				.ofSize(7), Arbitraries.integers().between(0, 3))
+			.combine(Arbitraries.integers().between(0x2000, 0x3fff),
+					Arbitraries.integers().between(0, 0xffff).list().ofSize(7), Arbitraries.integers().between(0, 3))
 			.as((first, rest, form) -> ipv6(first, rest, form));
 		return Arbitraries.oneOf(ipv4, ipv6);
 	}
@@ -227,9 +236,8 @@ final class HostileHeaders {
 					Arbitraries.integers().between(0, 255))
 			.as((b, c, d) -> address("10." + b + "." + c + "." + d, "10." + b + "." + c + "." + d));
 		Arbitrary<Address> ipv6 = Combinators
-			.combine(Arbitraries.integers().between(0xfd00, 0xfdff), Arbitraries.integers().between(0, 0xffff)
-				.list()
-				.ofSize(7), Arbitraries.integers().between(0, 3))
+			.combine(Arbitraries.integers().between(0xfd00, 0xfdff),
+					Arbitraries.integers().between(0, 0xffff).list().ofSize(7), Arbitraries.integers().between(0, 3))
 			.as((first, rest, form) -> ipv6(first, rest, form));
 		return Arbitraries.oneOf(ipv4, ipv6);
 	}
@@ -284,8 +292,9 @@ final class HostileHeaders {
 
 	private static Arbitrary<List<String>> forwardedForLines() {
 		Arbitrary<String> line = Arbitraries.frequencyOf(
-				Tuple.of(10, Combinators.combine(hop().list().ofMaxSize(6), separator())
-					.as((hops, separator) -> String.join(separator, hops))),
+				Tuple.of(10,
+						Combinators.combine(hop().list().ofMaxSize(6), separator())
+							.as((hops, separator) -> String.join(separator, hops))),
 				Tuple.of(1, hop().list().ofMinSize(100).ofMaxSize(3000).map((hops) -> String.join(", ", hops))),
 				Tuple.of(2, hostileText()));
 		return line.list().ofMaxSize(3);
@@ -301,22 +310,24 @@ final class HostileHeaders {
 
 	private static Arbitrary<List<String>> forwardedLines() {
 		Arbitrary<String> node = Arbitraries.frequencyOf(Tuple.of(4, addressText().map(HostileHeaders::quotedNode)),
-				Tuple.of(2, addressText()), Tuple.of(3, obfuscated()), Tuple.of(1, Arbitraries.of("unknown", "_hidden",
-						"\"_x\"", "\"", "\"\"", "\"[::1\"", "[::1]:80")),
+				Tuple.of(2, addressText()), Tuple.of(3, obfuscated()),
+				Tuple.of(1, Arbitraries.of("unknown", "_hidden", "\"_x\"", "\"", "\"\"", "\"[::1\"", "[::1]:80")),
 				Tuple.of(2, shortText()));
 		Arbitrary<String> pair = Arbitraries.frequencyOf(
-				Tuple.of(6, Combinators.combine(Arbitraries.of("for", "For", "FOR", " for ", "for "), node)
-					.as((name, value) -> name + "=" + value)),
+				Tuple.of(6,
+						Combinators.combine(Arbitraries.of("for", "For", "FOR", " for ", "for "), node)
+							.as((name, value) -> name + "=" + value)),
 				Tuple.of(2, node.map((value) -> "by=" + value)), Tuple.of(1, Arbitraries.of("proto=https", "host=a.b")),
 				Tuple.of(1, Arbitraries.of("for", "=1.2.3.4", "for=\"unterminated", "for=", ";", "for==1.2.3.4",
 						"for=1.2.3.4=5", "f\u043er=1.2.3.4")),
 				Tuple.of(1, shortText()));
 		Arbitrary<String> element = pair.list().ofMinSize(1).ofMaxSize(4).map((pairs) -> String.join(";", pairs));
 		Arbitrary<String> line = Arbitraries.frequencyOf(
-				Tuple.of(10, Combinators.combine(element.list().ofMaxSize(5), separator())
-					.as((elements, separator) -> String.join(separator, elements))),
-				Tuple.of(1, element.list().ofMinSize(100).ofMaxSize(2000).map((elements) -> String.join(", ",
-						elements))),
+				Tuple.of(10,
+						Combinators.combine(element.list().ofMaxSize(5), separator())
+							.as((elements, separator) -> String.join(separator, elements))),
+				Tuple.of(1,
+						element.list().ofMinSize(100).ofMaxSize(2000).map((elements) -> String.join(", ", elements))),
 				Tuple.of(2, hostileText()));
 		return line.list().ofMaxSize(3);
 	}
@@ -343,9 +354,9 @@ final class HostileHeaders {
 				"256.1.1.1", "1.2.3.-4", "::ffff:1.2.3.4", "::ffff:10.0.0.1", "::1", "::", "0:0:0:0:0:0:0:1", "[::1",
 				"::1]", "[[::1]]", ".1:2", ":::", "1::2::3", "localhost", "example.com", "1.2.3.4%eth0",
 				"\u0661.\u0662.\u0663.\u0664", "\uff11.\uff12.\uff13.\uff14", "1.2.3.4\u0000", "10.0.0.1 ", " 10.0.0.1",
-				"10.0.0.1:99999", "[fd00::1]:x", "fd00::1%", "fd00::1%%", "::ffff:0a00:0001", "0x0a.0.0.1",
-				"010.0.0.1", "10.0.0.01", "[10.0.0.1]", "1.2.3.4:", ":1.2.3.4", "1.2.3.4:80:80", "1234:5678",
-				"fe80::1%eth0%eth1", "2001:db8::1/64", "10.0.0.0/8", "*", "-", "unknown", "_obf");
+				"10.0.0.1:99999", "[fd00::1]:x", "fd00::1%", "fd00::1%%", "::ffff:0a00:0001", "0x0a.0.0.1", "010.0.0.1",
+				"10.0.0.01", "[10.0.0.1]", "1.2.3.4:", ":1.2.3.4", "1.2.3.4:80:80", "1234:5678", "fe80::1%eth0%eth1",
+				"2001:db8::1/64", "10.0.0.0/8", "*", "-", "unknown", "_obf");
 	}
 
 	private static Arbitrary<List<String>> valueLines(Arbitrary<String> value) {
@@ -354,15 +365,15 @@ final class HostileHeaders {
 	}
 
 	private static Arbitrary<String> apiKey() {
-		return Arbitraries.frequencyOf(Tuple.of(5, hostileText()),
-				Tuple.of(2, Arbitraries.of("demo-free", "abc", " abc ", "abc\u0001", "", " ", "\u0000", "\u00a0",
-						"key:abc", "ip:192.0.2.1")));
+		return Arbitraries.frequencyOf(Tuple.of(5, hostileText()), Tuple.of(2, Arbitraries.of("demo-free", "abc",
+				" abc ", "abc\u0001", "", " ", "\u0000", "\u00a0", "key:abc", "ip:192.0.2.1")));
 	}
 
 	private static Arbitrary<String> clientHeader() {
 		return Arbitraries.frequencyOf(Tuple.of(5, hostileText()),
-				Tuple.of(2, Arbitraries.of("ip:192.0.2.1", "ip:none", "key:" + "ab".repeat(32), "user:admin",
-						"header:x", "expr:x", "global", "", " ", "\t", "\u2028", "acme")),
+				Tuple.of(2,
+						Arbitraries.of("ip:192.0.2.1", "ip:none", "key:" + "ab".repeat(32), "user:admin", "header:x",
+								"expr:x", "global", "", " ", "\t", "\u2028", "acme")),
 				Tuple.of(1, addressText().map((address) -> "ip:" + address)));
 	}
 
@@ -376,21 +387,25 @@ final class HostileHeaders {
 
 	private static Arbitrary<String> cost() {
 		return Arbitraries.frequencyOf(Tuple.of(4, Arbitraries.integers().between(0, 150).map(Object::toString)),
-				Tuple.of(3, Arbitraries.of("-1", "-0", "9223372036854775807", "9223372036854775808", " 1", "1 ", "+1",
-						"0x10", "1e3", "\u0661", "", "1.5", "01", "\u0000", "1\r\n", "NaN", "Infinity")),
+				Tuple.of(3,
+						Arbitraries.of("-1", "-0", "9223372036854775807", "9223372036854775808", " 1", "1 ", "+1",
+								"0x10", "1e3", "\u0661", "", "1.5", "01", "\u0000", "1\r\n", "NaN", "Infinity")),
 				Tuple.of(2, hostileText()), Tuple.of(1, Arbitraries.longs().map(Object::toString)));
 	}
 
-	/** Any characters, with the ones that matter to headers and keys much more often than chance. */
+	/**
+	 * Any characters, with the ones that matter to headers and keys much more often than
+	 * chance.
+	 */
 	static Arbitrary<String> hostileText() {
-		return Arbitraries.frequencyOf(Tuple.of(8, shortText()),
-				Tuple.of(4, Arbitraries.strings()
-					.withChars("\r\n\t\u0000\u202E\u200F\u200B\uFEFF\u0301\u0308\uD800\uDC00\u007F\u0085\u2028,;=\"[]:%\\ ")
-					.withChars("ab19.-")
-					.ofMaxLength(30)),
-				Tuple.of(2, Arbitraries.of("a\r\nX-Injected: 1", "\r\n\r\nHTTP/1.1 200 OK", "\u202Egnp.exe", "e\u0301",
-						"\uD83D\uDE00", "\uDE00\uD83D", "\u0000", "%00", "%0d%0a", "${jndi:ldap://x}", "#{1+1}",
-						"\u0130", "\u00df", "\uFFFF", "\uFFFE")),
+		return Arbitraries.frequencyOf(Tuple.of(8, shortText()), Tuple.of(4, Arbitraries.strings()
+			.withChars("\r\n\t\u0000\u202E\u200F\u200B\uFEFF\u0301\u0308\uD800\uDC00\u007F\u0085\u2028,;=\"[]:%\\ ")
+			.withChars("ab19.-")
+			.ofMaxLength(30)),
+				Tuple.of(2,
+						Arbitraries.of("a\r\nX-Injected: 1", "\r\n\r\nHTTP/1.1 200 OK", "\u202Egnp.exe", "e\u0301",
+								"\uD83D\uDE00", "\uDE00\uD83D", "\u0000", "%00", "%0d%0a", "${jndi:ldap://x}", "#{1+1}",
+								"\u0130", "\u00df", "\uFFFF", "\uFFFE")),
 				Tuple.of(1, big()));
 	}
 

@@ -16,12 +16,14 @@ import dev.ratelimit.spring.fuzz.HostileHeaders.HostileRequest;
 import dev.ratelimit.spring.key.ForwardedHeader;
 
 /**
- * The {@code ip} keys that the "Client address" rules of docs/KEYS-AND-TIERS.md allow for a request, worked out here
- * apart from the starter's resolver: without trusted proxies, or from a peer that is not one, the peer's address
- * whatever the headers say; behind a trusted proxy, the address that the proxy appended (the right-most hop that is not
- * a trusted proxy itself); for a chain that is all the client's (a proxy that passes the header through), the
- * right-most untrusted hop of the one configured header, or the peer. An IPv6 address is keyed by its network when a
- * prefix length below 128 is configured.
+ * The {@code ip} keys that the "Client address" rules of docs/KEYS-AND-TIERS.md allow for
+ * a request, worked out here apart from the starter's resolver: without trusted proxies,
+ * or from a peer that is not one, the peer's address whatever the headers say; behind a
+ * trusted proxy, the address that the proxy appended (the right-most hop that is not a
+ * trusted proxy itself); for a chain that is all the client's (a proxy that passes the
+ * header through), the right-most untrusted hop of the one configured header, or the
+ * peer. An IPv6 address is keyed by its network when a prefix length below 128 is
+ * configured.
  */
 final class TrustRules {
 
@@ -36,7 +38,8 @@ final class TrustRules {
 	private final int ipv6PrefixLength;
 
 	/**
-	 * Rules for {@link HostileHeaders#TRUSTED_PROXIES} (10.0.0.0/8 and fd00::/8), or for no trusted proxy.
+	 * Rules for {@link HostileHeaders#TRUSTED_PROXIES} (10.0.0.0/8 and fd00::/8), or for
+	 * no trusted proxy.
 	 */
 	TrustRules(boolean proxiesTrusted, ForwardedHeader header, int ipv6PrefixLength) {
 		this.proxiesTrusted = proxiesTrusted;
@@ -70,7 +73,10 @@ final class TrustRules {
 		return allowed;
 	}
 
-	/** The key of an address: {@code ip:} and its canonical text, or its network for IPv6 below /128. */
+	/**
+	 * The key of an address: {@code ip:} and its canonical text, or its network for IPv6
+	 * below /128.
+	 */
 	String key(InetAddress address) {
 		if (address instanceof Inet6Address && this.ipv6PrefixLength < 128) {
 			byte[] bytes = address.getAddress();
@@ -98,7 +104,9 @@ final class TrustRules {
 		return (address instanceof Inet4Address) ? bytes[0] == 10 : bytes[0] == (byte) 0xfd;
 	}
 
-	/** The hops of the configured header, in order, as docs/KEYS-AND-TIERS.md reads them. */
+	/**
+	 * The hops of the configured header, in order, as docs/KEYS-AND-TIERS.md reads them.
+	 */
 	private List<String> chain(HostileRequest request) {
 		List<String> hops = new ArrayList<>();
 		if (this.header == ForwardedHeader.X_FORWARDED_FOR) {
@@ -145,7 +153,10 @@ final class TrustRules {
 		return (colon > 0 && colon == node.lastIndexOf(':')) ? node.substring(0, colon) : node;
 	}
 
-	/** An address literal (brackets and a zone allowed), never a host name; null for anything else. */
+	/**
+	 * An address literal (brackets and a zone allowed), never a host name; null for
+	 * anything else.
+	 */
 	static InetAddress parse(String text) {
 		String address = text.trim();
 		if (address.startsWith("[") && address.endsWith("]")) {

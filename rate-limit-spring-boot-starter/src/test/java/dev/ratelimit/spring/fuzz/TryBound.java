@@ -12,9 +12,10 @@ import java.util.concurrent.TimeoutException;
 import java.util.stream.Collectors;
 
 /**
- * Runs each try of a fuzz property on a worker thread and fails the try when it does not finish within a bound, with
- * the worker's stack: a hang is a failure. The bound is seconds, far above what a try takes, so that a busy 2-core
- * machine never trips it; it is no timing measure. A worker that hangs is left behind (a daemon) and replaced.
+ * Runs each try of a fuzz property on a worker thread and fails the try when it does not
+ * finish within a bound, with the worker's stack: a hang is a failure. The bound is
+ * seconds, far above what a try takes, so that a busy 2-core machine never trips it; it
+ * is no timing measure. A worker that hangs is left behind (a daemon) and replaced.
  */
 final class TryBound implements AutoCloseable {
 
@@ -50,8 +51,8 @@ final class TryBound implements AutoCloseable {
 			future.cancel(true);
 			this.executor.shutdownNow();
 			this.executor = newExecutor();
-			throw new AssertionError(what + " did not finish within " + this.bound.toSeconds() + " s (a hang); the worker"
-					+ " was at:" + System.lineSeparator() + stack);
+			throw new AssertionError(what + " did not finish within " + this.bound.toSeconds()
+					+ " s (a hang); the worker" + " was at:" + System.lineSeparator() + stack);
 		}
 		catch (ExecutionException ex) {
 			Throwable cause = ex.getCause();

@@ -92,7 +92,8 @@ class KeyResolutionTests {
 	@Test
 	void readsQuotedIpv6ForwardedNodesWithPortsWhenTheProxiesWriteForwarded() {
 		ClientAddressResolver forwarded = new ClientAddressResolver(
-				List.of(IpAddressRange.parse("10.0.0.0/8"), IpAddressRange.parse("fd00::/8")), ForwardedHeader.FORWARDED);
+				List.of(IpAddressRange.parse("10.0.0.0/8"), IpAddressRange.parse("fd00::/8")),
+				ForwardedHeader.FORWARDED);
 		MockHttpServletRequest request = request("fd00::1");
 		request.addHeader("Forwarded", "For=\"[2001:db8:cafe::17]:4711\";proto=https");
 		request.addHeader("X-Forwarded-For", "198.51.100.66");
@@ -101,7 +102,8 @@ class KeyResolutionTests {
 
 	@Test
 	void ignoresAForwardedHeaderThatTheProxiesDoNotWrite() {
-		// The proxy appends X-Forwarded-For and passes a client's own Forwarded header through untouched.
+		// The proxy appends X-Forwarded-For and passes a client's own Forwarded header
+		// through untouched.
 		MockHttpServletRequest request = request("10.0.0.1");
 		request.addHeader("Forwarded", "for=198.51.100.77");
 		request.addHeader("X-Forwarded-For", "203.0.113.9");
@@ -131,7 +133,8 @@ class KeyResolutionTests {
 		assertThat(range.contains(IpAddressRange.parseAddress("::1"))).isFalse();
 		assertThat(IpAddressRange.parseAddress("localhost")).isNull();
 		assertThat(IpAddressRange.parseAddress("256.1.1.1")).isNull();
-		// a text with a colon that does not start like an IPv6 literal is refused, never looked up as a host name
+		// a text with a colon that does not start like an IPv6 literal is refused, never
+		// looked up as a host name
 		assertThat(IpAddressRange.parseAddress(".1:2")).isNull();
 		assertThat(IpAddressRange.parseAddress("..:")).isNull();
 		assertThatIllegalArgumentException().isThrownBy(() -> IpAddressRange.parse("10.0.0.0/40"));
@@ -155,7 +158,8 @@ class KeyResolutionTests {
 
 	@Test
 	void keysByTheAuthenticatedPrincipal() {
-		SecurityContextHolder.getContext().setAuthentication(new TestingAuthenticationToken("alice", "n/a", "ROLE_USER"));
+		SecurityContextHolder.getContext()
+			.setAuthentication(new TestingAuthenticationToken("alice", "n/a", "ROLE_USER"));
 		RateLimitContext context = RateLimitContext.forRequest(request("192.0.2.1"), null);
 		assertThat(this.factory.create("principal").resolveKey(context)).isEqualTo("user:alice");
 	}
@@ -164,7 +168,8 @@ class KeyResolutionTests {
 	void sharesOneGlobalKeyAndReadsHeadersAndBeans() {
 		MockHttpServletRequest request = request("192.0.2.1");
 		request.addHeader("X-Tenant", "acme");
-		this.beans.addBean("tenantKeys", (KeyResolver) (context) -> "tenant:" + context.request().getHeader("X-Tenant"));
+		this.beans.addBean("tenantKeys",
+				(KeyResolver) (context) -> "tenant:" + context.request().getHeader("X-Tenant"));
 		RateLimitContext context = RateLimitContext.forRequest(request, this.beans);
 		assertThat(this.factory.create("global").resolveKey(context)).isEqualTo("global");
 		assertThat(this.factory.create("header:X-Tenant").resolveKey(context)).isEqualTo("header:acme");
@@ -207,8 +212,9 @@ class KeyResolutionTests {
 		RateLimitContext context = RateLimitContext.forRequest(request, null);
 		assertThat(new AuthorityTierResolver().resolveTier(context)).isEqualTo("partner");
 		assertThat(new RequestAttributeTierResolver().resolveTier(context)).isEqualTo("partner");
-		assertThat(new RequestAttributeTierResolver()
-			.resolveTier(RateLimitContext.forRequest(request("192.0.2.1"), null))).isNull();
+		assertThat(
+				new RequestAttributeTierResolver().resolveTier(RateLimitContext.forRequest(request("192.0.2.1"), null)))
+			.isNull();
 	}
 
 	private static MockHttpServletRequest request(String peer) {

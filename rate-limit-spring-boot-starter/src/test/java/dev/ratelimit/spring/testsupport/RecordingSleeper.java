@@ -7,7 +7,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import dev.ratelimit.spring.Sleeper;
 
 /**
- * Records the delays it is asked to wait and advances a fake clock by them instead of sleeping.
+ * Records the delays it is asked to wait and advances a fake clock by them instead of
+ * sleeping.
  */
 public final class RecordingSleeper implements Sleeper {
 

@@ -25,7 +25,8 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
 
 /**
- * A backend that is down, with {@code on-backend-failure: deny}: requests get 503 with Retry-After.
+ * A backend that is down, with {@code on-backend-failure: deny}: requests get 503 with
+ * Retry-After.
  */
 @SpringBootTest(classes = { WebTestApplication.class, BackendFailureWebTests.DownBackend.class })
 @AutoConfigureMockMvc

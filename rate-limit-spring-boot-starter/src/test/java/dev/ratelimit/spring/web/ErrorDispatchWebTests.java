@@ -27,9 +27,9 @@ import dev.ratelimit.spring.annotation.RateLimited;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A {@code @RateLimited} handler method that an ERROR dispatch invokes, on a real server (MockMvc makes no error
- * dispatches). The dispatch comes after the filter has released the request's concurrency permits, so the method's
- * own are released when it returns.
+ * A {@code @RateLimited} handler method that an ERROR dispatch invokes, on a real server
+ * (MockMvc makes no error dispatches). The dispatch comes after the filter has released
+ * the request's concurrency permits, so the method's own are released when it returns.
  */
 @SpringBootTest(classes = ErrorDispatchWebTests.ErrorPageApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "ratelimit.policies.error-pages.key=header:X-Client",

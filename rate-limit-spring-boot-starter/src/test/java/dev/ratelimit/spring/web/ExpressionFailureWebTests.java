@@ -54,13 +54,15 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
 
 /**
- * Cost and key expressions that cannot be evaluated for a request, in filter rules and in {@code @RateLimited}
- * handler methods alike: the request's fault (SpEL meeting a missing value, or a JDK method that the expression calls
- * rejecting one) is answered 400 with a problem that says which policy and why, and charges nothing (the next request
- * still sees every permit, and the backend is not even asked); the application's fault (its bean failing, a cost of
- * the wrong type, a service method's argument) is an error of the application, and a filter's policies deferred to
- * the handler are still charged. Shadow policies never refuse a request: one that cannot be evaluated is skipped.
- * Each test uses its own client key.
+ * Cost and key expressions that cannot be evaluated for a request, in filter rules and in
+ * {@code @RateLimited} handler methods alike: the request's fault (SpEL meeting a missing
+ * value, or a JDK method that the expression calls rejecting one) is answered 400 with a
+ * problem that says which policy and why, and charges nothing (the next request still
+ * sees every permit, and the backend is not even asked); the application's fault (its
+ * bean failing, a cost of the wrong type, a service method's argument) is an error of the
+ * application, and a filter's policies deferred to the handler are still charged. Shadow
+ * policies never refuse a request: one that cannot be evaluated is skipped. Each test
+ * uses its own client key.
  */
 @SpringBootTest(
 		classes = { WebTestApplication.class, RateLimitWebTests.CountingLimiter.class,
@@ -82,7 +84,8 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 				"ratelimit.filters[5].patterns=/api/expr/tenant-batch", "ratelimit.filters[5].policies=tenant",
 				"ratelimit.filters[6].patterns=/api/expr/filter/bean-parsed", "ratelimit.filters[6].policies=priced",
 				"ratelimit.filters[6].cost=#{@pricing.parse(#request.getParameter('n'))}",
-				// shadow policies: one whose key reads a header, one whose filter's cost reads a parameter
+				// shadow policies: one whose key reads a header, one whose filter's cost
+				// reads a parameter
 				"ratelimit.policies.trial.key=header:X-Client", "ratelimit.policies.trial.shadow=true",
 				"ratelimit.policies.trial.limits[0].rate=10/1m",
 				"ratelimit.policies.trial-tenant.key=#{#request.getHeader('X-Tenant').toLowerCase()}",
@@ -96,8 +99,10 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 				"ratelimit.filters[10].cost=#{#request.getParameter('n') / 2}",
 				"ratelimit.filters[11].patterns=/api/expr/filter/converted", "ratelimit.filters[11].policies=priced",
 				"ratelimit.filters[11].cost=#{T(java.time.Duration).ofSeconds(#request.getParameter('n')).getSeconds()}",
-				// a filter policy whose key bean fails, deferred to an annotated handler of the service controller
-				"ratelimit.policies.down.key=#{@tenants.directory(#request)}", "ratelimit.policies.down.limits[0].rate=10/1m",
+				// a filter policy whose key bean fails, deferred to an annotated handler
+				// of the service controller
+				"ratelimit.policies.down.key=#{@tenants.directory(#request)}",
+				"ratelimit.policies.down.limits[0].rate=10/1m",
 				"ratelimit.filters[12].patterns=/api/expr/service/annotated", "ratelimit.filters[12].policies=down",
 				// a shadow policy on trial whose key bean fails
 				"ratelimit.policies.trial-down.key=#{@tenants.directory(#request)}",
@@ -175,7 +180,8 @@ class ExpressionFailureWebTests {
 
 	@Test
 	void answersAParameterThatSpelCannotConvertForAJdkMethodWith400AndChargesNothing() throws Exception {
-		// SpEL converts the text to Duration.ofSeconds's long on the way in, and wraps its own failure in the call's
+		// SpEL converts the text to Duration.ofSeconds's long on the way in, and wraps
+		// its own failure in the call's
 		int before = this.limiter.acquires();
 		assertBadRequest(
 				this.mvc.perform(get("/api/expr/filter/converted").param("n", "abc").header("X-Client", "converted")),
@@ -204,10 +210,13 @@ class ExpressionFailureWebTests {
 	@Test
 	void answersAnAnnotationKeyExpressionWhoseStringMethodRejectsTheRequestsValueWith400AndChargesNothing()
 			throws Exception {
-		// String.substring throws StringIndexOutOfBoundsException: JDK code that the expression calls itself
+		// String.substring throws StringIndexOutOfBoundsException: JDK code that the
+		// expression calls itself
 		int before = this.limiter.acquires();
-		assertBadRequest(this.mvc.perform(get("/api/expr/annotated/jdk-key").header("X-Client", "jdk-key")
-			.header("X-Tenant", "ab")), "/api/expr/annotated/jdk-key",
+		assertBadRequest(
+				this.mvc
+					.perform(get("/api/expr/annotated/jdk-key").header("X-Client", "jdk-key").header("X-Tenant", "ab")),
+				"/api/expr/annotated/jdk-key",
 				"The key expression of policy priced could not be evaluated for this request: a value it reads from"
 						+ " this request does not have the expected form");
 		assertThat(this.limiter.acquires()).isEqualTo(before);
@@ -222,12 +231,14 @@ class ExpressionFailureWebTests {
 	@Test
 	void leavesANullPointerExceptionOfABeanThatAKeyExpressionCallsAServerErrorAndChargesTheFilterOnce()
 			throws Exception {
-		// the bean dereferences the missing header itself: the exception is the application's, whatever its type
+		// the bean dereferences the missing header itself: the exception is the
+		// application's, whatever its type
 		int before = this.limiter.acquires();
 		assertThatException()
 			.isThrownBy(() -> this.mvc.perform(get("/api/expr/annotated/key").header("X-Client", "annotated-key")))
 			.withRootCauseInstanceOf(NullPointerException.class);
-		// the request is not free: the filter's policy, left for the handler method, is decided as if it never ran
+		// the request is not free: the filter's policy, left for the handler method, is
+		// decided as if it never ran
 		assertThat(this.limiter.acquires()).isEqualTo(before + 1);
 		assertThat(this.limiter.lastLimits()).extracting((limit) -> limit.policy()).containsExactly("gate");
 		this.mvc.perform(get("/api/expr/annotated/key").header("X-Client", "annotated-key").header("X-Tenant", "Acme"))
@@ -238,19 +249,20 @@ class ExpressionFailureWebTests {
 
 	@Test
 	void leavesAJdkExceptionThrownInsideABeanThatACostExpressionCallsAServerError() throws Exception {
-		// Long.parseLong throws, but called by the application's bean, not by the expression: the bean failed
+		// Long.parseLong throws, but called by the application's bean, not by the
+		// expression: the bean failed
 		int before = this.limiter.acquires();
 		assertThatException()
-			.isThrownBy(() -> this.mvc.perform(get("/api/expr/filter/bean-parsed").param("n", "abc")
-				.header("X-Client", "bean-parsed")))
+			.isThrownBy(() -> this.mvc
+				.perform(get("/api/expr/filter/bean-parsed").param("n", "abc").header("X-Client", "bean-parsed")))
 			.isInstanceOf(NumberFormatException.class);
 		assertThat(this.limiter.acquires()).isEqualTo(before);
 	}
 
 	@Test
-	void chargesTheFiltersDeferredPolicyOnceWhenAnAnnotationCostFailsForTheApplicationsOwnReasons()
-			throws Exception {
-		// the pricing bean fails (500): the handler's own decision is never made, but the request is not free
+	void chargesTheFiltersDeferredPolicyOnceWhenAnAnnotationCostFailsForTheApplicationsOwnReasons() throws Exception {
+		// the pricing bean fails (500): the handler's own decision is never made, but the
+		// request is not free
 		int before = this.limiter.acquires();
 		this.mvc.perform(get("/api/expr/annotated/quoted").header("X-Client", "quoted"))
 			.andExpect(status().isInternalServerError())
@@ -282,11 +294,13 @@ class ExpressionFailureWebTests {
 	@Test
 	void reportsAnExpressionThatCannotBeEvaluatedForAMethodOtherThanTheHandlerAsAnErrorOfTheApplication()
 			throws Exception {
-		// the service's argument comes from the application, which passed null: not the client's fault
+		// the service's argument comes from the application, which passed null: not the
+		// client's fault
 		int before = this.limiter.acquires();
 		String message = "Rate-limit key expression #{#tenant.toLowerCase()} of policy priced could not be evaluated"
 				+ " for this call: it reads a value that this request does not have";
-		// the application's own advice answers it: the client's 400 is not in the exception's causes to match first
+		// the application's own advice answers it: the client's 400 is not in the
+		// exception's causes to match first
 		this.mvc.perform(get("/api/expr/service").header("X-Client", "service"))
 			.andExpect(status().isServiceUnavailable())
 			.andExpect(content().string("handled by the application"));
@@ -301,8 +315,10 @@ class ExpressionFailureWebTests {
 
 	@Test
 	void leavesAFailureOfTheFiltersDeferredPolicyToTheApplicationsOwnAdvice(CapturedOutput output) throws Exception {
-		// the key bean of the filter's policy fails in the handler's decision, then again when the filter's policy is
-		// decided for a handler that never ran: the second failure is logged, and the first reaches the application
+		// the key bean of the filter's policy fails in the handler's decision, then again
+		// when the filter's policy is
+		// decided for a handler that never ran: the second failure is logged, and the
+		// first reaches the application
 		this.mvc.perform(get("/api/expr/service/annotated").header("X-Client", "directory"))
 			.andExpect(status().isServiceUnavailable())
 			.andExpect(content().string("handled by the application"));
@@ -318,15 +334,15 @@ class ExpressionFailureWebTests {
 			.andExpect(header().string("X-RateLimit-Remaining", "9"));
 		assertThat(this.limiter.acquires()).isEqualTo(before + 1);
 		assertThat(this.limiter.lastLimits()).extracting((limit) -> limit.policy()).containsExactly("priced");
-		// an error of the application, which the trial should bring to light: logged at WARN
+		// an error of the application, which the trial should bring to light: logged at
+		// WARN
 		assertThat(output).contains("WARN")
 			.contains("Did not decide shadow policy 'trial-down' for a call: its key or cost failed")
 			.contains("the tenant directory is down");
 	}
 
 	@Test
-	void skipsAShadowPolicyWhoseKeyCannotBeEvaluatedAndDecidesTheEnforcedOnes(CapturedOutput output)
-			throws Exception {
+	void skipsAShadowPolicyWhoseKeyCannotBeEvaluatedAndDecidesTheEnforcedOnes(CapturedOutput output) throws Exception {
 		int before = this.limiter.acquires();
 		this.mvc.perform(get("/api/expr/filter/shadow-key").header("X-Client", "shadow-key"))
 			.andExpect(status().isOk())
@@ -367,7 +383,8 @@ class ExpressionFailureWebTests {
 
 	@Test
 	void aShadowFilterRuleWhoseCostNoLimitCanGrantNeverRefusesTheRequest() throws Exception {
-		// charged to the enforced policy too, a cost of 11 against its 10 permits would answer 429 (cost above capacity)
+		// charged to the enforced policy too, a cost of 11 against its 10 permits would
+		// answer 429 (cost above capacity)
 		this.mvc.perform(get("/api/expr/filter/shadow-cost").param("n", "11").header("X-Client", "shadow-cost-big"))
 			.andExpect(status().isOk())
 			.andExpect(header().string("RateLimit-Policy", "\"priced\";q=10;w=60, \"trial\";q=10;w=60"));
@@ -381,7 +398,8 @@ class ExpressionFailureWebTests {
 
 	@Test
 	void aShadowAnnotationWhoseCostNoLimitCanGrantNeverRefusesTheCall() throws Exception {
-		this.mvc.perform(get("/api/expr/annotated/shadow-cost").param("n", "11").header("X-Client", "shadow-cost-big-2"))
+		this.mvc
+			.perform(get("/api/expr/annotated/shadow-cost").param("n", "11").header("X-Client", "shadow-cost-big-2"))
 			.andExpect(status().isOk());
 		RateLimitResult result = this.listener.last().result();
 		assertThat(remaining(result.decision(), "gate")).isEqualTo(9);
@@ -425,7 +443,8 @@ class ExpressionFailureWebTests {
 			.andExpect(header().string("RateLimit-Policy",
 					"\"gate\";q=10;w=60, \"priced\";q=10;w=60, \"trial\";q=10;w=60"))
 			.andExpect(header().string("X-RateLimit-Remaining", "7"));
-		// the shadow annotation's cost is the shadow policy's alone: the filter's and the enforced annotation's are 1
+		// the shadow annotation's cost is the shadow policy's alone: the filter's and the
+		// enforced annotation's are 1
 		RateLimitResult result = this.listener.last().result();
 		assertThat(remaining(result.decision(), "gate")).isEqualTo(8);
 		assertThat(remaining(result.decision(), "priced")).isEqualTo(8);
@@ -434,10 +453,13 @@ class ExpressionFailureWebTests {
 
 	@Test
 	void answersAFilterKeyExpressionThatFailsWith400AlsoWhenTheAnnotatedHandlerWouldNotRun() throws Exception {
-		// the body does not bind, so the filter decides its policy after all: its key fails as it would have up front
+		// the body does not bind, so the filter decides its policy after all: its key
+		// fails as it would have up front
 		int before = this.limiter.acquires();
-		assertBadRequest(this.mvc.perform(post("/api/expr/tenant-batch").contentType(MediaType.APPLICATION_JSON)
-			.content("not json")), "/api/expr/tenant-batch",
+		assertBadRequest(
+				this.mvc.perform(
+						post("/api/expr/tenant-batch").contentType(MediaType.APPLICATION_JSON).content("not json")),
+				"/api/expr/tenant-batch",
 				"The key expression of policy tenant could not be evaluated for this request: it reads a value that"
 						+ " this request does not have");
 		assertThat(this.limiter.acquires()).isEqualTo(before);
@@ -447,8 +469,9 @@ class ExpressionFailureWebTests {
 	void logsTheExpressionAndTheExceptionAtDebugLevel(CapturedOutput output) throws Exception {
 		this.mvc.perform(get("/api/expr/filter/cost").param("n", "-7").header("X-Client", "logged"))
 			.andExpect(status().isBadRequest());
-		assertThat(output).contains("Answered 400: Rate-limit cost expression #{#request.getParameter('n')} of the"
-				+ " filter for policy priced could not be evaluated for this call: it is negative")
+		assertThat(output)
+			.contains("Answered 400: Rate-limit cost expression #{#request.getParameter('n')} of the"
+					+ " filter for policy priced could not be evaluated for this call: it is negative")
 			.contains(RateLimitEvaluationException.class.getName());
 	}
 
@@ -472,18 +495,17 @@ class ExpressionFailureWebTests {
 
 	@Test
 	void leavesAnOperatorThatDoesNotApplyToTheTypesOfItsOperandsAServerError() throws Exception {
-		// a parameter is text, whatever it holds: the expression is wrong for every request
+		// a parameter is text, whatever it holds: the expression is wrong for every
+		// request
 		int before = this.limiter.acquires();
-		assertThatException()
-			.isThrownBy(() -> this.mvc.perform(get("/api/expr/filter/operator").param("n", "4")
-				.header("X-Client", "operator")))
+		assertThatException().isThrownBy(
+				() -> this.mvc.perform(get("/api/expr/filter/operator").param("n", "4").header("X-Client", "operator")))
 			.isInstanceOf(IllegalStateException.class)
 			.withMessageStartingWith("Rate-limit expression #{#request.getParameter('n') / 2} failed");
 		assertThat(this.limiter.acquires()).isEqualTo(before);
 	}
 
-	private static ResultActions assertBadRequest(ResultActions result, String path, String detail)
-			throws Exception {
+	private static ResultActions assertBadRequest(ResultActions result, String path, String detail) throws Exception {
 		return result.andExpect(status().isBadRequest())
 			.andExpect(content().contentTypeCompatibleWith(MediaType.APPLICATION_PROBLEM_JSON))
 			.andExpect(header().doesNotExist("RateLimit"))
@@ -568,7 +590,8 @@ class ExpressionFailureWebTests {
 	}
 
 	/**
-	 * A rate-limited service method, called by a handler method that is not itself annotated.
+	 * A rate-limited service method, called by a handler method that is not itself
+	 * annotated.
 	 */
 	static class TenantService {
 
@@ -579,7 +602,10 @@ class ExpressionFailureWebTests {
 
 	}
 
-	/** Calls a rate-limited service, whose failures the application answers with advice of its own. */
+	/**
+	 * Calls a rate-limited service, whose failures the application answers with advice of
+	 * its own.
+	 */
 	@RestController
 	static class ServiceController {
 
@@ -672,7 +698,6 @@ class ExpressionFailureWebTests {
 		String annotatedShadowCost(@RequestParam(required = false) String n) {
 			return "ok";
 		}
-
 
 		@PostMapping("/api/expr/tenant-batch")
 		@RateLimited("priced")

@@ -29,10 +29,11 @@ import dev.ratelimit.spring.testsupport.MutableTimeSource;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A client on 127.0.0.1, which no {@code ratelimit.client.trusted-proxies} lists, sends a new
- * {@code X-Forwarded-For} with each request, on a real Tomcat, under each {@code server.forward-headers-strategy}
- * that starts. It must not choose its {@code ip} key: the policy {@code per-ip} (2 per minute) rejects its third
- * request. The strategies that would let it choose its key ({@code native} without chosen internal proxies) fail
+ * A client on 127.0.0.1, which no {@code ratelimit.client.trusted-proxies} lists, sends a
+ * new {@code X-Forwarded-For} with each request, on a real Tomcat, under each
+ * {@code server.forward-headers-strategy} that starts. It must not choose its {@code ip}
+ * key: the policy {@code per-ip} (2 per minute) rejects its third request. The strategies
+ * that would let it choose its key ({@code native} without chosen internal proxies) fail
  * start-up: see {@code ServerForwardHeadersCheckTests}.
  */
 @SpringBootTest(classes = { WebTestApplication.class, ForwardHeadersStrategyTests.ForwardedController.class },
@@ -48,8 +49,8 @@ class ForwardHeadersStrategyTests {
 
 		@Test
 		void aClientCannotChooseItsKey() throws Exception {
-			assertThat(callsForwardedFor("203.0.113.1", "203.0.113.2", "203.0.113.3")).containsExactly(
-					"200 127.0.0.1", "200 127.0.0.1", "429");
+			assertThat(callsForwardedFor("203.0.113.1", "203.0.113.2", "203.0.113.3")).containsExactly("200 127.0.0.1",
+					"200 127.0.0.1", "429");
 		}
 
 	}
@@ -60,9 +61,10 @@ class ForwardHeadersStrategyTests {
 
 		@Test
 		void aClientCannotChooseItsKeyThoughTheApplicationSeesTheForwardedAddress() throws Exception {
-			// Spring's ForwardedHeaderFilter answers the left-most X-Forwarded-For as the remote address
-			assertThat(callsForwardedFor("203.0.113.1", "203.0.113.2", "203.0.113.3")).containsExactly(
-					"200 203.0.113.1", "200 203.0.113.2", "429");
+			// Spring's ForwardedHeaderFilter answers the left-most X-Forwarded-For as the
+			// remote address
+			assertThat(callsForwardedFor("203.0.113.1", "203.0.113.2", "203.0.113.3"))
+				.containsExactly("200 203.0.113.1", "200 203.0.113.2", "429");
 		}
 
 	}
@@ -87,9 +89,10 @@ class ForwardHeadersStrategyTests {
 
 		@Test
 		void aClientThatIsNotAnInternalProxyCannotChooseItsKey() throws Exception {
-			// Tomcat's RemoteIpValve believes 192.0.2.0/24 only, not the loopback address it believes by default
-			assertThat(callsForwardedFor("203.0.113.1", "203.0.113.2", "203.0.113.3")).containsExactly(
-					"200 127.0.0.1", "200 127.0.0.1", "429");
+			// Tomcat's RemoteIpValve believes 192.0.2.0/24 only, not the loopback address
+			// it believes by default
+			assertThat(callsForwardedFor("203.0.113.1", "203.0.113.2", "203.0.113.3")).containsExactly("200 127.0.0.1",
+					"200 127.0.0.1", "429");
 		}
 
 	}
@@ -108,8 +111,8 @@ class ForwardHeadersStrategyTests {
 		}
 
 		/**
-		 * Calls from 127.0.0.1, each with the given X-Forwarded-For; answers each call's status and, if allowed, the
-		 * remote address the application saw.
+		 * Calls from 127.0.0.1, each with the given X-Forwarded-For; answers each call's
+		 * status and, if allowed, the remote address the application saw.
 		 */
 		List<String> callsForwardedFor(String... forwarded) throws IOException, InterruptedException {
 			List<String> answers = new ArrayList<>();

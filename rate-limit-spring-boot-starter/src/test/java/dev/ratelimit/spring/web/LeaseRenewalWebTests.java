@@ -28,14 +28,16 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
 
 /**
- * A request that outlives its concurrency limit's lease time (an asynchronous response, as for a stream or a long
- * poll) keeps its permit: the starter renews it while the response runs, and stops when it completes. The limiter's
- * clock is a manual one; the renewals run on the starter's own scheduler, so the test waits for one to land before it
- * moves the clock on.
+ * A request that outlives its concurrency limit's lease time (an asynchronous response,
+ * as for a stream or a long poll) keeps its permit: the starter renews it while the
+ * response runs, and stops when it completes. The limiter's clock is a manual one; the
+ * renewals run on the starter's own scheduler, so the test waits for one to land before
+ * it moves the clock on.
  */
 @SpringBootTest(classes = { WebTestApplication.class, LeaseRenewalWebTests.ManualClock.class },
 		properties = { "ratelimit.policies.in-flight.limits[0].algorithm=concurrency",
-				"ratelimit.policies.in-flight.limits[0].max=1", "ratelimit.policies.in-flight.limits[0].lease-time=1s" })
+				"ratelimit.policies.in-flight.limits[0].max=1",
+				"ratelimit.policies.in-flight.limits[0].lease-time=1s" })
 @AutoConfigureMockMvc
 @ActiveProfiles("mvc")
 class LeaseRenewalWebTests {
@@ -76,7 +78,8 @@ class LeaseRenewalWebTests {
 	}
 
 	/**
-	 * Waits until a renewal at the clock's current time has moved the lease's expiry a whole lease time on.
+	 * Waits until a renewal at the clock's current time has moved the lease's expiry a
+	 * whole lease time on.
 	 */
 	private void awaitRenewal(KeyedLimit lease) {
 		await().atMost(Duration.ofSeconds(10))

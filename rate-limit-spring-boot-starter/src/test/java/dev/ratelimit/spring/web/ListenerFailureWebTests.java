@@ -30,8 +30,9 @@ import static org.springframework.test.web.servlet.request.MockMvcRequestBuilder
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
 
 /**
- * A {@link RateLimitListener} that throws on every decision changes no decision and keeps no concurrency permit, on
- * the filter's path and the annotation's alike; it is logged without flooding the log, and counted.
+ * A {@link RateLimitListener} that throws on every decision changes no decision and keeps
+ * no concurrency permit, on the filter's path and the annotation's alike; it is logged
+ * without flooding the log, and counted.
  */
 @SpringBootTest(classes = { WebTestApplication.class, ListenerFailureWebTests.FailingListenerConfiguration.class })
 @AutoConfigureMockMvc
@@ -50,7 +51,8 @@ class ListenerFailureWebTests {
 
 	@Test
 	void aThrowingListenerLeaksNoPermitOfAFilterLimitedRequest() throws Exception {
-		// in-flight: a concurrency limit of 1 per client, released when the response completes
+		// in-flight: a concurrency limit of 1 per client, released when the response
+		// completes
 		for (int i = 0; i < 3; i++) {
 			this.mvc.perform(get("/api/in-flight/sync").header("X-Client", "filter-listener"))
 				.andExpect(status().isOk());
@@ -95,7 +97,8 @@ class ListenerFailureWebTests {
 		for (int i = 0; i < 5; i++) {
 			this.mvc.perform(get("/api/in-flight/sync").header("X-Client", "quiet")).andExpect(status().isOk());
 		}
-		// other tests of this class may have logged the first failure before this one captured the output
+		// other tests of this class may have logged the first failure before this one
+		// captured the output
 		assertThat(output.getAll().split("RateLimitListener " + FailingListener.class.getName() + " failed", -1))
 			.hasSizeLessThanOrEqualTo(2);
 		assertThat(output.getAll()).doesNotContain("more times since its last warning");

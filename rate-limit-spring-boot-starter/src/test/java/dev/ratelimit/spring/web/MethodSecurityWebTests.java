@@ -26,15 +26,18 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
 
 /**
- * A {@code @RateLimited} handler method behind Spring Security's method authorization ({@code @PreAuthorize}), on a
- * path that a filter also limits: a refused call never reaches the annotation, so the filter's policies, deferred to
- * that handler, are charged as for any request whose handler method never runs, and a caller over their limit is
- * answered 429 rather than 403, or rather than the authentication challenge. Each test uses its own client key.
+ * A {@code @RateLimited} handler method behind Spring Security's method authorization
+ * ({@code @PreAuthorize}), on a path that a filter also limits: a refused call never
+ * reaches the annotation, so the filter's policies, deferred to that handler, are charged
+ * as for any request whose handler method never runs, and a caller over their limit is
+ * answered 429 rather than 403, or rather than the authentication challenge. Each test
+ * uses its own client key.
  */
 @SpringBootTest(
 		classes = { WebTestApplication.class, RateLimitWebTests.CountingLimiter.class,
 				MethodSecurityWebTests.SecuredHandlers.class },
-		properties = { "ratelimit.policies.guarded.key=header:X-Client", "ratelimit.policies.guarded.limits[0].rate=2/1m",
+		properties = { "ratelimit.policies.guarded.key=header:X-Client",
+				"ratelimit.policies.guarded.limits[0].rate=2/1m",
 				// this filter replaces the profile's
 				"ratelimit.filters[0].patterns=/api/secured/**", "ratelimit.filters[0].policies=guarded" })
 @AutoConfigureMockMvc
@@ -56,7 +59,8 @@ class MethodSecurityWebTests {
 			.andExpect(header().string("X-RateLimit-Remaining", "1"));
 		assertThat(this.limiter.acquires() - before).isOne();
 		assertThat(this.limiter.lastLimits()).extracting((limit) -> limit.policy()).containsExactly("guarded");
-		// an authorized call decides the filter's policy and the annotation's together, as usual
+		// an authorized call decides the filter's policy and the annotation's together,
+		// as usual
 		this.mvc.perform(report("refused").with(user("admin").roles("ADMIN")))
 			.andExpect(status().isOk())
 			.andExpect(header().string("RateLimit-Policy", "\"guarded\";q=2;w=60, \"batch\";q=10;w=60"))

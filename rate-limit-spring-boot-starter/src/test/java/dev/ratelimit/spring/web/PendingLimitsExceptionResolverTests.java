@@ -13,8 +13,8 @@ import org.springframework.web.servlet.handler.HandlerExceptionResolverComposite
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Where the {@link PendingLimitsExceptionResolver} runs among the exception resolvers of the
- * {@code DispatcherServlet}, which sorts them by their order.
+ * Where the {@link PendingLimitsExceptionResolver} runs among the exception resolvers of
+ * the {@code DispatcherServlet}, which sorts them by their order.
  */
 class PendingLimitsExceptionResolverTests {
 
@@ -22,7 +22,8 @@ class PendingLimitsExceptionResolverTests {
 	void runsRightAfterTheErrorAttributesRecordTheFailureAndBeforeTheResolversThatAnswerIt() {
 		PendingLimitsExceptionResolver pending = new PendingLimitsExceptionResolver();
 		DefaultErrorAttributes errorAttributes = new DefaultErrorAttributes();
-		// as Spring MVC's configuration orders the resolvers of @ExceptionHandler methods, @ResponseStatus and so on
+		// as Spring MVC's configuration orders the resolvers of @ExceptionHandler
+		// methods, @ResponseStatus and so on
 		HandlerExceptionResolverComposite answering = new HandlerExceptionResolverComposite();
 		answering.setOrder(0);
 		List<HandlerExceptionResolver> resolvers = new ArrayList<>(List.of(pending, answering, errorAttributes));

@@ -24,8 +24,8 @@ class RateLimitHeadersTests {
 	@Test
 	void namesEachLimitOfAPolicyWithSeveralByItsIndex() {
 		RateLimitResult result = result(List.of(new KeyedLimit("api", "k", Limit.tokenBucket("100/1s")),
-				new KeyedLimit("api", "k", Limit.fixedWindow("1000/1h")), new KeyedLimit("global", "g",
-						Limit.slidingWindowCounter("3/1s"))));
+				new KeyedLimit("api", "k", Limit.fixedWindow("1000/1h")),
+				new KeyedLimit("global", "g", Limit.slidingWindowCounter("3/1s"))));
 		MockHttpServletResponse response = new MockHttpServletResponse();
 		new RateLimitHeaders(true, true).write(response, result);
 		assertThat(response.getHeader("RateLimit-Policy"))

@@ -44,8 +44,9 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
 
 /**
- * The starter over HTTP: filter, annotation, headers, problem responses, tiers, keys, shadow mode, shaping and
- * concurrency permits, against the in-memory backend on a fake clock. Each test uses its own client key.
+ * The starter over HTTP: filter, annotation, headers, problem responses, tiers, keys,
+ * shadow mode, shaping and concurrency permits, against the in-memory backend on a fake
+ * clock. Each test uses its own client key.
  */
 @SpringBootTest(classes = { WebTestApplication.class, RateLimitWebTests.CountingLimiter.class })
 @AutoConfigureMockMvc
@@ -185,9 +186,11 @@ class RateLimitWebTests {
 
 	@Test
 	void ignoresAForwardedHeaderWhenTheTrustedProxiesWriteXForwardedFor() throws Exception {
-		// client.forwarded-header defaults to x-forwarded-for: a Forwarded header comes from the client, not the proxy
-		this.mvc.perform(get("/api/ip").with(remote("10.1.2.3"))
-			.header("Forwarded", "for=198.51.100.17;proto=https, for=\"10.9.9.9:8080\""))
+		// client.forwarded-header defaults to x-forwarded-for: a Forwarded header comes
+		// from the client, not the proxy
+		this.mvc
+			.perform(get("/api/ip").with(remote("10.1.2.3"))
+				.header("Forwarded", "for=198.51.100.17;proto=https, for=\"10.9.9.9:8080\""))
 			.andExpect(status().isOk());
 		assertThat(this.limiter.lastLimits().get(0).key()).isEqualTo("ip:10.1.2.3");
 	}
@@ -205,9 +208,10 @@ class RateLimitWebTests {
 	@Test
 	void decidesAFilterAndAnAnnotationOnOneRequestInOneCallChargedOnce() throws Exception {
 		int before = this.limiter.acquires();
-		this.mvc.perform(post("/api/batch").header("X-Client", "union")
-			.contentType(MediaType.APPLICATION_JSON)
-			.content("[\"Rabat\",\"Fes\",\"Tangier\"]"))
+		this.mvc
+			.perform(post("/api/batch").header("X-Client", "union")
+				.contentType(MediaType.APPLICATION_JSON)
+				.content("[\"Rabat\",\"Fes\",\"Tangier\"]"))
 			.andExpect(status().isOk())
 			.andExpect(header().string("RateLimit-Policy", "\"weighted\";q=10;w=60, \"batch\";q=10;w=60"))
 			.andExpect(header().string("RateLimit", "\"weighted\";r=7;t=18"));
@@ -225,7 +229,8 @@ class RateLimitWebTests {
 
 	@Test
 	void leavesTheDecisionToTheFilterWhenAMoreSpecificPlainMappingWins() throws Exception {
-		// "/api/shelf/plain" also matches the annotated "/api/shelf/{item}", but the plain mapping handles it
+		// "/api/shelf/plain" also matches the annotated "/api/shelf/{item}", but the
+		// plain mapping handles it
 		int before = this.limiter.acquires();
 		this.mvc.perform(get("/api/shelf/plain").header("X-Client", "shelf-plain"))
 			.andExpect(status().isOk())
@@ -246,14 +251,16 @@ class RateLimitWebTests {
 
 	@Test
 	void findsTheAnnotatedHandlerOfADispatcherServletMappedByAPathPrefix() throws Exception {
-		// the filter matches "/app/api/shelf/book"; the handler mappings see "/api/shelf/book", as the DispatcherServlet
+		// the filter matches "/app/api/shelf/book"; the handler mappings see
+		// "/api/shelf/book", as the DispatcherServlet
 		// mapped to "/app/*" does: the pre-check must look up that path, not the filter's
 		int before = this.limiter.acquires();
-		this.mvc.perform(get("/app/api/shelf/book").servletPath("/app").header("X-Client", "app-prefix").with((request) -> {
-			request.setHttpServletMapping(
-					new MockHttpServletMapping("api/shelf/book", "/app/*", "dispatcherServlet", MappingMatch.PATH));
-			return request;
-		}))
+		this.mvc
+			.perform(get("/app/api/shelf/book").servletPath("/app").header("X-Client", "app-prefix").with((request) -> {
+				request.setHttpServletMapping(
+						new MockHttpServletMapping("api/shelf/book", "/app/*", "dispatcherServlet", MappingMatch.PATH));
+				return request;
+			}))
 			.andExpect(status().isOk())
 			.andExpect(content().string("book"))
 			.andExpect(header().string("RateLimit-Policy", "\"weighted\";q=10;w=60, \"batch\";q=10;w=60"));
@@ -262,7 +269,8 @@ class RateLimitWebTests {
 
 	@Test
 	void decidesInTheFilterARequestWhoseMethodNoAnnotatedMappingAccepts() throws Exception {
-		// "/api/shelf/{item}" is annotated for GET only: a POST never reaches it, so the filter decides and writes headers
+		// "/api/shelf/{item}" is annotated for GET only: a POST never reaches it, so the
+		// filter decides and writes headers
 		int before = this.limiter.acquires();
 		this.mvc.perform(post("/api/shelf/book").header("X-Client", "shelf-post"))
 			.andExpect(status().isMethodNotAllowed())
@@ -273,12 +281,14 @@ class RateLimitWebTests {
 
 	@Test
 	void chargesTheFilterPoliciesWhenAnAnnotatedHandlerNeverRunsAndSaysSoInTheHeaders() throws Exception {
-		// the body does not bind, so the batch handler (and its per-query cost) never runs: the filter's policy takes
+		// the body does not bind, so the batch handler (and its per-query cost) never
+		// runs: the filter's policy takes
 		// its cost of 1, and the 400 carries the headers like any limited response
 		int before = this.limiter.acquires();
-		this.mvc.perform(post("/api/batch").header("X-Client", "unbound")
-			.contentType(MediaType.APPLICATION_JSON)
-			.content("not json"))
+		this.mvc
+			.perform(post("/api/batch").header("X-Client", "unbound")
+				.contentType(MediaType.APPLICATION_JSON)
+				.content("not json"))
 			.andExpect(status().isBadRequest())
 			.andExpect(header().string("RateLimit-Policy", "\"weighted\";q=10;w=60"))
 			.andExpect(header().string("RateLimit", "\"weighted\";r=9;t=6"))
@@ -291,18 +301,21 @@ class RateLimitWebTests {
 
 	@Test
 	void answersABadRequestOverTheLimitWith429WhenItsAnnotatedHandlerWouldNotRun() throws Exception {
-		// as a handler without the annotation would be answered: the limit first, the body after
+		// as a handler without the annotation would be answered: the limit first, the
+		// body after
 		this.mvc.perform(get("/api/weighted").param("n", "10").header("X-Client", "unbound-spent"))
 			.andExpect(status().isOk());
-		this.mvc.perform(post("/api/batch").header("X-Client", "unbound-spent")
-			.contentType(MediaType.APPLICATION_JSON)
-			.content("not json"))
+		this.mvc
+			.perform(post("/api/batch").header("X-Client", "unbound-spent")
+				.contentType(MediaType.APPLICATION_JSON)
+				.content("not json"))
 			.andExpect(status().isTooManyRequests())
 			.andExpect(content().contentTypeCompatibleWith(MediaType.APPLICATION_PROBLEM_JSON))
 			.andExpect(header().string("Retry-After", "6"))
 			.andExpect(header().string("RateLimit", "\"weighted\";r=0;t=60"))
 			.andExpect(jsonPath("$['violated-policies'][0]").value("weighted"))
-			// the failure was recorded for the error attributes before the 429 replaced its response
+			// the failure was recorded for the error attributes before the 429 replaced
+			// its response
 			.andExpect((result) -> assertThat(this.errorAttributes.getError(new ServletWebRequest(result.getRequest())))
 				.isInstanceOf(HttpMessageNotReadableException.class));
 	}
@@ -310,9 +323,10 @@ class RateLimitWebTests {
 	@Test
 	void answersACostAboveCapacityWith429AndNoRetryPromise() throws Exception {
 		String elevenQueries = "[\"a\",\"b\",\"c\",\"d\",\"e\",\"f\",\"g\",\"h\",\"i\",\"j\",\"k\"]";
-		this.mvc.perform(post("/api/batch").header("X-Client", "too-big")
-			.contentType(MediaType.APPLICATION_JSON)
-			.content(elevenQueries))
+		this.mvc
+			.perform(post("/api/batch").header("X-Client", "too-big")
+				.contentType(MediaType.APPLICATION_JSON)
+				.content(elevenQueries))
 			.andExpect(status().isTooManyRequests())
 			.andExpect(header().doesNotExist("Retry-After"))
 			.andExpect(jsonPath("$.retryAfter").doesNotExist())
@@ -365,7 +379,8 @@ class RateLimitWebTests {
 		MvcResult first = this.mvc.perform(get("/api/in-flight/async").header("X-Client", "async"))
 			.andExpect(request().asyncStarted())
 			.andReturn();
-		this.mvc.perform(get("/api/in-flight/sync").header("X-Client", "async")).andExpect(status().isTooManyRequests());
+		this.mvc.perform(get("/api/in-flight/sync").header("X-Client", "async"))
+			.andExpect(status().isTooManyRequests());
 		this.controller.completeAsync();
 		this.mvc.perform(asyncDispatch(first)).andExpect(status().isOk());
 		this.mvc.perform(get("/api/in-flight/sync").header("X-Client", "async")).andExpect(status().isOk());
@@ -403,7 +418,8 @@ class RateLimitWebTests {
 	}
 
 	/**
-	 * Asserts that the requests since {@code before} made one call to the limiter, with the limits of these policies.
+	 * Asserts that the requests since {@code before} made one call to the limiter, with
+	 * the limits of these policies.
 	 */
 	private void assertDecidedOnceBy(int before, String... policies) {
 		assertThat(this.limiter.acquires() - before).isOne();

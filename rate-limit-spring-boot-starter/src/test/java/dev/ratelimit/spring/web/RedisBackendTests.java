@@ -29,8 +29,8 @@ import dev.ratelimit.core.redis.testing.TestRedis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Two instances of an application, each on its own port, share one quota in one Redis: together they admit the
- * quota once, not once each.
+ * Two instances of an application, each on its own port, share one quota in one Redis:
+ * together they admit the quota once, not once each.
  */
 @SpringBootTest(classes = WebTestApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT)
 @ActiveProfiles("mvc")
@@ -79,7 +79,8 @@ class RedisBackendTests {
 	@Test
 	void sharesOneQuotaBetweenTwoInstancesInsteadOfDoublingIt() throws Exception {
 		assertThat(this.rateLimiter).isInstanceOf(RedisRateLimiter.class);
-		// command-line arguments, so that they win over application-mvc.yml as the test's dynamic properties do
+		// command-line arguments, so that they win over application-mvc.yml as the test's
+		// dynamic properties do
 		List<String> arguments = new ArrayList<>(List.of("--server.port=0"));
 		properties(TestRedis.standalone()).forEach((property) -> arguments.add("--" + property));
 		secondInstance = new SpringApplicationBuilder(WebTestApplication.class).profiles("mvc")

@@ -22,8 +22,9 @@ import dev.ratelimit.spring.testsupport.RecordingListener;
 import dev.ratelimit.spring.testsupport.RecordingSleeper;
 
 /**
- * A small web application for MockMvc tests: a controller per behaviour, a fake clock, a sleeper that advances it,
- * and Spring Security letting everyone in (tests authenticate with request post-processors).
+ * A small web application for MockMvc tests: a controller per behaviour, a fake clock, a
+ * sleeper that advances it, and Spring Security letting everyone in (tests authenticate
+ * with request post-processors).
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration

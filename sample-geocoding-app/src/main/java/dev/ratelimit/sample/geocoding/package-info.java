@@ -1,5 +1,6 @@
 /**
- * A sample geocoding API, shipped with its own gazetteer, protected by the rate-limit starter.
+ * A sample geocoding API, shipped with its own gazetteer, protected by the rate-limit
+ * starter.
  */
 @NullMarked
 package dev.ratelimit.sample.geocoding;

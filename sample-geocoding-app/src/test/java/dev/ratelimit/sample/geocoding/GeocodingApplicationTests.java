@@ -13,8 +13,8 @@ import org.springframework.test.web.servlet.assertj.MockMvcTester;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The whole application, as it starts. Makes only a few anonymous requests, so that the shipped
- * rate limits are never reached.
+ * The whole application, as it starts. Makes only a few anonymous requests, so that the
+ * shipped rate limits are never reached.
  */
 @SpringBootTest
 @AutoConfigureMockMvc

@@ -19,18 +19,20 @@ import java.util.concurrent.locks.LockSupport;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A TCP proxy in front of a server (a test Redis) that can make it slow, hung or gone while its clients stay
- * connected to the proxy's port:
+ * A TCP proxy in front of a server (a test Redis) that can make it slow, hung or gone
+ * while its clients stay connected to the proxy's port:
  * <ul>
- * <li>{@link #latency(Duration)}: every reply read from the server from then on reaches the client that much later (in
- * order);</li>
- * <li>{@link #blackHole()}: connections are accepted and read, but nothing reaches the server and nothing comes back,
- * as from a hung server;</li>
- * <li>{@link #refuse()}: every connection is closed and new ones are refused, as for a server that is gone;</li>
- * <li>{@link #forward()}: back to forwarding. Connections that were black-holed are closed first, since requests
- * were lost and their replies would no longer match.</li>
+ * <li>{@link #latency(Duration)}: every reply read from the server from then on reaches
+ * the client that much later (in order);</li>
+ * <li>{@link #blackHole()}: connections are accepted and read, but nothing reaches the
+ * server and nothing comes back, as from a hung server;</li>
+ * <li>{@link #refuse()}: every connection is closed and new ones are refused, as for a
+ * server that is gone;</li>
+ * <li>{@link #forward()}: back to forwarding. Connections that were black-holed are
+ * closed first, since requests were lost and their replies would no longer match.</li>
  * </ul>
- * Each connection has its own threads: one forwards requests, one reads replies and one writes them when due.
+ * Each connection has its own threads: one forwards requests, one reads replies and one
+ * writes them when due.
  */
 public final class LatencyProxy implements AutoCloseable {
 
@@ -53,8 +55,8 @@ public final class LatencyProxy implements AutoCloseable {
 	private @Nullable Thread acceptor;
 
 	/**
-	 * While refusing: a socket bound to the port but not listening, so that connecting is refused and no other
-	 * socket, in this process or another, takes the port meanwhile.
+	 * While refusing: a socket bound to the port but not listening, so that connecting is
+	 * refused and no other socket, in this process or another, takes the port meanwhile.
 	 */
 	private @Nullable Socket placeholder;
 
@@ -140,8 +142,8 @@ public final class LatencyProxy implements AutoCloseable {
 	}
 
 	/**
-	 * Delays every reply read from the server from now on; replies already read keep their delay, and none overtakes
-	 * another.
+	 * Delays every reply read from the server from now on; replies already read keep
+	 * their delay, and none overtakes another.
 	 * @param latency the delay, zero for none
 	 */
 	public void latency(Duration latency) {
@@ -152,8 +154,9 @@ public final class LatencyProxy implements AutoCloseable {
 	}
 
 	/**
-	 * Stops forwarding in both directions: requests are read and dropped, no reply comes, new connections are
-	 * accepted and treated alike. Ends with {@link #forward()}, which closes these connections.
+	 * Stops forwarding in both directions: requests are read and dropped, no reply comes,
+	 * new connections are accepted and treated alike. Ends with {@link #forward()}, which
+	 * closes these connections.
 	 */
 	public synchronized void blackHole() {
 		this.blackHoled = true;
@@ -161,7 +164,8 @@ public final class LatencyProxy implements AutoCloseable {
 	}
 
 	/**
-	 * Closes every connection and stops listening, so that connecting fails at once. Ends with {@link #forward()}.
+	 * Closes every connection and stops listening, so that connecting fails at once. Ends
+	 * with {@link #forward()}.
 	 */
 	public synchronized void refuse() {
 		ServerSocket socket = this.listener;
@@ -174,7 +178,10 @@ public final class LatencyProxy implements AutoCloseable {
 		}
 	}
 
-	/** A socket closed while a thread accepts on it keeps its port until that thread has left accept. */
+	/**
+	 * A socket closed while a thread accepts on it keeps its port until that thread has
+	 * left accept.
+	 */
 	private void awaitAcceptorEnd() {
 		Thread thread = this.acceptor;
 		this.acceptor = null;
@@ -189,8 +196,10 @@ public final class LatencyProxy implements AutoCloseable {
 	}
 
 	private Socket holdPort() {
-		// without SO_REUSEADDR no other socket can bind the port, but the bind fails while connections the proxy
-		// closed linger in TIME_WAIT; then with it, which still keeps the port from being handed out as a free one
+		// without SO_REUSEADDR no other socket can bind the port, but the bind fails
+		// while connections the proxy
+		// closed linger in TIME_WAIT; then with it, which still keeps the port from being
+		// handed out as a free one
 		for (boolean reuse : new boolean[] { false, true }) {
 			Socket socket = new Socket();
 			try {
@@ -209,8 +218,8 @@ public final class LatencyProxy implements AutoCloseable {
 	}
 
 	/**
-	 * Forwards again, with the latency set last: closes the connections of a black hole, and listens again after
-	 * {@link #refuse()}.
+	 * Forwards again, with the latency set last: closes the connections of a black hole,
+	 * and listens again after {@link #refuse()}.
 	 */
 	public synchronized void forward() {
 		this.blackHoled = false;
@@ -249,7 +258,10 @@ public final class LatencyProxy implements AutoCloseable {
 		}
 	}
 
-	/** A reply read from the server, and when it is due at the client ({@link System#nanoTime()}). */
+	/**
+	 * A reply read from the server, and when it is due at the client
+	 * ({@link System#nanoTime()}).
+	 */
 	private record Chunk(byte[] bytes, long due) {
 
 		static final Chunk END = new Chunk(new byte[0], 0);
@@ -257,7 +269,8 @@ public final class LatencyProxy implements AutoCloseable {
 	}
 
 	/**
-	 * One client connection and, unless it was black-holed from the start, its connection to the server.
+	 * One client connection and, unless it was black-holed from the start, its connection
+	 * to the server.
 	 */
 	private final class Link {
 
@@ -271,7 +284,10 @@ public final class LatencyProxy implements AutoCloseable {
 
 		private volatile boolean open = true;
 
-		/** When the last queued reply is due, so that a shorter latency set later does not let a reply overtake it. */
+		/**
+		 * When the last queued reply is due, so that a shorter latency set later does not
+		 * let a reply overtake it.
+		 */
 		private long lastDue;
 
 		Link(Socket client) {
@@ -358,8 +374,8 @@ public final class LatencyProxy implements AutoCloseable {
 					if (chunk == Chunk.END) {
 						return;
 					}
-					for (long wait = chunk.due - System.nanoTime(); wait > 0 && this.open; wait = chunk.due
-							- System.nanoTime()) {
+					for (long wait = chunk.due - System.nanoTime(); wait > 0
+							&& this.open; wait = chunk.due - System.nanoTime()) {
 						LockSupport.parkNanos(wait);
 					}
 					out.write(chunk.bytes);

@@ -17,8 +17,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The proxy forwards commands and replies, holds replies back for the injected latency, and simulates a hung and a
- * gone server.
+ * The proxy forwards commands and replies, holds replies back for the injected latency,
+ * and simulates a hung and a gone server.
  */
 class LatencyProxyTest {
 
@@ -78,7 +78,8 @@ class LatencyProxyTest {
 			assertThatThrownBy(() -> this.proxy.endpoint().client()).isInstanceOf(UncheckedIOException.class)
 				.hasCauseInstanceOf(ConnectException.class);
 		}
-		// the port stays the proxy's meanwhile: nothing else can listen on it and answer in its place
+		// the port stays the proxy's meanwhile: nothing else can listen on it and answer
+		// in its place
 		assertThatThrownBy(() -> {
 			try (ServerSocket other = new ServerSocket(this.proxy.port(), 1, InetAddress.getLoopbackAddress())) {
 				other.getLocalPort();

@@ -8,7 +8,8 @@ import org.awaitility.core.ConditionTimeoutException;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Waits for test servers to reach a state, polling every 50 ms; an exception while polling counts as "not yet".
+ * Waits for test servers to reach a state, polling every 50 ms; an exception while
+ * polling counts as "not yet".
  */
 final class Polling {
 
@@ -17,7 +18,8 @@ final class Polling {
 
 	/**
 	 * Returns once the condition holds.
-	 * @throws IllegalStateException naming what was awaited, if it does not hold within the timeout
+	 * @throws IllegalStateException naming what was awaited, if it does not hold within
+	 * the timeout
 	 */
 	static void until(String what, Duration timeout, BooleanSupplier condition) {
 		try {

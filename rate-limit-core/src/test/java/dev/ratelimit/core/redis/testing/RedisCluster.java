@@ -10,11 +10,13 @@ import org.springframework.data.redis.connection.RedisClusterConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
- * A Redis Cluster of three masters built from {@link RedisServer} processes: each node has its own directory and
- * cluster config file, the 16384 slots are split in three with {@code CLUSTER ADDSLOTS}, the nodes are joined with
- * {@code CLUSTER MEET}, and {@link #start()} returns once every node reports {@code cluster_state:ok}.
- * {@link #startWithReplicas()} gives each master a replica ({@code CLUSTER REPLICATE}) and a node timeout of one
- * second, so that {@link #killMaster(int, Duration)} sees the replica promoted within seconds.
+ * A Redis Cluster of three masters built from {@link RedisServer} processes: each node
+ * has its own directory and cluster config file, the 16384 slots are split in three with
+ * {@code CLUSTER ADDSLOTS}, the nodes are joined with {@code CLUSTER MEET}, and
+ * {@link #start()} returns once every node reports {@code cluster_state:ok}.
+ * {@link #startWithReplicas()} gives each master a replica ({@code CLUSTER REPLICATE})
+ * and a node timeout of one second, so that {@link #killMaster(int, Duration)} sees the
+ * replica promoted within seconds.
  */
 public final class RedisCluster implements AutoCloseable {
 
@@ -24,13 +26,21 @@ public final class RedisCluster implements AutoCloseable {
 
 	private static final Duration READY = Duration.ofSeconds(30);
 
-	/** The masters, in slot order: a promoted replica takes the place of its failed master. */
+	/**
+	 * The masters, in slot order: a promoted replica takes the place of its failed
+	 * master.
+	 */
 	private final List<RedisServer> masters;
 
-	/** The replica of each master, in slot order, or {@code null} for none (or none left). */
+	/**
+	 * The replica of each master, in slot order, or {@code null} for none (or none left).
+	 */
 	private final List<@Nullable RedisServer> replicas;
 
-	/** Every server started, live or killed, for {@link #close()} and the count of known nodes. */
+	/**
+	 * Every server started, live or killed, for {@link #close()} and the count of known
+	 * nodes.
+	 */
 	private final List<RedisServer> servers;
 
 	private RedisCluster(List<RedisServer> masters, List<@Nullable RedisServer> replicas, List<RedisServer> servers) {
@@ -48,7 +58,8 @@ public final class RedisCluster implements AutoCloseable {
 	}
 
 	/**
-	 * Starts a cluster of three masters and three replicas, one per master, with a node timeout of one second.
+	 * Starts a cluster of three masters and three replicas, one per master, with a node
+	 * timeout of one second.
 	 * @return the cluster, ready, every replica in sync with its master
 	 */
 	public static RedisCluster startWithReplicas() {
@@ -60,7 +71,8 @@ public final class RedisCluster implements AutoCloseable {
 		try {
 			int count = withReplicas ? 2 * MASTERS : MASTERS;
 			for (int i = 0; i < count; i++) {
-				// without the delay a replica's first sync waits 5 s for more replicas to share the transfer
+				// without the delay a replica's first sync waits 5 s for more replicas to
+				// share the transfer
 				servers.add(RedisServer.start("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
 						"--cluster-node-timeout", nodeTimeoutMillis, "--repl-diskless-sync-delay", "0"));
 			}
@@ -142,20 +154,21 @@ public final class RedisCluster implements AutoCloseable {
 		return this.servers.stream().filter(RedisServer::isRunning).toList();
 	}
 
-
 	/**
-	 * Kills a master (SIGKILL, as a crash) and waits until its replica has taken over its slots and every live node
-	 * reports {@code cluster_state:ok}. The old master stays down; the replica takes its place in {@link #nodes()}.
+	 * Kills a master (SIGKILL, as a crash) and waits until its replica has taken over its
+	 * slots and every live node reports {@code cluster_state:ok}. The old master stays
+	 * down; the replica takes its place in {@link #nodes()}.
 	 * @param index the master's place in slot order (0 to 2)
 	 * @param timeout the longest wait for the promotion
 	 * @return the promoted replica
-	 * @throws IllegalStateException if the master has no replica, or it is not promoted within the timeout
+	 * @throws IllegalStateException if the master has no replica, or it is not promoted
+	 * within the timeout
 	 */
 	public synchronized RedisServer killMaster(int index, Duration timeout) {
 		RedisServer replica = this.replicas.get(index);
 		if (replica == null) {
-			throw new IllegalStateException("Master " + index + " has no replica to promote; start the cluster with "
-					+ "startWithReplicas()");
+			throw new IllegalStateException(
+					"Master " + index + " has no replica to promote; start the cluster with " + "startWithReplicas()");
 		}
 		this.masters.get(index).stop();
 		// no longer a replica in sync, whatever comes of the failover
@@ -196,7 +209,8 @@ public final class RedisCluster implements AutoCloseable {
 	}
 
 	/**
-	 * Returns every live node as {@code host:port} pairs, as {@code spring.data.redis.cluster.nodes} takes them.
+	 * Returns every live node as {@code host:port} pairs, as
+	 * {@code spring.data.redis.cluster.nodes} takes them.
 	 * @return the addresses
 	 */
 	public List<String> nodeAddresses() {

@@ -7,7 +7,8 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A cluster with replicas promotes a killed master's replica, which keeps the slots and what was replicated to it.
+ * A cluster with replicas promotes a killed master's replica, which keeps the slots and
+ * what was replicated to it.
  */
 class RedisClusterFailoverTest {
 

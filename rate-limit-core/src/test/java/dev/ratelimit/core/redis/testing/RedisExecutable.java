@@ -10,9 +10,11 @@ import java.nio.file.StandardCopyOption;
 import java.util.Locale;
 
 /**
- * Finds a {@code redis-server} binary: the one named by the system property {@code ratelimit.test.redis-server} (a
- * path, or {@code embedded} to force the bundled one), else {@code redis-server} on the {@code PATH}, else the binary
- * bundled in the {@code com.github.codemonstur:embedded-redis} test dependency, extracted once to a temporary file.
+ * Finds a {@code redis-server} binary: the one named by the system property
+ * {@code ratelimit.test.redis-server} (a path, or {@code embedded} to force the bundled
+ * one), else {@code redis-server} on the {@code PATH}, else the binary bundled in the
+ * {@code com.github.codemonstur:embedded-redis} test dependency, extracted once to a
+ * temporary file.
  */
 public final class RedisExecutable {
 

@@ -5,8 +5,9 @@ import org.junit.jupiter.api.extension.ParameterContext;
 import org.junit.jupiter.api.extension.ParameterResolver;
 
 /**
- * A JUnit 5 extension that injects the shared test Redis ({@link TestRedis#standalone()}) as a {@link RedisEndpoint}
- * parameter of test methods, lifecycle methods and constructors.
+ * A JUnit 5 extension that injects the shared test Redis ({@link TestRedis#standalone()})
+ * as a {@link RedisEndpoint} parameter of test methods, lifecycle methods and
+ * constructors.
  *
  * <pre class="code">
  * &#64;ExtendWith(RedisExtension.class)

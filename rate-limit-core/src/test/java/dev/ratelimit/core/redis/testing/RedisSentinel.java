@@ -6,15 +6,16 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 
-
 import org.springframework.data.redis.connection.RedisSentinelConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
- * A Redis Sentinel setup built from {@link RedisServer} processes: one master, one replica and three sentinels
- * (quorum 2), each on a free port, nothing written to disk but the sentinels' config files, which they rewrite in
- * their own temporary directories. Failover is quick: a master is down after {@value #DOWN_AFTER_MILLIS} ms without an
- * answer. {@link #killMaster(Duration)} kills the master (SIGKILL) and returns once its replica has been promoted.
+ * A Redis Sentinel setup built from {@link RedisServer} processes: one master, one
+ * replica and three sentinels (quorum 2), each on a free port, nothing written to disk
+ * but the sentinels' config files, which they rewrite in their own temporary directories.
+ * Failover is quick: a master is down after {@value #DOWN_AFTER_MILLIS} ms without an
+ * answer. {@link #killMaster(Duration)} kills the master (SIGKILL) and returns once its
+ * replica has been promoted.
  */
 public final class RedisSentinel implements AutoCloseable {
 
@@ -42,14 +43,16 @@ public final class RedisSentinel implements AutoCloseable {
 	}
 
 	/**
-	 * Starts the master, its replica and three sentinels, and returns once every sentinel knows the replica and the
-	 * two other sentinels (without which they could not agree on a failover).
+	 * Starts the master, its replica and three sentinels, and returns once every sentinel
+	 * knows the replica and the two other sentinels (without which they could not agree
+	 * on a failover).
 	 * @return the setup, ready
 	 */
 	public static RedisSentinel start() {
 		List<RedisServer> started = new ArrayList<>();
 		try {
-			// without the delay a replica's first sync waits 5 s for more replicas to share the transfer
+			// without the delay a replica's first sync waits 5 s for more replicas to
+			// share the transfer
 			RedisServer master = RedisServer.start("--repl-diskless-sync-delay", "0");
 			started.add(master);
 			RedisServer replica = RedisServer.start("--replicaof", "127.0.0.1", Integer.toString(master.port()),
@@ -57,8 +60,8 @@ public final class RedisSentinel implements AutoCloseable {
 			started.add(replica);
 			String config = "sentinel monitor " + MASTER_NAME + " 127.0.0.1 " + master.port() + " 2\n"
 					+ "sentinel down-after-milliseconds " + MASTER_NAME + " " + DOWN_AFTER_MILLIS + "\n"
-					+ "sentinel failover-timeout " + MASTER_NAME + " 2000\n"
-					+ "sentinel parallel-syncs " + MASTER_NAME + " 1\n";
+					+ "sentinel failover-timeout " + MASTER_NAME + " 2000\n" + "sentinel parallel-syncs " + MASTER_NAME
+					+ " 1\n";
 			List<RedisServer> sentinels = new ArrayList<>();
 			for (int i = 0; i < 3; i++) {
 				RedisServer sentinel = RedisServer.startWithConfig(config, "--sentinel");
@@ -95,8 +98,9 @@ public final class RedisSentinel implements AutoCloseable {
 	}
 
 	/**
-	 * Kills the master (SIGKILL, as a crash) and waits until every sentinel names the replica as the master and the
-	 * replica has taken the role. The old master stays down.
+	 * Kills the master (SIGKILL, as a crash) and waits until every sentinel names the
+	 * replica as the master and the replica has taken the role. The old master stays
+	 * down.
 	 * @param timeout the longest wait for the promotion
 	 * @return the new master
 	 * @throws IllegalStateException if the replica is not promoted within the timeout
@@ -122,9 +126,9 @@ public final class RedisSentinel implements AutoCloseable {
 		return Replication.role(candidate).equals("master");
 	}
 
-
 	/**
-	 * Returns the current master: the replica once {@link #killMaster(Duration)} has promoted it.
+	 * Returns the current master: the replica once {@link #killMaster(Duration)} has
+	 * promoted it.
 	 * @return the master
 	 */
 	public synchronized RedisServer master() {
@@ -148,7 +152,8 @@ public final class RedisSentinel implements AutoCloseable {
 	}
 
 	/**
-	 * Returns the sentinels as {@code host:port} pairs, as {@code spring.data.redis.sentinel.nodes} takes them.
+	 * Returns the sentinels as {@code host:port} pairs, as
+	 * {@code spring.data.redis.sentinel.nodes} takes them.
 	 * @return the sentinel addresses
 	 */
 	public Set<String> sentinelNodes() {
@@ -166,8 +171,8 @@ public final class RedisSentinel implements AutoCloseable {
 	}
 
 	/**
-	 * Returns a started Lettuce connection factory that finds the master through the sentinels; the caller destroys
-	 * it.
+	 * Returns a started Lettuce connection factory that finds the master through the
+	 * sentinels; the caller destroys it.
 	 * @return the factory
 	 */
 	public LettuceConnectionFactory lettuce() {

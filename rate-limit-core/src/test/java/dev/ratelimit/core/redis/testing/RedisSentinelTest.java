@@ -10,7 +10,8 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The Sentinel setup promotes the replica when the master is killed, and keeps what the master had replicated.
+ * The Sentinel setup promotes the replica when the master is killed, and keeps what the
+ * master had replicated.
  */
 class RedisSentinelTest {
 

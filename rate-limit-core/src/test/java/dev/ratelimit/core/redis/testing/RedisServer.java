@@ -21,18 +21,20 @@ import org.jspecify.annotations.Nullable;
 import static org.awaitility.Awaitility.await;
 
 /**
- * A {@code redis-server} process owned by a test: started on a free port (never 6379) with nothing written to disk
- * ({@code --save "" --appendonly no}, its own temporary {@code --dir}), killed with {@link #stop()}, and started again
- * on the same port with {@link #restart()}. Every server still running when the JVM exits is killed by a shutdown
- * hook, and its directory deleted. A server can also start from a config file of its own ({@link #startWithConfig}),
- * which it may rewrite, as a Sentinel does.
+ * A {@code redis-server} process owned by a test: started on a free port (never 6379)
+ * with nothing written to disk ({@code --save "" --appendonly no}, its own temporary
+ * {@code --dir}), killed with {@link #stop()}, and started again on the same port with
+ * {@link #restart()}. Every server still running when the JVM exits is killed by a
+ * shutdown hook, and its directory deleted. A server can also start from a config file of
+ * its own ({@link #startWithConfig}), which it may rewrite, as a Sentinel does.
  */
 public final class RedisServer implements AutoCloseable {
 
 	private static final Set<RedisServer> RUNNING = ConcurrentHashMap.newKeySet();
 
 	static {
-		Runtime.getRuntime().addShutdownHook(new Thread(() -> RUNNING.forEach(RedisServer::close), "redis-test-cleanup"));
+		Runtime.getRuntime()
+			.addShutdownHook(new Thread(() -> RUNNING.forEach(RedisServer::close), "redis-test-cleanup"));
 	}
 
 	private final int port;
@@ -60,7 +62,8 @@ public final class RedisServer implements AutoCloseable {
 
 	/**
 	 * Starts a server on a free port.
-	 * @param extraArguments more {@code redis-server} arguments, such as {@code --cluster-enabled yes}
+	 * @param extraArguments more {@code redis-server} arguments, such as
+	 * {@code --cluster-enabled yes}
 	 * @return the running server
 	 */
 	public static RedisServer start(String... extraArguments) {
@@ -70,10 +73,12 @@ public final class RedisServer implements AutoCloseable {
 	}
 
 	/**
-	 * Starts a server on a free port from a config file with the given text, written to the server's directory on
-	 * the first start only: a Sentinel rewrites its file, and a restart keeps what it wrote.
+	 * Starts a server on a free port from a config file with the given text, written to
+	 * the server's directory on the first start only: a Sentinel rewrites its file, and a
+	 * restart keeps what it wrote.
 	 * @param config the config file's text, such as {@code sentinel monitor ...} lines
-	 * @param extraArguments more {@code redis-server} arguments, such as {@code --sentinel}
+	 * @param extraArguments more {@code redis-server} arguments, such as
+	 * {@code --sentinel}
 	 * @return the running server
 	 */
 	public static RedisServer startWithConfig(String config, String... extraArguments) {
@@ -162,8 +167,9 @@ public final class RedisServer implements AutoCloseable {
 			});
 		}
 		catch (ConditionTimeoutException ex) {
-			throw new IllegalStateException("redis-server on port " + this.port + " did not answer within " + timeout
-					+ "; see " + log(), last.get());
+			throw new IllegalStateException(
+					"redis-server on port " + this.port + " did not answer within " + timeout + "; see " + log(),
+					last.get());
 		}
 	}
 
@@ -194,7 +200,8 @@ public final class RedisServer implements AutoCloseable {
 	}
 
 	/**
-	 * Returns the process id of the running server, so that a supervisor outside this JVM can stop it.
+	 * Returns the process id of the running server, so that a supervisor outside this JVM
+	 * can stop it.
 	 * @return the pid, or {@code -1} when it does not run
 	 */
 	public synchronized long pid() {
@@ -211,7 +218,8 @@ public final class RedisServer implements AutoCloseable {
 	}
 
 	/**
-	 * Kills the process (SIGKILL, as a crash), keeping the port and directory for {@link #restart()}.
+	 * Kills the process (SIGKILL, as a crash), keeping the port and directory for
+	 * {@link #restart()}.
 	 */
 	public synchronized void stop() {
 		kill();

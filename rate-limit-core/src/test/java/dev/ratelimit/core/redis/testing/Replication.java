@@ -3,7 +3,8 @@ package dev.ratelimit.core.redis.testing;
 import java.util.List;
 
 /**
- * What a test server says of its replication: its role, and whether a replica's link to its master is up.
+ * What a test server says of its replication: its role, and whether a replica's link to
+ * its master is up.
  */
 final class Replication {
 
@@ -11,7 +12,8 @@ final class Replication {
 	}
 
 	/**
-	 * Returns the first item of {@code ROLE}: {@code master}, {@code slave} or {@code sentinel}.
+	 * Returns the first item of {@code ROLE}: {@code master}, {@code slave} or
+	 * {@code sentinel}.
 	 */
 	static String role(RedisServer server) {
 		try (RespClient client = server.endpoint().client()) {

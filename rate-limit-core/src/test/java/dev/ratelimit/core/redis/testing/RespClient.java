@@ -17,8 +17,9 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A minimal blocking RESP2 client for the test harness: setting up clusters, reading {@code INFO}, checking keys. It
- * depends on no Redis client library, so that it observes Redis independently of the code under test.
+ * A minimal blocking RESP2 client for the test harness: setting up clusters, reading
+ * {@code INFO}, checking keys. It depends on no Redis client library, so that it observes
+ * Redis independently of the code under test.
  */
 public final class RespClient implements Closeable {
 
@@ -48,7 +49,8 @@ public final class RespClient implements Closeable {
 	}
 
 	/**
-	 * Connects to an endpoint, authenticating and selecting its database if it names them.
+	 * Connects to an endpoint, authenticating and selecting its database if it names
+	 * them.
 	 * @param endpoint the endpoint
 	 * @return the client
 	 */
@@ -64,7 +66,8 @@ public final class RespClient implements Closeable {
 	}
 
 	/**
-	 * Sends a command and returns its reply: a {@code String}, {@code Long}, {@code List} or {@code null}.
+	 * Sends a command and returns its reply: a {@code String}, {@code Long}, {@code List}
+	 * or {@code null}.
 	 * @param args the command and its arguments
 	 * @return the reply
 	 * @throws IllegalStateException for an error reply

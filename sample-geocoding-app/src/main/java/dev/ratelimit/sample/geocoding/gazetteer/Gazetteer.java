@@ -22,9 +22,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * An immutable, in-memory world gazetteer: finds places by {@linkplain NameFolding folded} name
- * and the place nearest to a coordinate, with a {@link NearestPlaceIndex k-d tree on the unit
- * sphere}. Safe for use by many threads.
+ * An immutable, in-memory world gazetteer: finds places by {@linkplain NameFolding
+ * folded} name and the place nearest to a coordinate, with a {@link NearestPlaceIndex k-d
+ * tree on the unit sphere}. Safe for use by many threads.
  */
 public final class Gazetteer {
 
@@ -43,9 +43,13 @@ public final class Gazetteer {
 
 	private final Place[] places;
 
-	// All folded names are held sorted, so the places whose name equals the query, and after them
+	// All folded names are held sorted, so the places whose name equals the query, and
+	// after them
 	// those whose name starts with it, form one contiguous run found by binary search.
-	/** Folded names in ascending order; {@code placeByKey[i]} is the place of {@code sortedKeys[i]}. */
+	/**
+	 * Folded names in ascending order; {@code placeByKey[i]} is the place of
+	 * {@code sortedKeys[i]}.
+	 */
 	private final String[] sortedKeys;
 
 	private final int[] placeByKey;
@@ -104,8 +108,8 @@ public final class Gazetteer {
 	}
 
 	/**
-	 * Loads the gazetteer from a gzip-compressed TSV file on the classpath, with a header row and the
-	 * columns {@code name, country, admin1, lat, lon}.
+	 * Loads the gazetteer from a gzip-compressed TSV file on the classpath, with a header
+	 * row and the columns {@code name, country, admin1, lat, lon}.
 	 * @param resource the classpath location, such as {@link #DEFAULT_RESOURCE}
 	 * @return the gazetteer
 	 * @throws UncheckedIOException if the resource is missing or cannot be read
@@ -134,9 +138,8 @@ public final class Gazetteer {
 				new InputStreamReader(new GZIPInputStream(compressed, 1 << 16), StandardCharsets.UTF_8), 1 << 16);
 		String header = reader.readLine();
 		if (!HEADER.equals(header)) {
-			throw new IllegalArgumentException(
-					source + " must start with the header '" + HEADER.replace("\t", "\\t") + "', but starts with '"
-							+ header + "'");
+			throw new IllegalArgumentException(source + " must start with the header '" + HEADER.replace("\t", "\\t")
+					+ "', but starts with '" + header + "'");
 		}
 		// Country and admin1 codes repeat across the file; sharing them saves memory.
 		Map<String, String> codes = new HashMap<>();
@@ -192,7 +195,10 @@ public final class Gazetteer {
 		}
 	}
 
-	/** Every place, in tie-break order; for tests that check the indexes against a plain scan. */
+	/**
+	 * Every place, in tie-break order; for tests that check the indexes against a plain
+	 * scan.
+	 */
 	List<Place> places() {
 		return List.of(this.places);
 	}
@@ -209,16 +215,18 @@ public final class Gazetteer {
 	}
 
 	/**
-	 * Finds places by name, ignoring case, accents and punctuation: first the places whose whole
-	 * name matches, then those whose name starts with the query. The data carry no population, so
-	 * within a group: exact matches spelled as the query (accents included) before other exact
-	 * matches, then by country, admin1 code, name and coordinates; prefix matches shorter names
-	 * first, then by folded name and the same keys.
+	 * Finds places by name, ignoring case, accents and punctuation: first the places
+	 * whose whole name matches, then those whose name starts with the query. The data
+	 * carry no population, so within a group: exact matches spelled as the query (accents
+	 * included) before other exact matches, then by country, admin1 code, name and
+	 * coordinates; prefix matches shorter names first, then by folded name and the same
+	 * keys.
 	 * @param query the name or the start of a name, such as {@code sao paulo}
-	 * @param country an ISO 3166-1 alpha-2 code to keep only places in that country (any case),
-	 * or {@code null} for all countries
+	 * @param country an ISO 3166-1 alpha-2 code to keep only places in that country (any
+	 * case), or {@code null} for all countries
 	 * @param limit the largest number of places to return, at least 1
-	 * @return the matches, best first; empty if none, or if the query has no letters or digits
+	 * @return the matches, best first; empty if none, or if the query has no letters or
+	 * digits
 	 */
 	public List<Place> search(String query, @Nullable String country, int limit) {
 		if (limit < 1) {
@@ -257,8 +265,8 @@ public final class Gazetteer {
 
 	/**
 	 * Returns the best {@code limit} places after {@code from} whose key starts with
-	 * {@code key}: shortest key first, then in index order. A bounded heap keeps this
-	 * O(m log limit) for the m names sharing the prefix.
+	 * {@code key}: shortest key first, then in index order. A bounded heap keeps this O(m
+	 * log limit) for the m names sharing the prefix.
 	 */
 	private List<Place> prefixMatches(int from, String key, @Nullable String country, int limit) {
 		int to = firstKeyWithoutPrefix(from, key);
@@ -301,7 +309,10 @@ public final class Gazetteer {
 		return lo;
 	}
 
-	/** Keys from {@code from} on that start with {@code prefix} come first, then the others. */
+	/**
+	 * Keys from {@code from} on that start with {@code prefix} come first, then the
+	 * others.
+	 */
 	private int firstKeyWithoutPrefix(int from, String prefix) {
 		int lo = from;
 		int hi = this.sortedKeys.length;
@@ -321,8 +332,8 @@ public final class Gazetteer {
 	 * Returns the place nearest to a point by great-circle distance.
 	 * @param lat the latitude in degrees, -90 to 90
 	 * @param lon the longitude in degrees, -180 to 180
-	 * @return the nearest place; of places at exactly the same distance, the first by country,
-	 * admin1 code, name and coordinates
+	 * @return the nearest place; of places at exactly the same distance, the first by
+	 * country, admin1 code, name and coordinates
 	 * @throws IllegalArgumentException if a coordinate is out of range or not a number
 	 */
 	public Place nearest(double lat, double lon) {

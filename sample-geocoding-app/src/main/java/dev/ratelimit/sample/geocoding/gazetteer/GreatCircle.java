@@ -12,8 +12,9 @@ final class GreatCircle {
 	}
 
 	/**
-	 * Returns the haversine distance between two points given in degrees. The haversine form
-	 * stays accurate for nearby points, where the spherical law of cosines loses precision.
+	 * Returns the haversine distance between two points given in degrees. The haversine
+	 * form stays accurate for nearby points, where the spherical law of cosines loses
+	 * precision.
 	 */
 	static double distanceKm(double lat1, double lon1, double lat2, double lon2) {
 		double phi1 = Math.toRadians(lat1);

@@ -4,17 +4,20 @@ import java.text.Normalizer;
 import java.util.Locale;
 
 /**
- * Folds place names and queries to search keys, so that {@code "SAO PAULO"}, {@code "são paulo"}
- * and {@code "São Paulo"} all become {@code "sao paulo"}.
+ * Folds place names and queries to search keys, so that {@code "SAO PAULO"},
+ * {@code "são paulo"} and {@code "São Paulo"} all become {@code "sao paulo"}.
  */
 final class NameFolding {
 
 	private NameFolding() {
 	}
 
-	// A key is lower-cased, decomposed (NFD) with its combining marks removed, has the few Latin
-	// letters that do not decompose (ø, ł, ß, æ, …) spelled out, drops apostrophes and ʻokina-like
-	// letters (so Būr Sa‘īd matches bur said), and turns every other run of non-alphanumeric
+	// A key is lower-cased, decomposed (NFD) with its combining marks removed, has the
+	// few Latin
+	// letters that do not decompose (ø, ł, ß, æ, …) spelled out, drops apostrophes and
+	// ʻokina-like
+	// letters (so Būr Sa‘īd matches bur said), and turns every other run of
+	// non-alphanumeric
 	// characters into one space (so Aix-en-Provence matches aix en provence).
 	static String fold(String text) {
 		String lower = text.toLowerCase(Locale.ROOT);

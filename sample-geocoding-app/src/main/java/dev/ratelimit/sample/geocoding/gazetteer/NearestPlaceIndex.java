@@ -1,19 +1,21 @@
 package dev.ratelimit.sample.geocoding.gazetteer;
 
 /**
- * A static k-d tree over points on the unit sphere, answering "which point is nearest to this
- * one?" by great-circle distance. A query visits O(log n) nodes for well-spread data; building
- * takes O(n log n).
+ * A static k-d tree over points on the unit sphere, answering "which point is nearest to
+ * this one?" by great-circle distance. A query visits O(log n) nodes for well-spread
+ * data; building takes O(n log n).
  */
 final class NearestPlaceIndex {
 
 	/*
-	 * Each latitude/longitude becomes a unit vector (x, y, z). The chord distance between two unit
-	 * vectors grows monotonically with their great-circle distance, so the nearest point in 3-D is
-	 * the nearest on the globe, with no seam at the antimeridian and no crowding at the poles.
+	 * Each latitude/longitude becomes a unit vector (x, y, z). The chord distance between
+	 * two unit vectors grows monotonically with their great-circle distance, so the
+	 * nearest point in 3-D is the nearest on the globe, with no seam at the antimeridian
+	 * and no crowding at the poles.
 	 *
-	 * The tree is implicit: the node for the range [lo, hi) sits at mid = (lo + hi) >>> 1; all of
-	 * [lo, mid) lies on or below its coordinate on the node's split axis, all of (mid, hi) on or above.
+	 * The tree is implicit: the node for the range [lo, hi) sits at mid = (lo + hi) >>>
+	 * 1; all of [lo, mid) lies on or below its coordinate on the node's split axis, all
+	 * of (mid, hi) on or above.
 	 */
 	private final double[][] axes;
 
@@ -30,8 +32,8 @@ final class NearestPlaceIndex {
 	private final byte[] splitAxis;
 
 	/**
-	 * Builds the index. Point {@code i} is {@code (lats[i], lons[i])}; {@link #nearest} answers
-	 * with these numbers.
+	 * Builds the index. Point {@code i} is {@code (lats[i], lons[i])}; {@link #nearest}
+	 * answers with these numbers.
 	 */
 	NearestPlaceIndex(double[] lats, double[] lons) {
 		if (lats.length != lons.length) {
@@ -60,8 +62,8 @@ final class NearestPlaceIndex {
 	}
 
 	/**
-	 * Returns the number of the point nearest to {@code (lat, lon)}; among points at exactly the
-	 * same distance, the lowest number.
+	 * Returns the number of the point nearest to {@code (lat, lon)}; among points at
+	 * exactly the same distance, the lowest number.
 	 * @throws IllegalStateException if the index is empty
 	 */
 	int nearest(double lat, double lon) {
@@ -74,9 +76,9 @@ final class NearestPlaceIndex {
 	}
 
 	/**
-	 * Returns the unit vector of a latitude/longitude. At the poles {@code cos(lat)} is set to
-	 * exactly 0, because {@code Math.cos(Math.PI / 2)} is 6e-17, not 0, which would make a pole
-	 * depend on the longitude given with it.
+	 * Returns the unit vector of a latitude/longitude. At the poles {@code cos(lat)} is
+	 * set to exactly 0, because {@code Math.cos(Math.PI / 2)} is 6e-17, not 0, which
+	 * would make a pole depend on the longitude given with it.
 	 */
 	private static double[] unitVector(double lat, double lon) {
 		double phi = Math.toRadians(lat);
@@ -116,9 +118,10 @@ final class NearestPlaceIndex {
 	}
 
 	/**
-	 * Reorders {@code [lo, hi)} so that position {@code k} holds the value that would sit there
-	 * if the range were sorted on {@code c}, with nothing larger before it and nothing smaller
-	 * after it. A three-way partition keeps this linear when many places share a coordinate.
+	 * Reorders {@code [lo, hi)} so that position {@code k} holds the value that would sit
+	 * there if the range were sorted on {@code c}, with nothing larger before it and
+	 * nothing smaller after it. A three-way partition keeps this linear when many places
+	 * share a coordinate.
 	 */
 	private void select(int lo, int hi, int k, double[] c) {
 		while (hi - lo > 1) {
@@ -194,7 +197,8 @@ final class NearestPlaceIndex {
 				int farLo = (offset < 0) ? mid + 1 : lo;
 				int farHi = (offset < 0) ? hi : mid;
 				visit(nearLo, nearHi);
-				// Every point across the split plane is at least |offset| away. Ties (<=) are
+				// Every point across the split plane is at least |offset| away. Ties (<=)
+				// are
 				// still visited so that the lowest point number wins, as documented.
 				if (offset * offset > this.bestDistanceSquared) {
 					return;

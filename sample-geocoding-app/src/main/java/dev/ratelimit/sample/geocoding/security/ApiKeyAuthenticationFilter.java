@@ -20,10 +20,11 @@ import org.springframework.security.core.context.SecurityContextHolder;
 import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
- * Authenticates a caller by its API key, read from the header the rate limiter keys callers by
- * ({@code ratelimit.client.api-key-header}, {@code X-API-Key} here): a known key makes the caller its client, with the
- * authority {@code TIER_<tier>} from which the rate limiter reads the tier; an unknown key is answered 401 at once;
- * no key, or a blank one, leaves the caller anonymous, as the rate limiter treats it.
+ * Authenticates a caller by its API key, read from the header the rate limiter keys
+ * callers by ({@code ratelimit.client.api-key-header}, {@code X-API-Key} here): a known
+ * key makes the caller its client, with the authority {@code TIER_<tier>} from which the
+ * rate limiter reads the tier; an unknown key is answered 401 at once; no key, or a blank
+ * one, leaves the caller anonymous, as the rate limiter treats it.
  */
 public class ApiKeyAuthenticationFilter extends OncePerRequestFilter {
 
@@ -62,8 +63,8 @@ public class ApiKeyAuthenticationFilter extends OncePerRequestFilter {
 	}
 
 	private void reject(HttpServletRequest request, HttpServletResponse response) throws IOException {
-		ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.UNAUTHORIZED,
-				"The API key in the " + this.header + " header is not known. Use a valid key, or none for the anonymous tier.");
+		ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.UNAUTHORIZED, "The API key in the "
+				+ this.header + " header is not known. Use a valid key, or none for the anonymous tier.");
 		problem.setTitle("Unknown API key");
 		problem.setInstance(java.net.URI.create(request.getRequestURI()));
 		response.setStatus(HttpStatus.UNAUTHORIZED.value());

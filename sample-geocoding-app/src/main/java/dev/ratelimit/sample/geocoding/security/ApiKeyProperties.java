@@ -11,7 +11,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 import dev.ratelimit.spring.PolicyRegistry;
 
 /**
- * The API keys the service knows, each with the client it identifies and that client's tier.
+ * The API keys the service knows, each with the client it identifies and that client's
+ * tier.
  */
 @ConfigurationProperties("geocoding")
 public class ApiKeyProperties {
@@ -22,7 +23,8 @@ public class ApiKeyProperties {
 	private final Map<String, Client> apiKeys = new LinkedHashMap<>();
 
 	/**
-	 * The operator allowed to use the actuator's write operations (resetting a client's limits).
+	 * The operator allowed to use the actuator's write operations (resetting a client's
+	 * limits).
 	 */
 	private final Operator operator = new Operator();
 
@@ -35,11 +37,13 @@ public class ApiKeyProperties {
 	}
 
 	/**
-	 * Checks that every key's tier is one the rate limiter knows: a tier that a policy defines, or the default tier.
-	 * The {@code api} policy has limits for its tiers only, so a caller of another tier would get the default tier's
-	 * (anonymous) limits: a misspelt tier would quietly downgrade a paying client.
+	 * Checks that every key's tier is one the rate limiter knows: a tier that a policy
+	 * defines, or the default tier. The {@code api} policy has limits for its tiers only,
+	 * so a caller of another tier would get the default tier's (anonymous) limits: a
+	 * misspelt tier would quietly downgrade a paying client.
 	 * @param policies the rate-limit policies
-	 * @throws IllegalStateException naming each client whose tier is unknown, and the known tiers
+	 * @throws IllegalStateException naming each client whose tier is unknown, and the
+	 * known tiers
 	 */
 	public void checkTiers(PolicyRegistry policies) {
 		Set<String> known = policies.knownTiers();

@@ -22,9 +22,10 @@ import org.springframework.security.web.authentication.AnonymousAuthenticationFi
 import dev.ratelimit.spring.PolicyRegistry;
 
 /**
- * API callers authenticate with {@code X-API-Key}; the API itself is open to anonymous callers (who get the anonymous
- * tier). The actuator's view of one client ({@code /actuator/ratelimits/POLICY/CLIENT}) needs the operator's
- * credentials. The overview, and the health status without its details, stay open.
+ * API callers authenticate with {@code X-API-Key}; the API itself is open to anonymous
+ * callers (who get the anonymous tier). The actuator's view of one client
+ * ({@code /actuator/ratelimits/POLICY/CLIENT}) needs the operator's credentials. The
+ * overview, and the health status without its details, stay open.
  */
 @Configuration(proxyBeanMethods = false)
 @EnableConfigurationProperties(ApiKeyProperties.class)
@@ -34,7 +35,8 @@ public class SecurityConfiguration {
 	SecurityFilterChain securityFilterChain(HttpSecurity http, ApiKeyProperties properties, JsonMapper jsonMapper,
 			@Value("${ratelimit.client.api-key-header:X-API-Key}") String apiKeyHeader,
 			ObjectProvider<PolicyRegistry> policies) {
-		// a key whose tier no policy defines would get the anonymous limits: fail start-up instead
+		// a key whose tier no policy defines would get the anonymous limits: fail
+		// start-up instead
 		policies.ifAvailable((registry) -> properties.checkTiers(registry));
 		http.csrf((csrf) -> csrf.disable())
 			.sessionManagement((session) -> session.sessionCreationPolicy(SessionCreationPolicy.STATELESS))
@@ -43,11 +45,16 @@ public class SecurityConfiguration {
 					AnonymousAuthenticationFilter.class)
 			.authorizeHttpRequests((requests) -> requests
 				// the overview shows the configuration only
-				.requestMatchers(HttpMethod.GET, "/actuator/ratelimits").permitAll()
-				// one client's state tells anyone, unthrottled, whether a guessed API key is in use; its reset lifts
-				// its limits. Health details are the operator's too (show-details=when-authorized).
-				.requestMatchers("/actuator/ratelimits/**").hasRole("OPERATOR")
-				.anyRequest().permitAll());
+				.requestMatchers(HttpMethod.GET, "/actuator/ratelimits")
+				.permitAll()
+				// one client's state tells anyone, unthrottled, whether a guessed API key
+				// is in use; its reset lifts
+				// its limits. Health details are the operator's too
+				// (show-details=when-authorized).
+				.requestMatchers("/actuator/ratelimits/**")
+				.hasRole("OPERATOR")
+				.anyRequest()
+				.permitAll());
 		return http.build();
 	}
 

@@ -1,5 +1,6 @@
 /**
- * Who the caller is: API keys that carry a tier, and the protection of the actuator's write operations.
+ * Who the caller is: API keys that carry a tier, and the protection of the actuator's
+ * write operations.
  */
 @NullMarked
 package dev.ratelimit.sample.geocoding.security;

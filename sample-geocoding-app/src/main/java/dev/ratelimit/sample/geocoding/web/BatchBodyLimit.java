@@ -14,15 +14,18 @@ import org.springframework.web.servlet.mvc.method.annotation.RequestBodyAdviceAd
 
 /**
  * Bounds the body of {@code POST /api/geocode/batch} before it is parsed: a body above
- * {@value #MAX_BYTES} bytes is refused with 413, at once when its {@code Content-Length} says so, else as soon as
- * that many bytes have been read.
+ * {@value #MAX_BYTES} bytes is refused with 413, at once when its {@code Content-Length}
+ * says so, else as soon as that many bytes have been read.
  */
 @ControllerAdvice
 public class BatchBodyLimit extends RequestBodyAdviceAdapter {
 
-	// A JSON array is read whole into memory, so without a bound one request of tens of megabytes (millions of tiny
-	// elements) would hold the heap for the price of one permit. The largest valid batch (MAX_BATCH_QUERIES queries
-	// of MAX_QUERY_LENGTH characters, each written as a six-byte JSON escape) stays below it.
+	// A JSON array is read whole into memory, so without a bound one request of tens of
+	// megabytes (millions of tiny
+	// elements) would hold the heap for the price of one permit. The largest valid batch
+	// (MAX_BATCH_QUERIES queries
+	// of MAX_QUERY_LENGTH characters, each written as a six-byte JSON escape) stays below
+	// it.
 	/** The largest batch body read, in bytes. */
 	public static final long MAX_BYTES = 256 * 1024;
 
@@ -55,7 +58,8 @@ public class BatchBodyLimit extends RequestBodyAdviceAdapter {
 	}
 
 	/**
-	 * A body larger than the bound; Spring MVC reports it as an unreadable body caused by this.
+	 * A body larger than the bound; Spring MVC reports it as an unreadable body caused by
+	 * this.
 	 */
 	public static final class BodyTooLargeException extends IOException {
 

@@ -7,9 +7,10 @@ import com.fasterxml.jackson.annotation.JsonValue;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The body of {@code POST /api/geocode/batch}: a JSON array of 1 to {@value GeocodingController#MAX_BATCH_QUERIES}
- * place names. It is checked while the body is read, before the handler is invoked, so a bad batch is answered 400
- * without being charged one permit per query.
+ * The body of {@code POST /api/geocode/batch}: a JSON array of 1 to
+ * {@value GeocodingController#MAX_BATCH_QUERIES} place names. It is checked while the
+ * body is read, before the handler is invoked, so a bad batch is answered 400 without
+ * being charged one permit per query.
  *
  * @param queries the place names, in order
  */
@@ -29,8 +30,8 @@ public record GeocodeBatch(List<String> queries) {
 					"The request body must be a JSON array of 1 to " + max + " queries, but it is empty.");
 		}
 		if (queries.size() > max) {
-			throw new InvalidGeocodingRequestException("queries", "The request body must be a JSON array of 1 to "
-					+ max + " queries, but it holds " + queries.size() + ".");
+			throw new InvalidGeocodingRequestException("queries", "The request body must be a JSON array of 1 to " + max
+					+ " queries, but it holds " + queries.size() + ".");
 		}
 		for (int i = 0; i < queries.size(); i++) {
 			GeocodingController.checkQuery("queries[" + i + "]", queries.get(i));

@@ -24,13 +24,18 @@ import org.springframework.web.bind.annotation.RestController;
 @RequestMapping("/api")
 public class GeocodingController {
 
-	/** The number of matches {@code GET /api/geocode} returns unless asked for another. */
+	/**
+	 * The number of matches {@code GET /api/geocode} returns unless asked for another.
+	 */
 	public static final int DEFAULT_LIMIT = 10;
 
 	/** The largest {@code limit} accepted by {@code GET /api/geocode}. */
 	public static final int MAX_LIMIT = 100;
 
-	/** The most queries one {@code POST /api/geocode/batch} may hold; each costs one permit. */
+	/**
+	 * The most queries one {@code POST /api/geocode/batch} may hold; each costs one
+	 * permit.
+	 */
 	public static final int MAX_BATCH_QUERIES = 100;
 
 	/** The number of matches returned for each query of a batch. */
@@ -72,9 +77,9 @@ public class GeocodingController {
 	}
 
 	/**
-	 * Geocodes up to {@value #MAX_BATCH_QUERIES} queries at once, answering each with up to
-	 * {@value #BATCH_LIMIT_PER_QUERY} matches, in the order of the queries. Rate limiting charges
-	 * one permit per query: {@code #queries.size()}.
+	 * Geocodes up to {@value #MAX_BATCH_QUERIES} queries at once, answering each with up
+	 * to {@value #BATCH_LIMIT_PER_QUERY} matches, in the order of the queries. Rate
+	 * limiting charges one permit per query: {@code #queries.size()}.
 	 * @param queries the names to look up, such as {@code ["Rabat","Casablanca"]}
 	 * @return one list of matches per query
 	 */
@@ -90,9 +95,8 @@ public class GeocodingController {
 
 	static void checkQuery(String parameter, @Nullable String query) {
 		if (query == null || query.isBlank()) {
-			throw new InvalidGeocodingRequestException(parameter,
-					"'" + parameter + "' must be a place name such as Rabat, but is " + ((query == null) ? "null" : "blank")
-							+ ".");
+			throw new InvalidGeocodingRequestException(parameter, "'" + parameter
+					+ "' must be a place name such as Rabat, but is " + ((query == null) ? "null" : "blank") + ".");
 		}
 		if (query.length() > MAX_QUERY_LENGTH) {
 			throw new InvalidGeocodingRequestException(parameter, "'" + parameter + "' must be at most "

@@ -19,8 +19,8 @@ import org.springframework.web.servlet.mvc.method.annotation.ResponseEntityExcep
 
 /**
  * Turns every client error of the geocoding API into an RFC 9457 problem
- * ({@code application/problem+json}) that names the offending {@code parameter} and says what
- * would be right, rather than a 500 or an HTML page.
+ * ({@code application/problem+json}) that names the offending {@code parameter} and says
+ * what would be right, rather than a 500 or an HTML page.
  */
 @RestControllerAdvice
 public class GeocodingProblemHandler extends ResponseEntityExceptionHandler {

@@ -5,8 +5,9 @@ import org.springframework.http.ProblemDetail;
 import org.springframework.web.ErrorResponseException;
 
 /**
- * A request parameter or body that the geocoding API rejects with 400 Bad Request. Rendered by
- * {@link GeocodingProblemHandler} as an RFC 9457 problem naming the offending {@code parameter}.
+ * A request parameter or body that the geocoding API rejects with 400 Bad Request.
+ * Rendered by {@link GeocodingProblemHandler} as an RFC 9457 problem naming the offending
+ * {@code parameter}.
  */
 public class InvalidGeocodingRequestException extends ErrorResponseException {
 
@@ -14,9 +15,10 @@ public class InvalidGeocodingRequestException extends ErrorResponseException {
 
 	/**
 	 * Creates an exception for a bad value.
-	 * @param parameter the request parameter, or body element such as {@code queries[3]}, that is
-	 * wrong
-	 * @param detail what is wrong and what would be right, for the problem's {@code detail}
+	 * @param parameter the request parameter, or body element such as {@code queries[3]},
+	 * that is wrong
+	 * @param detail what is wrong and what would be right, for the problem's
+	 * {@code detail}
 	 */
 	public InvalidGeocodingRequestException(String parameter, String detail) {
 		super(HttpStatus.BAD_REQUEST, problem(parameter, detail), null);

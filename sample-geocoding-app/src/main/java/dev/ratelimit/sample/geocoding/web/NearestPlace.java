@@ -19,8 +19,7 @@ public record NearestPlace(String name, String country, String admin1, double la
 
 	static NearestPlace of(Place place, double fromLat, double fromLon) {
 		double metres = Math.round(place.distanceKmTo(fromLat, fromLon) * 1000);
-		return new NearestPlace(place.name(), place.country(), place.admin1(), place.lat(), place.lon(),
-				metres / 1000);
+		return new NearestPlace(place.name(), place.country(), place.admin1(), place.lat(), place.lon(), metres / 1000);
 	}
 
 }

@@ -133,7 +133,8 @@ class GazetteerTest {
 
 	@Test
 	void reverseGeocodesAcrossTheAntimeridian() {
-		// West of the antimeridian; the nearest town, Labasa in Fiji, is east of it at 179.36.
+		// West of the antimeridian; the nearest town, Labasa in Fiji, is east of it at
+		// 179.36.
 		Place nearest = gazetteer.nearest(-16.4, -179.9);
 		assertThat(nearest.name()).isEqualTo("Labasa");
 		assertThat(nearest.country()).isEqualTo("FJ");

@@ -20,7 +20,8 @@ class NearestPlaceIndexTest {
 			switch (i % 5) {
 				case 0 -> { // near the antimeridian
 					lats[i] = 180 * random.nextDouble() - 90;
-					lons[i] = (random.nextBoolean() ? 180 : -180) - Math.signum(random.nextGaussian()) * random.nextDouble();
+					lons[i] = (random.nextBoolean() ? 180 : -180)
+							- Math.signum(random.nextGaussian()) * random.nextDouble();
 					lons[i] = Math.max(-180, Math.min(180, lons[i]));
 				}
 				case 1 -> { // near a pole

@@ -29,10 +29,12 @@ import dev.ratelimit.spring.key.ApiKeyResolver;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The Grafana dashboard in {@code docs/grafana} queries only what the sample application really publishes: after a
- * few requests, every metric name in every panel's query (and in the template variables) is in a scrape of
- * {@code /actuator/prometheus}, and the dashboard imports cleanly (a data source variable, no hard-wired data source).
- * The requests leave no trace in the limits: the test resets the demo client through the endpoint afterwards.
+ * The Grafana dashboard in {@code docs/grafana} queries only what the sample application
+ * really publishes: after a few requests, every metric name in every panel's query (and
+ * in the template variables) is in a scrape of {@code /actuator/prometheus}, and the
+ * dashboard imports cleanly (a data source variable, no hard-wired data source). The
+ * requests leave no trace in the limits: the test resets the demo client through the
+ * endpoint afterwards.
  */
 @SpringBootTest(webEnvironment = WebEnvironment.RANDOM_PORT)
 class DashboardTest {
@@ -45,8 +47,8 @@ class DashboardTest {
 	/** A Grafana variable query: the values of a label of a metric. */
 	private static final Pattern LABEL_VALUES = Pattern.compile("label_values\\(\\s*(\\w+)\\s*,\\s*(\\w+)\\s*\\)");
 
-	private static final Set<String> KEYWORDS = Set.of("by", "without", "on", "ignoring", "group_left",
-			"group_right", "bool", "offset", "and", "or", "unless", "inf", "nan");
+	private static final Set<String> KEYWORDS = Set.of("by", "without", "on", "ignoring", "group_left", "group_right",
+			"bool", "offset", "and", "or", "unless", "inf", "nan");
 
 	private static final HttpClient http = HttpClient.newHttpClient();
 
@@ -116,16 +118,19 @@ class DashboardTest {
 
 	@Test
 	void findsTheMetricNamesOfAQuery() {
-		assertThat(metricNames("sum by (le, backend) (rate(ratelimit_decision_seconds_bucket{backend=\"memory\"}[5m]))"))
+		assertThat(
+				metricNames("sum by (le, backend) (rate(ratelimit_decision_seconds_bucket{backend=\"memory\"}[5m]))"))
 			.containsExactly("ratelimit_decision_seconds_bucket");
 		assertThat(metricNames("sum by (policy) (rate(a_total{outcome=~\"x|y\"}[$__rate_interval])) / sum(b_total)"))
 			.containsExactly("a_total", "b_total");
-		assertThat(metricNames("histogram_quantile(0.99, sum by (le) (rate(x_bucket[1m])))")).containsExactly("x_bucket");
+		assertThat(metricNames("histogram_quantile(0.99, sum by (le) (rate(x_bucket[1m])))"))
+			.containsExactly("x_bucket");
 	}
 
 	/**
-	 * Returns the metric names a PromQL query reads: its identifiers that are neither function names, keywords,
-	 * numbers, nor inside label matchers, groupings, strings, ranges or Grafana variables.
+	 * Returns the metric names a PromQL query reads: its identifiers that are neither
+	 * function names, keywords, numbers, nor inside label matchers, groupings, strings,
+	 * ranges or Grafana variables.
 	 */
 	static Set<String> metricNames(String query) {
 		String stripped = query.replaceAll("\"(?:[^\"\\\\]|\\\\.)*\"", "\"\"")
@@ -169,8 +174,8 @@ class DashboardTest {
 	}
 
 	/**
-	 * Gives the demo client its full limits back, as an operator would, so that other tests sharing this application
-	 * context see fresh limits.
+	 * Gives the demo client its full limits back, as an operator would, so that other
+	 * tests sharing this application context see fresh limits.
 	 */
 	private HttpResponse<Void> resetAsOperator(String policy, String client) throws IOException, InterruptedException {
 		HttpRequest request = HttpRequest

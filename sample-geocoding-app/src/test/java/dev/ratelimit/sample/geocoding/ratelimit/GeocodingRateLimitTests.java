@@ -21,8 +21,9 @@ import org.springframework.context.annotation.Import;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The shipped limits of the sample, over real HTTP, with the limiter's clock under the test's control (every test
- * starts an hour after the previous one, so all buckets are full again).
+ * The shipped limits of the sample, over real HTTP, with the limiter's clock under the
+ * test's control (every test starts an hour after the previous one, so all buckets are
+ * full again).
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 @Import(GeocodingRateLimitTests.Clock.class)
@@ -70,10 +71,12 @@ class GeocodingRateLimitTests {
 
 	@Test
 	void thePaidTierAllowsAThousandRequestsAMinute() {
-		List<HttpResponse<String>> responses = send(100, () -> this.http.get("/api/reverse?lat=34&lon=-6", "demo-paid"));
+		List<HttpResponse<String>> responses = send(100,
+				() -> this.http.get("/api/reverse?lat=34&lon=-6", "demo-paid"));
 		assertThat(statuses(responses)).containsOnly(200);
 		assertThat(responses.get(99).headers().firstValue("X-RateLimit-Limit")).hasValue("200");
-		assertThat(responses.get(99).headers().allValues("RateLimit-Policy").toString()).contains("\"api\";q=1000;w=60");
+		assertThat(responses.get(99).headers().allValues("RateLimit-Policy").toString())
+			.contains("\"api\";q=1000;w=60");
 	}
 
 	@Test
@@ -89,8 +92,8 @@ class GeocodingRateLimitTests {
 	void aBatchCostsOnePermitPerQuery() {
 		HttpResponse<String> first = this.http.post("/api/geocode/batch", "demo-free", batch(25));
 		assertThat(first.statusCode()).isEqualTo(200);
-		assertThat(first.headers().firstValue("RateLimit")).hasValueSatisfying(
-				(value) -> assertThat(value).startsWith("\"api\";r=35;"));
+		assertThat(first.headers().firstValue("RateLimit"))
+			.hasValueSatisfying((value) -> assertThat(value).startsWith("\"api\";r=35;"));
 		assertThat(this.http.post("/api/geocode/batch", "demo-free", batch(36)).statusCode()).isEqualTo(429);
 		assertThat(this.http.post("/api/geocode/batch", "demo-free", batch(35)).statusCode()).isEqualTo(200);
 		assertThat(this.http.get("/api/reverse?lat=34&lon=-6", "demo-free").statusCode()).isEqualTo(429);
@@ -109,14 +112,15 @@ class GeocodingRateLimitTests {
 		HttpResponse<String> response = this.http.post("/api/geocode/batch", "demo-free", huge);
 		assertThat(response.statusCode()).isEqualTo(413);
 		assertThat(response.body()).contains("\"title\":\"Request body too large\"");
-		assertThat(response.headers().firstValue("RateLimit")).hasValueSatisfying(
-				(value) -> assertThat(value).startsWith("\"api\";r=59;"));
-		// the same body sent chunked, without a Content-Length, is refused while it is read
+		assertThat(response.headers().firstValue("RateLimit"))
+			.hasValueSatisfying((value) -> assertThat(value).startsWith("\"api\";r=59;"));
+		// the same body sent chunked, without a Content-Length, is refused while it is
+		// read
 		HttpResponse<String> chunked = this.http.postChunked("/api/geocode/batch", "demo-free", huge);
 		assertThat(chunked.statusCode()).isEqualTo(413);
 		assertThat(chunked.body()).contains("\"title\":\"Request body too large\"");
-		assertThat(chunked.headers().firstValue("RateLimit")).hasValueSatisfying(
-				(value) -> assertThat(value).startsWith("\"api\";r=58;"));
+		assertThat(chunked.headers().firstValue("RateLimit"))
+			.hasValueSatisfying((value) -> assertThat(value).startsWith("\"api\";r=58;"));
 	}
 
 	@Test
@@ -131,8 +135,7 @@ class GeocodingRateLimitTests {
 	void everyLimitedResponseCarriesTheRateLimitHeaders() {
 		HttpResponse<String> response = this.http.get("/api/geocode?q=Casablanca", "demo-free");
 		assertThat(response.statusCode()).isEqualTo(200);
-		assertThat(String.join(", ", response.headers().allValues("RateLimit-Policy")))
-			.contains("\"api\";q=60;w=60")
+		assertThat(String.join(", ", response.headers().allValues("RateLimit-Policy"))).contains("\"api\";q=60;w=60")
 			.contains("\"backend-capacity\";q=200;w=1")
 			.contains("\"geocode-burst\";q=10;w=2");
 		assertThat(response.headers().firstValue("RateLimit")).hasValue("\"geocode-burst\";r=9;t=1");

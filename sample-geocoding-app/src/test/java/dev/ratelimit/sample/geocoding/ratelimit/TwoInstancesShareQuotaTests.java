@@ -18,8 +18,9 @@ import org.springframework.context.ConfigurableApplicationContext;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Two instances of the sample app with the {@code redis} profile on one Redis (the test harness's own server) share
- * one quota: a free-tier caller gets 60 requests in all, not 60 from each.
+ * Two instances of the sample app with the {@code redis} profile on one Redis (the test
+ * harness's own server) share one quota: a free-tier caller gets 60 requests in all, not
+ * 60 from each.
  */
 class TwoInstancesShareQuotaTests {
 
@@ -37,7 +38,8 @@ class TwoInstancesShareQuotaTests {
 				// Command-line arguments, so that they override application.yml.
 				.run("--server.port=0", "--spring.data.redis.host=" + redis.host(),
 						"--spring.data.redis.port=" + redis.port(), "--ratelimit.redis.key-prefix=" + prefix,
-						// Refill a token a minute, not a second, so that the test's own duration adds none.
+						// Refill a token a minute, not a second, so that the test's own
+						// duration adds none.
 						"--ratelimit.policies.api.tiers.free[0].rate=60/1h");
 			instances.add(context);
 			clients.add(new SampleHttp(((WebServerApplicationContext) context).getWebServer().getPort()));

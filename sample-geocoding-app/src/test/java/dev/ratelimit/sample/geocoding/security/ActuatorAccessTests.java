@@ -17,9 +17,9 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Who may read what of the actuator, over real HTTP: the overview and the health status are open; one client's
- * rate-limit state (which would tell anyone whether a guessed API key is in use), its reset and the health details
- * are the operator's.
+ * Who may read what of the actuator, over real HTTP: the overview and the health status
+ * are open; one client's rate-limit state (which would tell anyone whether a guessed API
+ * key is in use), its reset and the health details are the operator's.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 class ActuatorAccessTests {

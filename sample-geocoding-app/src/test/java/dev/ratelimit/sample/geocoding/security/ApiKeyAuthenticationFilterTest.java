@@ -23,7 +23,8 @@ import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.assertj.core.api.Assertions.assertThatNoException;
 
 /**
- * The API-key filter on its own: which header it reads, what counts as no key, and the start-up check of the tiers.
+ * The API-key filter on its own: which header it reads, what counts as no key, and the
+ * start-up check of the tiers.
  */
 class ApiKeyAuthenticationFilterTest {
 
@@ -110,8 +111,9 @@ class ApiKeyAuthenticationFilterTest {
 	}
 
 	private static PolicyRegistry policies() {
-		return new PolicyRegistry(List.of(new Policy("api", "api-key", (context) -> "key", false, List.of(),
-				Map.of("free", List.of(Limit.fixedWindow("60/1m")), "paid", List.of(Limit.fixedWindow("1000/1m"))))),
+		return new PolicyRegistry(
+				List.of(new Policy("api", "api-key", (context) -> "key", false, List.of(), Map.of("free",
+						List.of(Limit.fixedWindow("60/1m")), "paid", List.of(Limit.fixedWindow("1000/1m"))))),
 				"anonymous");
 	}
 

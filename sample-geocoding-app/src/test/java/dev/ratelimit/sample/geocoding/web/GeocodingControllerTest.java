@@ -22,8 +22,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
- * The controller and its problem handler on a standalone MockMvc, so that these tests depend
- * neither on the application context nor on rate limiting.
+ * The controller and its problem handler on a standalone MockMvc, so that these tests
+ * depend neither on the application context nor on rate limiting.
  */
 class GeocodingControllerTest {
 
@@ -46,7 +46,9 @@ class GeocodingControllerTest {
 		assertThat(result).bodyJson().extractingPath("$[0].admin1").isEqualTo("04");
 		assertThat(result).bodyJson().extractingPath("$[0].lat").isEqualTo(34.01325);
 		assertThat(result).bodyJson().extractingPath("$[0].lon").isEqualTo(-6.83255);
-		assertThat(result).bodyJson().extractingPath("$[0]").asMap()
+		assertThat(result).bodyJson()
+			.extractingPath("$[0]")
+			.asMap()
 			.containsOnlyKeys("name", "country", "admin1", "lat", "lon");
 	}
 
@@ -62,9 +64,7 @@ class GeocodingControllerTest {
 
 	@Test
 	void answersAnUnknownPlaceWithAnEmptyArray() {
-		assertThat(mvc.get().uri("/api/geocode").param("q", "Xqzzyvillezz")).hasStatusOk()
-			.bodyJson()
-			.isEqualTo("[]");
+		assertThat(mvc.get().uri("/api/geocode").param("q", "Xqzzyvillezz")).hasStatusOk().bodyJson().isEqualTo("[]");
 	}
 
 	@Test
@@ -73,7 +73,9 @@ class GeocodingControllerTest {
 		assertThat(result).hasStatusOk().hasContentTypeCompatibleWith(MediaType.APPLICATION_JSON);
 		assertThat(result).bodyJson().extractingPath("$.name").isEqualTo("Rabat");
 		assertThat(result).bodyJson().extractingPath("$.distanceKm").isEqualTo(1.191);
-		assertThat(result).bodyJson().extractingPath("$").asMap()
+		assertThat(result).bodyJson()
+			.extractingPath("$")
+			.asMap()
 			.containsOnlyKeys("name", "country", "admin1", "lat", "lon", "distanceKm");
 	}
 
@@ -89,7 +91,9 @@ class GeocodingControllerTest {
 		assertThat(result).bodyJson().extractingPath("$[0][0].name").isEqualTo("Rabat");
 		assertThat(result).bodyJson().extractingPath("$[1][0].name").isEqualTo("Casablanca");
 		assertThat(result).bodyJson().extractingPath("$[2][0].name").isEqualTo("São Paulo");
-		assertThat(result).bodyJson().extractingPath("$[2].length()").isEqualTo(GeocodingController.BATCH_LIMIT_PER_QUERY);
+		assertThat(result).bodyJson()
+			.extractingPath("$[2].length()")
+			.isEqualTo(GeocodingController.BATCH_LIMIT_PER_QUERY);
 	}
 
 	@Test
@@ -191,7 +195,8 @@ class GeocodingControllerTest {
 	@Test
 	void boundsABatchBodyOfUnknownLengthWhileReadingIt() throws Exception {
 		BatchBodyLimit limit = new BatchBodyLimit();
-		assertThat(readThrough(limit, new byte[(int) BatchBodyLimit.MAX_BYTES])).hasSize((int) BatchBodyLimit.MAX_BYTES);
+		assertThat(readThrough(limit, new byte[(int) BatchBodyLimit.MAX_BYTES]))
+			.hasSize((int) BatchBodyLimit.MAX_BYTES);
 		assertThatExceptionOfType(BatchBodyLimit.BodyTooLargeException.class)
 			.isThrownBy(() -> readThrough(limit, new byte[(int) BatchBodyLimit.MAX_BYTES + 1]));
 	}
@@ -225,7 +230,9 @@ class GeocodingControllerTest {
 	private static void assertProblem(MvcTestResult result, String parameter) {
 		assertThat(result).hasStatus(HttpStatus.BAD_REQUEST).hasContentType(MediaType.APPLICATION_PROBLEM_JSON);
 		assertThat(result).bodyJson().extractingPath("$.status").isEqualTo(400);
-		assertThat(result).bodyJson().extractingPath("$.title").isEqualTo(GeocodingProblemHandler.INVALID_REQUEST_TITLE);
+		assertThat(result).bodyJson()
+			.extractingPath("$.title")
+			.isEqualTo(GeocodingProblemHandler.INVALID_REQUEST_TITLE);
 		assertThat(result).bodyJson().extractingPath("$.parameter").isEqualTo(parameter);
 		assertThat(result).bodyJson().extractingPath("$.detail").asString().contains(parameter);
 	}
