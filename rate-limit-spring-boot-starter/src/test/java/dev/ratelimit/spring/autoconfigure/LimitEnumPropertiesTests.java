@@ -1,11 +1,7 @@
 package dev.ratelimit.spring.autoconfigure;
 
 import java.io.IOException;
-import java.io.InputStream;
-import java.net.URL;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -98,7 +94,7 @@ class LimitEnumPropertiesTests {
 	@ParameterizedTest
 	@ValueSource(strings = { "ratelimit.policies.values.limits", "ratelimit.policies.values.tiers.values" })
 	void theMetadataListsEveryAlgorithmAndModeAsConfigurationSpellsThem(String limits) throws IOException {
-		String metadata = generatedMetadata();
+		String metadata = StarterMetadata.generated();
 		List<String> algorithms = JsonPath.read(metadata,
 				"$.hints[?(@.name == '" + limits + ".algorithm')].values[*].value");
 		assertThat(algorithms)
@@ -108,23 +104,6 @@ class LimitEnumPropertiesTests {
 		List<String> modes = JsonPath.read(metadata, "$.hints[?(@.name == '" + limits + ".mode')].values[*].value");
 		assertThat(modes).containsExactly("police", "shape");
 		modes.forEach((value) -> assertThat(bind("mode", value).getMode()).isEqualTo(LeakMode.fromConfigName(value)));
-	}
-
-	/**
-	 * The metadata the configuration processor wrote for the starter's properties, merged
-	 * with the hints.
-	 */
-	private static String generatedMetadata() throws IOException {
-		for (URL url : Collections.list(LimitEnumPropertiesTests.class.getClassLoader()
-			.getResources("META-INF/spring-configuration-metadata.json"))) {
-			try (InputStream in = url.openStream()) {
-				String metadata = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-				if (metadata.contains(RateLimitProperties.class.getName())) {
-					return metadata;
-				}
-			}
-		}
-		throw new AssertionError("No configuration metadata for " + RateLimitProperties.class.getName());
 	}
 
 	private static RateLimitProperties.LimitSpec bind(String property, String value) {

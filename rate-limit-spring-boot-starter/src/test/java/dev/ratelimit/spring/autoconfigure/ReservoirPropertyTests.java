@@ -1,10 +1,6 @@
 package dev.ratelimit.spring.autoconfigure;
 
 import java.io.IOException;
-import java.io.InputStream;
-import java.net.URL;
-import java.nio.charset.StandardCharsets;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 
@@ -46,7 +42,7 @@ class ReservoirPropertyTests {
 
 	@Test
 	void theMetadataListsLeaseAsDeprecatedInFavourOfReservoir() throws IOException {
-		String metadata = generatedMetadata();
+		String metadata = StarterMetadata.generated();
 		List<Map<String, Object>> lease = JsonPath.read(metadata,
 				"$.properties[?(@.name == 'ratelimit.redis.lease')].deprecation");
 		assertThat(lease).singleElement()
@@ -62,20 +58,6 @@ class ReservoirPropertyTests {
 		return new Binder(new MapConfigurationPropertySource(properties)).bind("ratelimit", RateLimitProperties.class)
 			.orElseGet(RateLimitProperties::new)
 			.getRedis();
-	}
-
-	/** The metadata the configuration processor wrote for the starter's properties. */
-	private static String generatedMetadata() throws IOException {
-		for (URL url : Collections.list(ReservoirPropertyTests.class.getClassLoader()
-			.getResources("META-INF/spring-configuration-metadata.json"))) {
-			try (InputStream in = url.openStream()) {
-				String metadata = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-				if (metadata.contains(RateLimitProperties.class.getName())) {
-					return metadata;
-				}
-			}
-		}
-		throw new AssertionError("No configuration metadata for " + RateLimitProperties.class.getName());
 	}
 
 }
