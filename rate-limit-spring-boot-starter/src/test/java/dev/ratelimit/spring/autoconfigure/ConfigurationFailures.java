@@ -4,12 +4,11 @@ import java.util.List;
 
 import org.springframework.boot.context.properties.bind.BindException;
 import org.springframework.boot.diagnostics.FailureAnalysis;
-import org.springframework.boot.diagnostics.FailureAnalyzer;
 import org.springframework.boot.test.context.assertj.ApplicationContextAssertProvider;
-import org.springframework.core.io.support.SpringFactoriesLoader;
-import org.springframework.core.io.support.SpringFactoriesLoader.FailureHandler;
+import org.springframework.core.io.support.SpringFactoriesLoader.ArgumentResolver;
 
 import dev.ratelimit.spring.RateLimitConfigurationException;
+import dev.ratelimit.spring.testsupport.BootFailureAnalysis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -51,7 +50,7 @@ final class ConfigurationFailures {
 		assertThat(binding).as("BindException in %s", failure).isNotNull();
 		assertThat(binding.getName()).hasToString(property);
 		assertThat(find(failure, RateLimitConfigurationException.class)).isNull();
-		FailureAnalysis analysis = analyze(failure);
+		FailureAnalysis analysis = BootFailureAnalysis.of(failure, ArgumentResolver.none());
 		assertThat(analysis).as("a failure analysis of %s", failure).isNotNull();
 		String newLine = System.lineSeparator();
 		assertThat(analysis.getDescription()).contains("Property: " + property).contains("Value: \"" + value + "\"");
@@ -67,31 +66,6 @@ final class ConfigurationFailures {
 		for (Throwable candidate = failure; candidate != null; candidate = candidate.getCause()) {
 			if (type.isInstance(candidate)) {
 				return type.cast(candidate);
-			}
-		}
-		return null;
-	}
-
-	/**
-	 * What Boot prints: the analysis of the first of its failure analyzers that explains
-	 * the failure.
-	 */
-	private static FailureAnalysis analyze(Throwable failure) {
-		List<FailureAnalyzer> analyzers = SpringFactoriesLoader
-			.forDefaultResourceLocation(ConfigurationFailures.class.getClassLoader())
-			.load(FailureAnalyzer.class, FailureHandler.handleMessage((message, cause) -> {
-				// as Boot does: an analyzer that cannot be created here (it needs the
-				// bean factory) is left out
-			}));
-		for (FailureAnalyzer analyzer : analyzers) {
-			try {
-				FailureAnalysis analysis = analyzer.analyze(failure);
-				if (analysis != null) {
-					return analysis;
-				}
-			}
-			catch (RuntimeException ex) {
-				// as Boot does: an analyzer that cannot analyze is skipped
 			}
 		}
 		return null;

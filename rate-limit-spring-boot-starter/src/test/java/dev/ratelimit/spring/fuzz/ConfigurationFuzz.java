@@ -27,7 +27,6 @@ import org.springframework.boot.context.properties.bind.BindException;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
 import org.springframework.boot.context.properties.bind.UnboundConfigurationPropertiesException;
 import org.springframework.boot.diagnostics.FailureAnalysis;
-import org.springframework.boot.diagnostics.FailureAnalyzer;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.beans.factory.BeanFactory;
@@ -39,9 +38,7 @@ import org.springframework.context.annotation.Import;
 import org.springframework.core.annotation.AnnotationAwareOrderComparator;
 import org.springframework.core.env.Environment;
 import org.springframework.core.env.MapPropertySource;
-import org.springframework.core.io.support.SpringFactoriesLoader;
 import org.springframework.core.io.support.SpringFactoriesLoader.ArgumentResolver;
-import org.springframework.core.io.support.SpringFactoriesLoader.FailureHandler;
 import org.springframework.test.web.servlet.MockMvc;
 import org.springframework.util.PlaceholderResolutionException;
 import org.springframework.test.web.servlet.MvcResult;
@@ -66,6 +63,7 @@ import dev.ratelimit.spring.autoconfigure.RateLimitRedisAutoConfiguration;
 import dev.ratelimit.spring.autoconfigure.RateLimitWebAutoConfiguration;
 import dev.ratelimit.spring.fuzz.RateLimitConfigurations.GeneratedConfiguration;
 import dev.ratelimit.spring.testsupport.MutableTimeSource;
+import dev.ratelimit.spring.testsupport.BootFailureAnalysis;
 
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
 
@@ -168,7 +166,9 @@ class ConfigurationFuzz {
 			// not the starter's to name
 			return "invalid (placeholder)";
 		}
-		FailureAnalysis analysis = analyze(failure, context);
+		FailureAnalysis analysis = BootFailureAnalysis.of(failure,
+				ArgumentResolver.of(BeanFactory.class, context.getBeanFactory())
+					.and(Environment.class, context.getEnvironment()));
 		if (analysis == null) {
 			throw new AssertionError("Start-up failed, and no failure analyzer explains it: " + stackOf(failure));
 		}
@@ -280,33 +280,6 @@ class ConfigurationFuzz {
 			}
 		}
 		return names;
-	}
-
-	/**
-	 * What Boot would print: the analysis of the first analyzer that explains the
-	 * failure.
-	 */
-	private static FailureAnalysis analyze(Throwable failure, ConfigurableApplicationContext context) {
-		ArgumentResolver arguments = ArgumentResolver.of(BeanFactory.class, context.getBeanFactory())
-			.and(Environment.class, context.getEnvironment());
-		List<FailureAnalyzer> analyzers = SpringFactoriesLoader
-			.forDefaultResourceLocation(ConfigurationFuzz.class.getClassLoader())
-			.load(FailureAnalyzer.class, arguments, FailureHandler.handleMessage((message, cause) -> {
-				// as Boot does: an analyzer whose classes are missing
-				// (jakarta.validation) is left out
-			}));
-		for (FailureAnalyzer analyzer : analyzers) {
-			try {
-				FailureAnalysis analysis = analyzer.analyze(failure);
-				if (analysis != null) {
-					return analysis;
-				}
-			}
-			catch (RuntimeException ex) {
-				// as Boot does: an analyzer that cannot analyze is skipped
-			}
-		}
-		return null;
 	}
 
 	/**
