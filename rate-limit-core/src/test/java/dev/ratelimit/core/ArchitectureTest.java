@@ -45,6 +45,16 @@ class ArchitectureTest {
 			.check(classes);
 	}
 
+	@Test
+	void theFailurePolicyKnowsNoStore() {
+		noClasses().that()
+			.resideInAPackage(CORE + ".failure..")
+			.should()
+			.dependOnClassesThat()
+			.resideInAPackage(CORE + ".redis..")
+			.check(classes);
+	}
+
 	/**
 	 * One slice per package directly under the core, with their sub-packages, and one for
 	 * the core's own package, which a pattern such as {@code dev.ratelimit.core.(*)..}

@@ -1,8 +1,8 @@
-package dev.ratelimit.core.redis;
+package dev.ratelimit.core.failure;
 
 import java.util.concurrent.CompletableFuture;
 
-import dev.ratelimit.core.redis.BackendGate.Route;
+import dev.ratelimit.core.failure.BackendGate.Route;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -1,0 +1,189 @@
+package dev.ratelimit.core.failure;
+
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.LongSupplier;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Decides how a call uses the backend, from what the last calls learned of it: the
+ * backend is up, late or down.
+ */
+final class BackendGate {
+
+	/** How a call uses the backend. */
+	enum Route {
+
+		/** Ask the backend and wait for the answer. */
+		ASK,
+
+		/** The backend answers late: decide here, send to the backend without waiting. */
+		LATE,
+
+		/** The backend is down: the failure mode decides. */
+		DOWN
+
+	}
+
+	/*
+	 * Late lasts a cool-down, after an answer came later than the timeout while the
+	 * connection was up. Lateness may be this instance's own doing (a busy CPU delays the
+	 * reading of answers), so a late call is never let through unlimited. After the
+	 * cool-down, one call at a time (a probe) waits for the backend again; an answer in
+	 * time ends the state. Down follows an error or a lost connection: no call waits for
+	 * the backend, and a background check (not a caller) finds when the backend works
+	 * again. While the backend is up, callers only read these fields, which then stay in
+	 * every core's cache.
+	 */
+
+	private final long coolDownNanos;
+
+	/**
+	 * When the late state's cool-down ends (the gate's {@code nanoTime}), or {@code 0}
+	 * when the backend is not late.
+	 */
+	private volatile long lateUntil;
+
+	private volatile boolean down;
+
+	private final AtomicBoolean probing = new AtomicBoolean();
+
+	/** The thread probing, set once it has won {@link #probing}. */
+	private volatile @Nullable Thread prober;
+
+	private final LongSupplier nanoTime;
+
+	BackendGate(long coolDownNanos) {
+		this(coolDownNanos, System::nanoTime);
+	}
+
+	BackendGate(long coolDownNanos, LongSupplier nanoTime) {
+		this.coolDownNanos = coolDownNanos;
+		this.nanoTime = nanoTime;
+	}
+
+	/**
+	 * Returns how the calling thread uses the backend. A caller that gets
+	 * {@link Route#ASK} must report what it learned with {@link #succeeded()},
+	 * {@link #late()}, {@link #failed()} or {@link #abandoned()}.
+	 */
+	Route enter() {
+		if (this.down) {
+			return Route.DOWN;
+		}
+		long until = this.lateUntil;
+		if (until == 0) {
+			return Route.ASK;
+		}
+		if (this.nanoTime.getAsLong() - until < 0 || !this.probing.compareAndSet(false, true)) {
+			return Route.LATE;
+		}
+		this.prober = Thread.currentThread();
+		return Route.ASK;
+	}
+
+	/**
+	 * A caller's call was answered in time. That ends a down state (the backend answers),
+	 * but a late state only if the caller was its probe: a call that asked before an
+	 * answer came late, and was answered in time itself, says nothing of the calls after
+	 * it, and ending the cool-down on it would make every caller wait again while answers
+	 * hover around the timeout.
+	 */
+	void succeeded() {
+		if (this.down) {
+			this.down = false;
+		}
+		if (this.lateUntil != 0 && this.prober == Thread.currentThread()) {
+			this.lateUntil = 0;
+		}
+		releaseProbe();
+	}
+
+	/**
+	 * A check of this limiter's own (a health check, a recovery check) wrote to the
+	 * backend in time: up again, whatever the state.
+	 */
+	void recovered() {
+		if (this.lateUntil != 0) {
+			this.lateUntil = 0;
+		}
+		if (this.down) {
+			this.down = false;
+		}
+		releaseProbe();
+	}
+
+	/**
+	 * Returns whether the backend is late and the cool-down of its last late answer has
+	 * passed.
+	 */
+	boolean isLateAndCooledDown() {
+		long until = this.lateUntil;
+		return until != 0 && this.nanoTime.getAsLong() - until >= 0;
+	}
+
+	/**
+	 * The backend answered later than the timeout while the connection was up: late for a
+	 * cool-down, unless it is down.
+	 */
+	void late() {
+		long until = this.nanoTime.getAsLong() + this.coolDownNanos;
+		this.lateUntil = (until != 0) ? until : 1;
+		releaseProbe();
+	}
+
+	/**
+	 * The backend failed (an error, a lost connection): down until a check succeeds.
+	 * @return whether the backend was up until now, so that the caller starts the checks
+	 */
+	boolean failed() {
+		boolean wasUp = !this.down;
+		this.down = true;
+		releaseProbe();
+		return wasUp;
+	}
+
+	/**
+	 * Reports that a caller which asked learned nothing about the backend (its thread was
+	 * interrupted, or it failed with an error of its own): if it was the probe, another
+	 * caller may probe; any other caller's probe goes on.
+	 */
+	void abandoned() {
+		if (this.prober == Thread.currentThread()) {
+			this.prober = null;
+			this.probing.set(false);
+		}
+	}
+
+	/**
+	 * Gives the probe back if the calling thread holds it.
+	 */
+	private void releaseProbe() {
+		if (this.prober == Thread.currentThread()) {
+			this.prober = null;
+			this.probing.set(false);
+		}
+	}
+
+	/**
+	 * Returns how long the backend is expected to stay unusable, in microseconds: the
+	 * rest of the late state's cool-down, or {@code whileDownMicros} when it is down; 0
+	 * when it is up.
+	 */
+	long unusableForMicros(long whileDownMicros) {
+		if (this.down) {
+			return whileDownMicros;
+		}
+		long until = this.lateUntil;
+		return (until == 0) ? 0 : Math.max(0, (until - this.nanoTime.getAsLong()) / 1000);
+	}
+
+	boolean isDown() {
+		return this.down;
+	}
+
+	boolean isLate() {
+		return this.lateUntil != 0;
+	}
+
+}

@@ -1,0 +1,628 @@
+package dev.ratelimit.core.failure;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.WeakHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+
+import dev.ratelimit.core.Decision;
+import dev.ratelimit.core.FailureMode;
+import dev.ratelimit.core.KeyedLimit;
+import dev.ratelimit.core.Limit;
+import dev.ratelimit.core.LimitStatus;
+import dev.ratelimit.core.RateLimiter;
+import dev.ratelimit.core.TimeSource;
+import dev.ratelimit.core.memory.InMemoryRateLimiter;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A {@link RateLimiter} that decides calls through another one, a remote store, and by a
+ * {@link FailureMode} and this instance's own limits when that store answers late or
+ * fails. docs/ARCHITECTURE.md ("The failure policy") gives the states and the reasons.
+ */
+public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseable {
+
+	/*
+	 * Late (no answer in time, the connection up): the store still runs the call, and
+	 * this instance may itself be the slow part (a busy CPU reads answers late), so a
+	 * late call is never let through unlimited. It is decided by this instance's own
+	 * limits, which every call the store allowed was also charged to (or refused in
+	 * DENY). For a cool-down calls are then decided here at once and sent to the store
+	 * without waiting, so that it still counts them; then one call at a time waits for
+	 * the store again (the gate's probe), and an answer in time ends it.
+	 *
+	 * Down (an error, a refused or lost connection): every call is decided by the failure
+	 * mode at once. A background check replaces a closed connection and tries a real
+	 * write every recovery check interval; its first success brings calls back. An
+	 * interrupted caller is not a failure of the store: it is decided here alone, its
+	 * interrupt flag set.
+	 */
+
+	private static final Log logger = LogFactory.getLog(FailurePolicyRateLimiter.class);
+
+	private final RemoteRateLimiter backend;
+
+	private final FailureMode failureMode;
+
+	/**
+	 * This instance's own limits, or {@code null} in {@link FailureMode#DENY}: they
+	 * decide a call that the store answers late (in every other mode), and every call
+	 * while it is down in {@link FailureMode#LOCAL}. Every call that the store allows is
+	 * also charged here, so that they know what this instance let through.
+	 */
+	private final @Nullable RateLimiter local;
+
+	private final BackendGate gate;
+
+	private final long recoveryCheckMicros;
+
+	private final ScheduledExecutorService recovery;
+
+	/**
+	 * The concurrency permits this instance's own limits hold for decisions the store
+	 * allowed, released and renewed with them; a decision dropped without a release takes
+	 * its entry with it (weak keys, compared by identity, as {@link Decision} has no
+	 * equals).
+	 */
+	private final Map<Decision, List<Decision>> permitsHere = Collections.synchronizedMap(new WeakHashMap<>());
+
+	private final Consumer<Throwable> failureListener;
+
+	private FailurePolicyRateLimiter(Builder builder) {
+		this.backend = builder.backend;
+		this.failureMode = builder.failureMode;
+		RateLimiter local = builder.localFallback;
+		if (local == null && builder.failureMode != FailureMode.DENY) {
+			local = InMemoryRateLimiter.builder().timeSource(builder.timeSource).build();
+		}
+		this.local = (builder.failureMode != FailureMode.DENY) ? local : null;
+		this.gate = new BackendGate(builder.coolDown.toNanos(), builder.nanoTime);
+		this.recoveryCheckMicros = builder.recoveryCheckInterval.toNanos() / 1000;
+		this.failureListener = builder.failureListener;
+		this.recovery = Executors.newSingleThreadScheduledExecutor((task) -> {
+			Thread thread = new Thread(task, builder.threadName);
+			thread.setDaemon(true);
+			return thread;
+		});
+		long interval = builder.recoveryCheckInterval.toNanos();
+		this.recovery.scheduleWithFixedDelay(this::checkWhileUnusable, interval, interval, TimeUnit.NANOSECONDS);
+	}
+
+	/**
+	 * Starts a failure policy over a remote limiter.
+	 * @param backend the limiter that keeps the state
+	 * @return a builder
+	 */
+	public static Builder builder(RemoteRateLimiter backend) {
+		return new Builder(Objects.requireNonNull(backend, "backend must not be null"));
+	}
+
+	/**
+	 * Starts a failure policy over any limiter: a failure whose cause is a
+	 * {@link TimeoutException} counts as late, any other as down, and its health check is
+	 * a call of cost 1 against a key no other call uses.
+	 * @param backend the limiter that keeps the state
+	 * @return a builder
+	 */
+	public static Builder builder(RateLimiter backend) {
+		Objects.requireNonNull(backend, "backend must not be null");
+		return new Builder((backend instanceof RemoteRateLimiter remote) ? remote : new PlainBackend(backend));
+	}
+
+	/**
+	 * Returns what this limiter does when the store fails.
+	 * @return the failure mode
+	 */
+	public FailureMode failureMode() {
+		return this.failureMode;
+	}
+
+	/**
+	 * Returns whether the store is usable: not down since an error or a lost connection
+	 * (it may answer late); {@code true} before the first call.
+	 * @return the last known reachability
+	 */
+	public boolean isAvailable() {
+		return !this.gate.isDown();
+	}
+
+	/**
+	 * Checks the store with a real write ({@link RemoteRateLimiter#check()}): a success
+	 * ends a late or down state, a late answer starts a late one, any other failure a
+	 * down one.
+	 * @throws RuntimeException the check's failure
+	 */
+	public void check() {
+		try {
+			this.backend.check();
+			this.gate.recovered();
+		}
+		catch (RuntimeException ex) {
+			if (Thread.currentThread().isInterrupted()) {
+				// an interrupted caller learned nothing about the store
+				throw ex;
+			}
+			if (isLate(ex)) {
+				this.gate.late();
+			}
+			else {
+				this.gate.failed();
+			}
+			throw ex;
+		}
+	}
+
+	@Override
+	public Decision acquire(List<KeyedLimit> limits, long cost) {
+		if (cost < 0) {
+			throw new IllegalArgumentException("cost must be at least 0 (was " + cost + ")");
+		}
+		if (limits.isEmpty()) {
+			return Decision.unlimited();
+		}
+		Decision withoutAsking;
+		try {
+			withoutAsking = this.backend.decideWithoutAsking(limits, cost);
+		}
+		catch (BackendUnavailableException ex) {
+			if (ex.reason() != BackendUnavailableException.Reason.BUSY) {
+				throw ex;
+			}
+			// another call for the same state is asking the store, which it reports
+			// should the store fail: this one is decided here
+			return decideHere(limits, cost);
+		}
+		if (withoutAsking != null) {
+			chargeHere(limits, cost, withoutAsking);
+			return withoutAsking;
+		}
+		BackendGate.Route route = this.gate.enter();
+		if (route == BackendGate.Route.DOWN) {
+			return fallback(limits, cost);
+		}
+		if (route == BackendGate.Route.LATE) {
+			Decision here = decideHere(limits, cost);
+			if (here.isAllowed() && cost > 0) {
+				this.backend.send(limits, cost);
+			}
+			return here;
+		}
+		if (Thread.currentThread().isInterrupted()) {
+			// a caller that cannot wait for the answer sends nothing, which the store
+			// would apply all the same
+			this.gate.abandoned();
+			return decideHere(limits, cost);
+		}
+		try {
+			Decision decision = this.backend.acquire(limits, cost);
+			this.gate.succeeded();
+			chargeHere(limits, cost, decision);
+			return decision;
+		}
+		catch (RuntimeException ex) {
+			return failed(ex, limits, cost);
+		}
+		catch (Error ex) {
+			this.gate.abandoned();
+			throw ex;
+		}
+	}
+
+	private Decision failed(RuntimeException ex, List<KeyedLimit> limits, long cost) {
+		if (Thread.currentThread().isInterrupted() || reasonOf(ex) == BackendUnavailableException.Reason.BUSY) {
+			// the caller's thread was interrupted while it waited, or another call for
+			// the
+			// same state holds it: the store did not fail, so this call alone is decided
+			// here
+			this.gate.abandoned();
+			return decideHere(limits, cost);
+		}
+		// the listener hears of the store's own failure, which a backend that says why
+		// carries as the cause
+		report((ex instanceof BackendUnavailableException && ex.getCause() != null) ? ex.getCause() : ex);
+		if (isLate(ex)) {
+			// Late, not gone: the store still runs the call (so it counts there), and a
+			// busy instance reads answers late whatever the store does. Letting calls
+			// through unlimited would turn load into a bypass: decide here.
+			this.gate.late();
+			return decideHere(limits, cost);
+		}
+		this.gate.failed();
+		return fallback(limits, cost);
+	}
+
+	private static BackendUnavailableException.@Nullable Reason reasonOf(Throwable ex) {
+		return (ex instanceof BackendUnavailableException unavailable) ? unavailable.reason() : null;
+	}
+
+	/**
+	 * Returns whether a failure is a late answer: so said by the backend, or, from a
+	 * limiter that does not say, a {@link TimeoutException} among its causes.
+	 */
+	private static boolean isLate(Throwable ex) {
+		BackendUnavailableException.Reason reason = reasonOf(ex);
+		if (reason != null) {
+			return reason == BackendUnavailableException.Reason.LATE;
+		}
+		for (Throwable current = ex; current != null; current = current.getCause()) {
+			if (current instanceof TimeoutException) {
+				return true;
+			}
+			if (current.getCause() == current) {
+				break;
+			}
+		}
+		return false;
+	}
+
+	/**
+	 * Decides a call in this instance: by its own limits, or refused in
+	 * {@link FailureMode#DENY}.
+	 */
+	private Decision decideHere(List<KeyedLimit> limits, long cost) {
+		RateLimiter here = this.local;
+		if (here == null) {
+			return Decision.unavailable(false, this.gate.unusableForMicros(this.recoveryCheckMicros));
+		}
+		Decision decision = here.acquire(limits, cost);
+		return Decision.of(decision.statuses(), decision.leases(), Decision.Source.LOCAL_FALLBACK);
+	}
+
+	/**
+	 * Decides a call while the store is down, by the failure mode.
+	 */
+	private Decision fallback(List<KeyedLimit> limits, long cost) {
+		return switch (this.failureMode) {
+			case ALLOW -> Decision.unavailable(true, 0);
+			case DENY, LOCAL -> decideHere(limits, cost);
+		};
+	}
+
+	/**
+	 * Charges this instance's own limits with a call that the store allowed, so that,
+	 * should the store answer late, they know what this instance has let through. Each
+	 * distinct limit is charged once and on its own (a limit already spent here keeps the
+	 * others counting). A concurrency limit takes a permit here too, which is kept with
+	 * the decision and released and renewed with it.
+	 */
+	private void chargeHere(List<KeyedLimit> limits, long cost, Decision decision) {
+		RateLimiter here = this.local;
+		if (here == null || cost == 0 || !decision.isAllowed()) {
+			return;
+		}
+		List<Decision> held = null;
+		for (int i = 0; i < limits.size(); i++) {
+			KeyedLimit limit = limits.get(i);
+			if (limits.subList(0, i).contains(limit)) {
+				continue;
+			}
+			Decision charged = here.acquire(limit, cost);
+			if (!charged.leases().isEmpty()) {
+				if (held == null) {
+					held = new ArrayList<>(1);
+				}
+				held.add(charged);
+			}
+		}
+		if (held != null) {
+			this.permitsHere.put(decision, held);
+		}
+	}
+
+	private void report(Throwable ex) {
+		if (logger.isDebugEnabled()) {
+			logger.debug("Rate limiter backend call failed; applying failure mode " + this.failureMode, ex);
+		}
+		try {
+			this.failureListener.accept(ex);
+		}
+		catch (RuntimeException listenerFailure) {
+			logger.warn("Rate limiter failure listener threw", listenerFailure);
+		}
+	}
+
+	/**
+	 * Every recovery check interval, while the store is not up: replaces a closed
+	 * connection. While the store is down, and once the cool-down of a late answer has
+	 * passed, it also tries a health write, whose first success in time brings calls back
+	 * (no caller waits for these checks, and a late state ends even with no call to probe
+	 * it); a late state is not ended before its cool-down has passed.
+	 */
+	void checkWhileUnusable() {
+		boolean down = this.gate.isDown();
+		if (!down && !this.gate.isLate()) {
+			return;
+		}
+		try {
+			this.backend.reconnectIfClosed();
+			if (down || this.gate.isLateAndCooledDown()) {
+				this.backend.check();
+				this.gate.recovered();
+			}
+		}
+		catch (Throwable ex) {
+			// still down: the next check tries again; a check is not a call, so it is not
+			// reported as a failure
+			if (logger.isTraceEnabled()) {
+				logger.trace("Rate limiter backend is still down", ex);
+			}
+		}
+	}
+
+	/**
+	 * Returns each limit's state in the store, which throws if it fails.
+	 */
+	@Override
+	public List<LimitStatus> inspect(List<KeyedLimit> limits) {
+		return this.backend.inspect(limits);
+	}
+
+	/**
+	 * Gives back the concurrency permits of an allowed decision, where it was decided: in
+	 * the store (without waiting while it is down) and here.
+	 */
+	@Override
+	public void release(Decision decision) {
+		if (decision.leases().isEmpty()) {
+			return;
+		}
+		if (decision.source() == Decision.Source.LOCAL_FALLBACK) {
+			if (this.local != null) {
+				this.local.release(decision);
+			}
+			return;
+		}
+		if (decision.source() != Decision.Source.BACKEND) {
+			return;
+		}
+		List<Decision> here = this.permitsHere.remove(decision);
+		if (here != null) {
+			here.forEach(Objects.requireNonNull(this.local)::release);
+		}
+		if (this.gate.isDown()) {
+			this.backend.releaseWithoutWaiting(decision);
+		}
+		else {
+			this.backend.release(decision);
+		}
+	}
+
+	/**
+	 * Renews the concurrency leases of an allowed decision, where it was decided; nothing
+	 * is sent to the store while it is down.
+	 */
+	@Override
+	public void renew(Decision decision) {
+		if (decision.leases().isEmpty()) {
+			return;
+		}
+		if (decision.source() == Decision.Source.LOCAL_FALLBACK) {
+			if (this.local != null) {
+				this.local.renew(decision);
+			}
+			return;
+		}
+		if (decision.source() != Decision.Source.BACKEND) {
+			return;
+		}
+		List<Decision> here = this.permitsHere.get(decision);
+		if (here != null) {
+			here.forEach(Objects.requireNonNull(this.local)::renew);
+		}
+		if (!this.gate.isDown()) {
+			this.backend.renew(decision);
+		}
+	}
+
+	/**
+	 * Forgets a keyed limit here and in the store, which throws if it fails.
+	 */
+	@Override
+	public void reset(KeyedLimit limit) {
+		if (this.local != null) {
+			this.local.reset(limit);
+		}
+		this.backend.reset(limit);
+	}
+
+	/**
+	 * Stops the recovery checks; the backend is closed by its owner.
+	 */
+	@Override
+	public void close() {
+		this.recovery.shutdownNow();
+	}
+
+	/**
+	 * Builds a {@link FailurePolicyRateLimiter}.
+	 */
+	public static final class Builder {
+
+		private final RemoteRateLimiter backend;
+
+		private FailureMode failureMode = FailureMode.ALLOW;
+
+		private @Nullable RateLimiter localFallback;
+
+		private Duration coolDown = Duration.ofSeconds(1);
+
+		private Duration recoveryCheckInterval = Duration.ofMillis(200);
+
+		private Consumer<Throwable> failureListener = (ex) -> {
+		};
+
+		private TimeSource timeSource = TimeSource.system();
+
+		private LongSupplier nanoTime = System::nanoTime;
+
+		private String threadName = "ratelimit-recovery";
+
+		private Builder(RemoteRateLimiter backend) {
+			this.backend = backend;
+		}
+
+		/**
+		 * Sets what happens to a call when the store fails; default
+		 * {@link FailureMode#ALLOW}.
+		 * @param failureMode the failure mode
+		 * @return this builder
+		 */
+		public Builder failureMode(FailureMode failureMode) {
+			this.failureMode = Objects.requireNonNull(failureMode, "failureMode must not be null");
+			return this;
+		}
+
+		/**
+		 * Sets this instance's own limiter: it decides calls that the store answers late
+		 * (unless the failure mode is {@link FailureMode#DENY}, which refuses them), and
+		 * every call while the store is down in {@link FailureMode#LOCAL}; every call the
+		 * store allows is charged to it too. Default: a new {@link InMemoryRateLimiter}
+		 * (none in {@link FailureMode#DENY}).
+		 * @param localFallback the local limiter
+		 * @return this builder
+		 */
+		public Builder localFallback(RateLimiter localFallback) {
+			this.localFallback = Objects.requireNonNull(localFallback, "localFallback must not be null");
+			return this;
+		}
+
+		/**
+		 * Sets how long calls are decided here after a late answer; default 1s.
+		 * @param coolDown the cool-down, zero or positive
+		 * @return this builder
+		 */
+		public Builder coolDown(Duration coolDown) {
+			Objects.requireNonNull(coolDown, "coolDown must not be null");
+			if (coolDown.isNegative()) {
+				throw new IllegalArgumentException("coolDown must be zero or positive (was " + coolDown + ")");
+			}
+			this.coolDown = coolDown;
+			return this;
+		}
+
+		/**
+		 * Sets how often a store that is down, or late past its cool-down, is checked;
+		 * default 200ms.
+		 * @param interval the interval, positive
+		 * @return this builder
+		 */
+		public Builder recoveryCheckInterval(Duration interval) {
+			Objects.requireNonNull(interval, "interval must not be null");
+			if (interval.isNegative() || interval.isZero()) {
+				throw new IllegalArgumentException("recoveryCheckInterval must be positive (was " + interval + ")");
+			}
+			this.recoveryCheckInterval = interval;
+			return this;
+		}
+
+		/**
+		 * Sets the callback told of every failed call to the store, for metrics.
+		 * @param failureListener the listener
+		 * @return this builder
+		 */
+		public Builder failureListener(Consumer<Throwable> failureListener) {
+			this.failureListener = Objects.requireNonNull(failureListener, "failureListener must not be null");
+			return this;
+		}
+
+		/**
+		 * Sets the clock of the default local limiter; default the system clock.
+		 * @param timeSource the clock
+		 * @return this builder
+		 */
+		public Builder timeSource(TimeSource timeSource) {
+			this.timeSource = Objects.requireNonNull(timeSource, "timeSource must not be null");
+			return this;
+		}
+
+		/**
+		 * Sets the name of the recovery check's thread.
+		 * @param threadName the name
+		 * @return this builder
+		 */
+		public Builder threadName(String threadName) {
+			this.threadName = Objects.requireNonNull(threadName, "threadName must not be null");
+			return this;
+		}
+
+		/**
+		 * For tests: the monotonic clock of the cool-down, in nanoseconds.
+		 */
+		Builder nanoTime(LongSupplier nanoTime) {
+			this.nanoTime = nanoTime;
+			return this;
+		}
+
+		/**
+		 * Builds the limiter and starts its recovery checks.
+		 * @return the limiter
+		 */
+		public FailurePolicyRateLimiter build() {
+			return new FailurePolicyRateLimiter(this);
+		}
+
+	}
+
+	/**
+	 * Adapts a limiter that says nothing of its store: its health check is a call on a
+	 * key of its own.
+	 */
+	private static final class PlainBackend implements RemoteRateLimiter {
+
+		private static final KeyedLimit HEALTH = new KeyedLimit("ratelimit-health", "ping",
+				Limit.tokenBucket("1000000/1s"));
+
+		private final RateLimiter delegate;
+
+		PlainBackend(RateLimiter delegate) {
+			this.delegate = delegate;
+		}
+
+		@Override
+		public Decision acquire(List<KeyedLimit> limits, long cost) {
+			return this.delegate.acquire(limits, cost);
+		}
+
+		@Override
+		public List<LimitStatus> inspect(List<KeyedLimit> limits) {
+			return this.delegate.inspect(limits);
+		}
+
+		@Override
+		public void release(Decision decision) {
+			this.delegate.release(decision);
+		}
+
+		@Override
+		public void renew(Decision decision) {
+			this.delegate.renew(decision);
+		}
+
+		@Override
+		public void reset(KeyedLimit limit) {
+			this.delegate.reset(limit);
+		}
+
+		@Override
+		public void check() {
+			if (!this.delegate.acquire(HEALTH).isAllowed()) {
+				throw new BackendUnavailableException(BackendUnavailableException.Reason.DOWN,
+						"The health check's call was refused");
+			}
+		}
+
+	}
+
+}

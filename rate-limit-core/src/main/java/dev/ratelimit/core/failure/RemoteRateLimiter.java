@@ -1,0 +1,73 @@
+package dev.ratelimit.core.failure;
+
+import java.util.List;
+
+import dev.ratelimit.core.Decision;
+import dev.ratelimit.core.KeyedLimit;
+import dev.ratelimit.core.RateLimiter;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A {@link RateLimiter} whose state lives in another process: what the
+ * {@link FailurePolicyRateLimiter failure policy} may ask of it beyond deciding calls.
+ * Its {@link #acquire} throws {@link BackendUnavailableException} when it cannot decide.
+ */
+public interface RemoteRateLimiter extends RateLimiter {
+
+	/**
+	 * Decides a call from what this process holds of the remote state (permits taken
+	 * ahead), without asking the store; {@code null} when that is not enough.
+	 * @param limits the limits of the call
+	 * @param cost the permits the call takes
+	 * @return the decision, or {@code null} to ask the store
+	 * @throws BackendUnavailableException with reason
+	 * {@link BackendUnavailableException.Reason#BUSY BUSY} if another call holds that
+	 * state too long, so that this one is decided by the failure policy's own limits
+	 */
+	default @Nullable Decision decideWithoutAsking(List<KeyedLimit> limits, long cost) {
+		return null;
+	}
+
+	/**
+	 * Sends a call decided elsewhere to the store without waiting for the answer, so that
+	 * the store still counts it. It may drop the call (too many unanswered, or a limit it
+	 * could not give back).
+	 * @param limits the limits of the call
+	 * @param cost the permits the call took
+	 */
+	default void send(List<KeyedLimit> limits, long cost) {
+	}
+
+	/**
+	 * Makes a write to the store that fails as a decision would, within the store's
+	 * timeout.
+	 * @throws BackendUnavailableException if it does not succeed in time
+	 */
+	void check();
+
+	/**
+	 * Returns whether the connection to the store is open.
+	 * @return whether it is connected
+	 */
+	default boolean isConnected() {
+		return true;
+	}
+
+	/**
+	 * Opens a new connection if the current one is closed; called while the store is
+	 * unusable.
+	 */
+	default void reconnectIfClosed() {
+	}
+
+	/**
+	 * Gives back the concurrency permits of a decision without waiting for the store to
+	 * confirm, as while it is down.
+	 * @param decision the decision
+	 */
+	default void releaseWithoutWaiting(Decision decision) {
+		release(decision);
+	}
+
+}

@@ -1,0 +1,708 @@
+package dev.ratelimit.core.redis;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+
+import dev.ratelimit.core.Algorithm;
+import dev.ratelimit.core.Decision;
+import dev.ratelimit.core.KeyedLimit;
+import dev.ratelimit.core.Lease;
+import dev.ratelimit.core.Limit;
+import dev.ratelimit.core.LimitStatus;
+import dev.ratelimit.core.TimeSource;
+import dev.ratelimit.core.failure.BackendUnavailableException;
+import dev.ratelimit.core.failure.RemoteRateLimiter;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.dao.DataAccessResourceFailureException;
+import org.springframework.dao.QueryTimeoutException;
+
+/**
+ * Decides calls in Redis and nothing else: plans the keys by hash slot, runs the script,
+ * decodes its reply, gives back what an earlier slot took, and serves the two-tier
+ * reservoir. A failure is thrown as a {@link BackendUnavailableException}; what then
+ * happens is the failure policy's to say.
+ */
+final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
+
+	private static final Log logger = LogFactory.getLog(RedisBackend.class);
+
+	private static final DecideScript SCRIPT = DecideScript.load();
+
+	/**
+	 * The limit of the health key: never full for a call of cost 1, and full again a
+	 * microsecond later, so that every check writes the key (a write is what a full
+	 * server or a replica refuses) and Redis expires it at once.
+	 */
+	private static final KeyedLimit HEALTH_LIMIT = new KeyedLimit(RedisRateLimiter.HEALTH_POLICY, "ping",
+			Limit.tokenBucket("1000000/1s"));
+
+	/**
+	 * Key TTL floor when tests give the time: their clock is not Redis's, so TTLs from it
+	 * are meaningless.
+	 */
+	private static final long EXPLICIT_TIME_TTL_FLOOR_MILLIS = 3_600_000;
+
+	private final ScriptRunner runner;
+
+	private final ScriptArguments arguments;
+
+	/** Give-backs sent and not yet answered. */
+	private final Set<CompletableFuture<?>> compensations = ConcurrentHashMap.newKeySet();
+
+	private final RedisKeys keys;
+
+	private final long timeoutNanos;
+
+	private final Duration timeout;
+
+	/** Calls sent without waiting that Redis has not answered yet. */
+	private final AtomicInteger unanswered = new AtomicInteger();
+
+	/** Lease renewals sent that Redis has not answered yet. */
+	private final AtomicInteger renewalsUnanswered = new AtomicInteger();
+
+	private final @Nullable PermitReservoirs reservoirs;
+
+	private final Consumer<Throwable> failureListener;
+
+	private final @Nullable TimeSource timeSource;
+
+	private final TimeSource clock;
+
+	RedisBackend(RedisRateLimiter.Builder builder) {
+		this.runner = ScriptRunner.of(builder.connectionFactory, SCRIPT);
+		this.keys = new RedisKeys(builder.keyPrefix);
+		this.arguments = new ScriptArguments((builder.timeSource != null) ? EXPLICIT_TIME_TTL_FLOOR_MILLIS : 0);
+		this.timeout = builder.timeout;
+		this.timeoutNanos = builder.timeout.toNanos();
+		this.reservoirs = (builder.reservoir > 0) ? new PermitReservoirs(builder.reservoir) : null;
+		this.failureListener = builder.failureListener;
+		this.timeSource = builder.timeSource;
+		this.clock = (builder.timeSource != null) ? builder.timeSource : TimeSource.system();
+		this.runner.warmUp();
+	}
+
+	@Override
+	public Decision acquire(List<KeyedLimit> limits, long cost) {
+		if (isReservoirEligible(limits, cost)) {
+			return acquireFromReservoir(limits.get(0), cost);
+		}
+		try {
+			return decide(limits, cost, System.nanoTime() + this.timeoutNanos);
+		}
+		catch (Exception ex) {
+			throw unavailable(ex);
+		}
+	}
+
+	/**
+	 * Serves a call from the reservoir of its key, waiting for another thread's fill of
+	 * it at most the timeout; {@code null} when the reservoir cannot say.
+	 */
+	@Override
+	public @Nullable Decision decideWithoutAsking(List<KeyedLimit> limits, long cost) {
+		if (!isReservoirEligible(limits, cost)) {
+			return null;
+		}
+		KeyedLimit target = limits.get(0);
+		PermitReservoirs.Reservoir reservoir = Objects.requireNonNull(this.reservoirs).reservoir(this.keys.key(target));
+		lock(reservoir);
+		try {
+			return fromReservoir(reservoir, target, cost, this.clock.nowMicros());
+		}
+		finally {
+			reservoir.unlock();
+		}
+	}
+
+	/**
+	 * Returns the permit reservoir of a limit, in two-tier mode; for tests.
+	 */
+	PermitReservoirs.Reservoir reservoir(KeyedLimit target) {
+		return Objects.requireNonNull(this.reservoirs, "not in two-tier mode").reservoir(this.keys.key(target));
+	}
+
+	private boolean isReservoirEligible(List<KeyedLimit> limits, long cost) {
+		PermitReservoirs reservoirs = this.reservoirs;
+		if (reservoirs == null || limits.size() != 1) {
+			return false;
+		}
+		Limit limit = limits.get(0).limit();
+		return limit.algorithm() == Algorithm.TOKEN_BUCKET && cost > 0 && cost <= reservoirs.size()
+				&& cost <= limit.capacity();
+	}
+
+	private Decision decide(List<KeyedLimit> limits, long cost, long deadline) throws Exception {
+		SlotPlan plan = new SlotPlan(limits, this.keys);
+		List<int[]> groups = plan.groups(this.runner.isCluster(deadline));
+		String time = timeArgument();
+		ScriptReply.KeyOutcome[] outcomes = new ScriptReply.KeyOutcome[plan.size()];
+		List<int[]> applied = new ArrayList<>();
+		boolean allowed = true;
+		try {
+			for (int[] group : groups) {
+				// after a rejection, later slots are only evaluated, but see their keys
+				// for the first time as the
+				// in-memory backend does (a token bucket starting below capacity starts
+				// refilling now)
+				ScriptReply reply = run(allowed ? ScriptOperation.ACQUIRE : ScriptOperation.SEE, plan, group, cost, 0,
+						time, deadline);
+				for (int i = 0; i < group.length; i++) {
+					outcomes[group[i]] = reply.outcomes().get(i);
+				}
+				if (!reply.allAllowed()) {
+					allowed = false;
+				}
+				else if (allowed) {
+					applied.add(group);
+				}
+			}
+		}
+		catch (Exception ex) {
+			compensate(plan, applied, outcomes, cost, time);
+			throw ex;
+		}
+		if (!allowed) {
+			compensate(plan, applied, outcomes, cost, time);
+		}
+		List<LimitStatus> statuses = new ArrayList<>(limits.size());
+		for (int i = 0; i < limits.size(); i++) {
+			statuses.add(outcomes[plan.keyIndex(i)].status(limits.get(i)));
+		}
+		List<Lease> leases = new ArrayList<>(0);
+		if (allowed && cost > 0) {
+			for (int j = 0; j < plan.size(); j++) {
+				KeyedLimit target = plan.target(j);
+				if (target.limit().algorithm() == Algorithm.CONCURRENCY) {
+					leases.add(new Lease(target, plan.leaseId(j), cost));
+				}
+			}
+		}
+		return Decision.of(statuses, leases);
+	}
+
+	/**
+	 * Gives back what the applied groups took, without waiting: the caller already has
+	 * its answer.
+	 */
+	private void compensate(SlotPlan plan, List<int[]> applied, ScriptReply.KeyOutcome[] outcomes, long cost,
+			String time) {
+		if (cost == 0) {
+			return;
+		}
+		for (int[] group : applied) {
+			String[] extra = new String[group.length];
+			for (int i = 0; i < group.length; i++) {
+				int j = group[i];
+				boolean concurrency = plan.target(j).limit().algorithm() == Algorithm.CONCURRENCY;
+				extra[i] = concurrency ? plan.leaseId(j) : Long.toString(outcomes[j].mark());
+			}
+			List<byte[]> keyBytes = new ArrayList<>(group.length);
+			for (int j : group) {
+				keyBytes.add(bytes(plan.key(j)));
+			}
+			List<byte[]> args = this.arguments.of(ScriptOperation.REFUND, plan, group, extra, cost, 0, time);
+			CompletableFuture<?> giveBack = this.runner.evalAsync(keyBytes, args);
+			this.compensations.add(giveBack);
+			giveBack.whenComplete((result, ex) -> {
+				this.compensations.remove(giveBack);
+				if (ex != null) {
+					report(ex);
+				}
+			});
+		}
+	}
+
+	/**
+	 * Waits for the lock of a reservoir, at most the timeout: another thread holding it
+	 * is filling it, and reports the failure if Redis fails.
+	 */
+	private void lock(PermitReservoirs.Reservoir reservoir) {
+		try {
+			if (reservoir.lockBefore(System.nanoTime() + this.timeoutNanos)) {
+				return;
+			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		throw new BackendUnavailableException(BackendUnavailableException.Reason.BUSY,
+				"Another call is filling the permit reservoir of this key");
+	}
+
+	/**
+	 * Serves a call from the permits its reservoir holds, or refuses it as Redis refused
+	 * the last fill; {@code null} when it needs a fill.
+	 */
+	private @Nullable Decision fromReservoir(PermitReservoirs.Reservoir reservoir, KeyedLimit target, long cost,
+			long now) {
+		LimitStatus served = reservoir.tryTake(target, cost, now);
+		if (served != null) {
+			return Decision.of(List.of(served), List.of());
+		}
+		LimitStatus refused = reservoir.refusal(target, reservoir.shortfall(cost), now);
+		return (refused != null) ? Decision.of(List.of(refused), List.of()) : null;
+	}
+
+	private Decision acquireFromReservoir(KeyedLimit target, long cost) {
+		PermitReservoirs reservoirs = Objects.requireNonNull(this.reservoirs);
+		PermitReservoirs.Reservoir reservoir = reservoirs.reservoir(this.keys.key(target));
+		lock(reservoir);
+		try {
+			long now = this.clock.nowMicros();
+			// another thread may have filled it since it was looked at
+			Decision local = fromReservoir(reservoir, target, cost, now);
+			if (local != null) {
+				return local;
+			}
+			long need = reservoir.shortfall(cost);
+			ScriptReply reply;
+			try {
+				SlotPlan plan = new SlotPlan(List.of(target), this.keys);
+				// a time budget of its own: the wait for the lock (another thread's fill)
+				// is not Redis being slow, and a fill cut short would still run in Redis,
+				// its permits lost
+				reply = run(ScriptOperation.FILL_RESERVOIR, plan, new int[] { 0 }, need, reservoirs.size(),
+						timeArgument(), System.nanoTime() + this.timeoutNanos);
+			}
+			catch (Exception ex) {
+				throw unavailable(ex);
+			}
+			LimitStatus status = reservoir.filled(target, need, cost, reply.outcomes().get(0), now);
+			return Decision.of(List.of(status), List.of());
+		}
+		finally {
+			reservoir.unlock();
+		}
+	}
+
+	/**
+	 * Says why a call failed: late if Redis did not answer in time while the connection
+	 * is up, down otherwise; an interrupted caller keeps its flag and learned nothing.
+	 */
+	private BackendUnavailableException unavailable(Exception ex) {
+		if (ex instanceof BackendUnavailableException unavailable) {
+			return unavailable;
+		}
+		if (ex instanceof InterruptedException) {
+			Thread.currentThread().interrupt();
+			return new BackendUnavailableException(BackendUnavailableException.Reason.BUSY,
+					"Interrupted while waiting for Redis", ex);
+		}
+		BackendUnavailableException.Reason reason = (isTimeout(ex) && this.runner.isConnected())
+				? BackendUnavailableException.Reason.LATE : BackendUnavailableException.Reason.DOWN;
+		return new BackendUnavailableException(reason, "Redis call failed: " + ex.getMessage(), ex);
+	}
+
+	private ScriptReply run(ScriptOperation op, SlotPlan plan, int[] group, long cost, long want, String time,
+			long deadline) throws Exception {
+		List<byte[]> keyBytes = new ArrayList<>(group.length);
+		for (int j : group) {
+			keyBytes.add(bytes(plan.key(j)));
+		}
+		String[] extra = new String[group.length];
+		for (int i = 0; i < group.length; i++) {
+			extra[i] = plan.leaseId(group[i]);
+		}
+		List<ScriptRunner.Withdrawal> withdrawals = withdrawals(op, plan, group, keyBytes, cost);
+		List<byte[]> args = this.arguments.of(op, plan, group, extra, cost, want, time);
+		List<Object> reply = this.runner.eval(keyBytes, args, deadline, withdrawals);
+		try {
+			return ScriptReply.decode(reply, group.length);
+		}
+		catch (IllegalStateException ex) {
+			// nobody gets the leases the script may have added
+			for (ScriptRunner.Withdrawal withdrawal : withdrawals) {
+				this.runner.removeMember(withdrawal.key(), withdrawal.member());
+			}
+			throw ex;
+		}
+	}
+
+	/**
+	 * Returns the concurrency leases that an acquiring call of a group would add, to be
+	 * removed should its caller stop waiting for the answer (Redis may still run the
+	 * script, and nobody would release them).
+	 */
+	private static List<ScriptRunner.Withdrawal> withdrawals(ScriptOperation op, SlotPlan plan, int[] group,
+			List<byte[]> keyBytes, long cost) {
+		if (op != ScriptOperation.ACQUIRE || cost == 0) {
+			return List.of();
+		}
+		List<ScriptRunner.Withdrawal> withdrawals = null;
+		for (int i = 0; i < group.length; i++) {
+			int j = group[i];
+			if (plan.target(j).limit().algorithm() == Algorithm.CONCURRENCY) {
+				if (withdrawals == null) {
+					withdrawals = new ArrayList<>(group.length - i);
+				}
+				withdrawals.add(new ScriptRunner.Withdrawal(keyBytes.get(i), leaseMember(plan.leaseId(j), cost)));
+			}
+		}
+		return (withdrawals != null) ? withdrawals : List.of();
+	}
+
+	private String timeArgument() {
+		TimeSource explicit = this.timeSource;
+		return (explicit != null) ? Long.toString(explicit.nowMicros()) : "";
+	}
+
+	/**
+	 * Returns the member a concurrency lease is held by in its sorted set, as the script
+	 * writes it.
+	 */
+	private static byte[] leaseMember(String id, long cost) {
+		return bytes(id + ":" + cost);
+	}
+
+	private static byte[] bytes(String text) {
+		return text.getBytes(StandardCharsets.UTF_8);
+	}
+
+	/**
+	 * Returns whether a failure is a timeout: the limiter's own deadline, or the client's
+	 * command timeout (Lettuce's, {@code spring.data.redis.timeout}, or any client's as
+	 * Spring translates it), which ends a slow call before the limiter's deadline when it
+	 * is the shorter of the two.
+	 */
+	static boolean isTimeout(Throwable ex) {
+		for (Throwable current = ex; current != null; current = current.getCause()) {
+			if (current instanceof TimeoutException || current instanceof QueryTimeoutException
+					|| current.getClass().getName().equals("io.lettuce.core.RedisCommandTimeoutException")) {
+				return true;
+			}
+			if (current.getCause() == current) {
+				break;
+			}
+		}
+		return false;
+	}
+
+	/**
+	 * Sends a call that this instance decides (Redis answers late) to Redis without
+	 * waiting, so that Redis still counts what this instance lets through. Not sent: a
+	 * call with a concurrency limit (nobody would release its permit in Redis), and any
+	 * call while {@value RedisRateLimiter#MAX_UNANSWERED} such calls are unanswered.
+	 */
+	@Override
+	public void send(List<KeyedLimit> limits, long cost) {
+		if (isReservoirEligible(limits, cost)) {
+			// as before the split: a call the reservoir would serve is not sent (a fill
+			// sent without waiting would take permits that nobody spends)
+			return;
+		}
+		if (cost == 0 || !this.runner.isConnected()) {
+			// a client would hold it until it reconnects, then apply it long after the
+			// call
+			return;
+		}
+		for (int i = 0; i < limits.size(); i++) {
+			if (limits.get(i).limit().algorithm() == Algorithm.CONCURRENCY) {
+				return;
+			}
+		}
+		SlotPlan plan = new SlotPlan(limits, this.keys);
+		String time = timeArgument();
+		boolean cluster;
+		try {
+			cluster = this.runner.isCluster(System.nanoTime());
+		}
+		catch (Exception ex) {
+			return;
+		}
+		for (int[] group : plan.groups(cluster)) {
+			if (this.unanswered.incrementAndGet() > RedisRateLimiter.MAX_UNANSWERED) {
+				this.unanswered.decrementAndGet();
+				return;
+			}
+			List<byte[]> keyBytes = new ArrayList<>(group.length);
+			String[] extra = new String[group.length];
+			for (int i = 0; i < group.length; i++) {
+				keyBytes.add(bytes(plan.key(group[i])));
+				extra[i] = plan.leaseId(group[i]);
+			}
+			CompletableFuture<?> sent;
+			try {
+				sent = this.runner.evalAsync(keyBytes,
+						this.arguments.of(ScriptOperation.ACQUIRE, plan, group, extra, cost, 0, time));
+			}
+			catch (RuntimeException ex) {
+				this.unanswered.decrementAndGet();
+				return;
+			}
+			sent.whenComplete((result, ex) -> this.unanswered.decrementAndGet());
+		}
+	}
+
+	/**
+	 * Writes the health key, with a real decision that no call uses.
+	 * @throws BackendUnavailableException if Redis does not take it in time
+	 */
+	@Override
+	public void check() {
+		try {
+			writeHealthKey();
+		}
+		catch (Exception ex) {
+			throw unavailable(ex);
+		}
+	}
+
+	private void writeHealthKey() throws Exception {
+		long deadline = System.nanoTime() + this.timeoutNanos;
+		SlotPlan plan = new SlotPlan(List.of(HEALTH_LIMIT), this.keys);
+		for (int[] group : plan.groups(this.runner.isCluster(deadline))) {
+			ScriptReply reply = run(ScriptOperation.ACQUIRE, plan, group, 1, 0, timeArgument(), deadline);
+			if (!reply.allAllowed()) {
+				throw new IllegalStateException("Redis refused the health check's write: " + reply);
+			}
+		}
+	}
+
+	@Override
+	public boolean isConnected() {
+		return this.runner.isConnected();
+	}
+
+	@Override
+	public void reconnectIfClosed() {
+		this.runner.reconnectIfClosed();
+	}
+
+	private void report(Throwable ex) {
+		if (logger.isDebugEnabled()) {
+			logger.debug("Redis rate limiter call failed", ex);
+		}
+		try {
+			this.failureListener.accept(ex);
+		}
+		catch (RuntimeException listenerFailure) {
+			logger.warn("Rate limiter failure listener threw", listenerFailure);
+		}
+	}
+
+	/**
+	 * Returns each limit's state in Redis without consuming anything.
+	 * @throws DataAccessResourceFailureException or {@link QueryTimeoutException} if
+	 * Redis fails
+	 */
+	@Override
+	public List<LimitStatus> inspect(List<KeyedLimit> limits) {
+		if (limits.isEmpty()) {
+			return List.of();
+		}
+		long deadline = System.nanoTime() + this.timeoutNanos;
+		try {
+			SlotPlan plan = new SlotPlan(limits, this.keys);
+			String time = timeArgument();
+			ScriptReply.KeyOutcome[] outcomes = new ScriptReply.KeyOutcome[plan.size()];
+			for (int[] group : plan.groups(this.runner.isCluster(deadline))) {
+				ScriptReply reply = run(ScriptOperation.EVALUATE, plan, group, 0, 0, time, deadline);
+				for (int i = 0; i < group.length; i++) {
+					outcomes[group[i]] = reply.outcomes().get(i);
+				}
+			}
+			List<LimitStatus> statuses = new ArrayList<>(limits.size());
+			for (int i = 0; i < limits.size(); i++) {
+				statuses.add(outcomes[plan.keyIndex(i)].status(limits.get(i)));
+			}
+			return statuses;
+		}
+		catch (Exception ex) {
+			throw backendException("read rate-limit state from Redis", ex);
+		}
+	}
+
+	/**
+	 * Gives back the concurrency permits of a decision Redis allowed, waiting for each
+	 * removal at most the timeout, so that a call made after it sees the permit back. A
+	 * failure is reported to the failure listener, never thrown; the permit then lapses
+	 * after its lease time.
+	 */
+	@Override
+	public void release(Decision decision) {
+		release(decision, true);
+	}
+
+	@Override
+	public void releaseWithoutWaiting(Decision decision) {
+		release(decision, false);
+	}
+
+	private void release(Decision decision, boolean wait) {
+		if (decision.leases().isEmpty() || decision.source() != Decision.Source.BACKEND) {
+			return;
+		}
+		long deadline = System.nanoTime() + this.timeoutNanos;
+		boolean interrupted = false;
+		for (Lease lease : decision.leases()) {
+			try {
+				CompletableFuture<?> removed = this.runner.removeMember(bytes(this.keys.key(lease.target())),
+						leaseMember(lease.id(), lease.cost()));
+				removed.whenComplete((result, ex) -> {
+					if (ex != null) {
+						report(ex);
+					}
+				});
+				if (!interrupted && wait) {
+					// a late answer still releases it
+					ScriptRunner.await(removed, deadline, false);
+				}
+			}
+			catch (InterruptedException ex) {
+				// every lease is still released, without waiting; the flag is set again
+				// at the end
+				interrupted = true;
+				Thread.interrupted();
+			}
+			catch (Exception ex) {
+				// a timeout or a failure, reported when the command fails, if it does
+			}
+		}
+		if (interrupted) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
+	/**
+	 * Renews the concurrency leases of a decision Redis allowed: one script call per
+	 * lease, sent without waiting (nobody reads the answer, and a renewal must not hold
+	 * up the next), at most {@value RedisRateLimiter#MAX_UNANSWERED} unanswered at a
+	 * time. Nothing is sent while the connection is closed; a renewal that fails is
+	 * logged at debug level and not reported as a failure (no call is decided by it):
+	 * should renewals fail for a whole lease time, the lease lapses in Redis.
+	 */
+	@Override
+	public void renew(Decision decision) {
+		if (decision.leases().isEmpty() || decision.source() != Decision.Source.BACKEND || !this.runner.isConnected()) {
+			return;
+		}
+		String time = timeArgument();
+		for (Lease lease : decision.leases()) {
+			if (this.renewalsUnanswered.incrementAndGet() > RedisRateLimiter.MAX_UNANSWERED) {
+				this.renewalsUnanswered.decrementAndGet();
+				return;
+			}
+			SlotPlan plan = new SlotPlan(List.of(lease.target()), this.keys);
+			String[] member = { lease.id() + ":" + lease.cost() };
+			CompletableFuture<?> sent;
+			try {
+				sent = this.runner.evalAsync(List.of(bytes(plan.key(0))),
+						this.arguments.of(ScriptOperation.RENEW, plan, new int[] { 0 }, member, 0, 0, time));
+			}
+			catch (RuntimeException ex) {
+				this.renewalsUnanswered.decrementAndGet();
+				return;
+			}
+			sent.whenComplete((result, ex) -> {
+				this.renewalsUnanswered.decrementAndGet();
+				if (ex != null && logger.isDebugEnabled()) {
+					logger.debug("Could not renew a concurrency lease of '" + lease.target().policy() + "'", ex);
+				}
+			});
+		}
+	}
+
+	/**
+	 * Deletes a keyed limit's state in Redis and its permit reservoir.
+	 * @throws DataAccessResourceFailureException or {@link QueryTimeoutException} if
+	 * Redis fails
+	 */
+	@Override
+	public void reset(KeyedLimit limit) {
+		String key = this.keys.key(limit);
+		if (this.reservoirs != null) {
+			this.reservoirs.forget(key);
+		}
+		try {
+			this.runner.delete(bytes(key), System.nanoTime() + this.timeoutNanos);
+		}
+		catch (Exception ex) {
+			throw backendException("reset rate-limit state in Redis", ex);
+		}
+	}
+
+	/**
+	 * Turns a failure into the exception a caller of {@link #inspect}, {@link #reset} or
+	 * a health check gets: the cause a {@link BackendUnavailableException} carries.
+	 */
+	RuntimeException backendException(String action, Exception failure) {
+		Exception ex = (failure instanceof BackendUnavailableException unavailable
+				&& unavailable.getCause() instanceof Exception cause) ? cause : failure;
+		if (ex instanceof InterruptedException) {
+			Thread.currentThread().interrupt();
+		}
+		if (ex instanceof TimeoutException) {
+			return new QueryTimeoutException("Could not " + action + ": no answer within " + this.timeout, ex);
+		}
+		return new DataAccessResourceFailureException("Could not " + action + ": " + ex.getMessage(), ex);
+	}
+
+	/**
+	 * Lets the give-backs still on their way land, for one timeout at most (they would be
+	 * lost with the connection), then closes the connection; the factory stays open.
+	 */
+	@Override
+	public void close() {
+		awaitCompensations(Duration.ofNanos(this.timeoutNanos));
+		this.runner.close();
+	}
+
+	/**
+	 * Waits until the latest load of the function library has been answered (or has
+	 * failed), for at most {@code timeout}.
+	 * @param timeout the longest wait
+	 */
+	void awaitLibraryLoad(Duration timeout) {
+		try {
+			this.runner.libraryLoad().get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		catch (ExecutionException | TimeoutException ex) {
+			// the caller checks what is on the server
+		}
+	}
+
+	/**
+	 * Waits until the give-backs sent so far have been answered (or have failed), for at
+	 * most {@code timeout}.
+	 * @param timeout the longest wait
+	 * @return whether none is still on its way
+	 */
+	boolean awaitCompensations(Duration timeout) {
+		CompletableFuture<?>[] pending = this.compensations.toArray(new CompletableFuture<?>[0]);
+		if (pending.length == 0) {
+			return true;
+		}
+		try {
+			CompletableFuture.allOf(pending).get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		catch (ExecutionException | TimeoutException ex) {
+			// a failed give-back was reported when it failed; a slow one is waited for no
+			// longer
+		}
+		return Arrays.stream(pending).allMatch(CompletableFuture::isDone);
+	}
+
+}
