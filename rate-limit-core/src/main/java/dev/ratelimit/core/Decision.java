@@ -7,13 +7,10 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The answer of a {@link RateLimiter} for one call: allowed only if every limit allows
- * it. Immutable.
- *
- * <p>
- * The summary accessors ({@link #remaining()}, {@link #limit()}, {@link #resetAfter()})
- * describe the <em>deciding</em> limit: the one that rejected (the longest wait) or, for
- * an allowed call, the one closest to rejection.
+ * The answer of a {@link RateLimiter} for one call, immutable: allowed only if every
+ * limit allows it. The summary accessors ({@link #remaining()}, {@link #limit()},
+ * {@link #resetAfter()}) describe the <em>deciding</em> limit: the one that rejected (the
+ * longest wait) or, for an allowed call, the one closest to rejection.
  */
 public final class Decision {
 

@@ -6,13 +6,9 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One limit: an algorithm and its parameters. Immutable. Validated on construction so
- * that every limit is decided with exact integer arithmetic: all values stay below
- * 2<sup>53</sup>, in Java longs and in Redis Lua doubles.
- *
- * <p>
- * Create one with {@link #tokenBucket(String)} and the other factories, or with
- * {@link #builder(Algorithm)}.
+ * One limit: an algorithm and its parameters, immutable, made by {@link #tokenBucket} and
+ * the other factories or by {@link #builder(Algorithm)}. Validated on construction so
+ * that every value stays below 2<sup>53</sup>: exact in Java longs and in Lua doubles.
  */
 public final class Limit {
 

@@ -13,14 +13,17 @@ import dev.ratelimit.core.LimitStatus;
 
 /**
  * The local reservoirs of two-tier mode: per token-bucket key, the permits this instance
- * took from Redis in advance and has not used yet. A reservoir never holds more than
- * {@code N - 1} permits after a call (a fill takes at most {@code N} and the call that
- * triggered it uses at least one), and its permits lapse after the bucket's window, so
- * that stale permits are not spent long after they were taken. It also remembers Redis's
- * last refusal, so that calls that would be refused again are answered without a round
- * trip.
+ * took from Redis in advance and has not used yet, and Redis's last refusal.
  */
 final class PermitReservoirs {
+
+	/*
+	 * A reservoir never holds more than N - 1 permits after a call (a fill takes at most
+	 * N and the call that triggered it uses at least one), and its permits lapse after
+	 * the bucket's window, so that stale permits are not spent long after they were
+	 * taken. The last refusal lets calls that would be refused again be answered without
+	 * a round trip.
+	 */
 
 	private static final long MAX_RESERVOIRS = 100_000;
 
