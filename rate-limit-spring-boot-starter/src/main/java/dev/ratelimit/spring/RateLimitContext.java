@@ -5,7 +5,6 @@ import java.security.Principal;
 import java.util.List;
 import java.util.Objects;
 
-import jakarta.servlet.http.HttpServletRequest;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.BeanFactory;
@@ -32,7 +31,7 @@ public final class RateLimitContext {
 
 	private static final String[] NO_NAMES = {};
 
-	private final @Nullable HttpServletRequest request;
+	private final @Nullable RateLimitRequest request;
 
 	private final @Nullable Method method;
 
@@ -44,8 +43,8 @@ public final class RateLimitContext {
 
 	private @Nullable EvaluationContext evaluationContext;
 
-	private RateLimitContext(@Nullable HttpServletRequest request, @Nullable Method method,
-			@Nullable Object[] arguments, String[] parameterNames, @Nullable BeanFactory beanFactory) {
+	private RateLimitContext(@Nullable RateLimitRequest request, @Nullable Method method, @Nullable Object[] arguments,
+			String[] parameterNames, @Nullable BeanFactory beanFactory) {
 		this.request = request;
 		this.method = method;
 		this.arguments = arguments;
@@ -60,7 +59,7 @@ public final class RateLimitContext {
 	 * any
 	 * @return the context
 	 */
-	public static RateLimitContext forRequest(HttpServletRequest request, @Nullable BeanFactory beanFactory) {
+	public static RateLimitContext forRequest(RateLimitRequest request, @Nullable BeanFactory beanFactory) {
 		return new RateLimitContext(Objects.requireNonNull(request, "request must not be null"), null, NO_ARGUMENTS,
 				NO_NAMES, beanFactory);
 	}
@@ -76,7 +75,7 @@ public final class RateLimitContext {
 	 * any
 	 * @return the context
 	 */
-	public static RateLimitContext forInvocation(@Nullable HttpServletRequest request, Method method,
+	public static RateLimitContext forInvocation(@Nullable RateLimitRequest request, Method method,
 			@Nullable Object[] arguments, String[] parameterNames, @Nullable BeanFactory beanFactory) {
 		return new RateLimitContext(request, Objects.requireNonNull(method, "method must not be null"), arguments,
 				parameterNames, beanFactory);
@@ -86,7 +85,7 @@ public final class RateLimitContext {
 	 * Returns the web request, or {@code null} outside one.
 	 * @return the request
 	 */
-	public @Nullable HttpServletRequest request() {
+	public @Nullable RateLimitRequest request() {
 		return this.request;
 	}
 
@@ -150,7 +149,8 @@ public final class RateLimitContext {
 	}
 
 	/**
-	 * Resolves the variables of an expression from the call, lazily: {@code #request},
+	 * Resolves the variables of an expression from the call, lazily: {@code #request}
+	 * (the web stack's own request, such as the {@code HttpServletRequest}),
 	 * {@code #principal}, {@code #args} and each argument by name.
 	 */
 	private static final class CallEvaluationContext extends StandardEvaluationContext {
@@ -176,7 +176,7 @@ public final class RateLimitContext {
 				return value;
 			}
 			return switch (name) {
-				case "request" -> this.call.request;
+				case "request" -> (this.call.request != null) ? this.call.request.getNativeRequest() : null;
 				case "principal" -> this.call.principal();
 				case "args" -> this.call.arguments;
 				default -> this.call.argument(name);

@@ -9,7 +9,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 
-import jakarta.servlet.ServletRequest;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.core.convert.TypeDescriptor;
@@ -312,11 +311,11 @@ public final class RateLimitExpression {
 
 	/**
 	 * Resolves the methods that an expression calls as SpEL does, and marks the failure
-	 * of a method of the JDK or of the request (any class implementing
-	 * {@link ServletRequest}) that rejects the value it was given as the call's: the
-	 * method is known here, so this does not depend on a stack trace, which HotSpot
-	 * leaves out of a hot implicit exception ({@code OmitStackTraceInFastThrow}). Methods
-	 * of the application's beans are left alone.
+	 * of a method of the JDK or of the request (a type that {@code #request} is an
+	 * instance of) that rejects the value it was given as the call's: the method is known
+	 * here, so this does not depend on a stack trace, which HotSpot leaves out of a hot
+	 * implicit exception ({@code OmitStackTraceInFastThrow}). Methods of the
+	 * application's beans are left alone.
 	 */
 	static final class CallMethodResolver implements MethodResolver {
 
@@ -326,7 +325,8 @@ public final class RateLimitExpression {
 		public @Nullable MethodExecutor resolve(EvaluationContext context, Object targetObject, String name,
 				List<TypeDescriptor> argumentTypes) throws AccessException {
 			MethodExecutor executor = this.delegate.resolve(context, targetObject, name, argumentTypes);
-			if (executor instanceof ReflectiveMethodExecutor reflective && readsTheCall(reflective.getMethod())) {
+			if (executor instanceof ReflectiveMethodExecutor reflective
+					&& readsTheCall(reflective.getMethod(), context.lookupVariable("request"))) {
 				return (evaluationContext, target, arguments) -> {
 					try {
 						return reflective.execute(evaluationContext, target, arguments);
@@ -345,9 +345,9 @@ public final class RateLimitExpression {
 			return executor;
 		}
 
-		private static boolean readsTheCall(Method method) {
+		private static boolean readsTheCall(Method method, @Nullable Object request) {
 			Class<?> type = method.getDeclaringClass();
-			return isJdk(type.getName()) || ServletRequest.class.isAssignableFrom(type);
+			return isJdk(type.getName()) || type.isInstance(request);
 		}
 
 	}

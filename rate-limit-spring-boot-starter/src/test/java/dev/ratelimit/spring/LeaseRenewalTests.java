@@ -16,6 +16,7 @@ import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.ManualTimeSource;
 import dev.ratelimit.core.memory.InMemoryRateLimiter;
+import dev.ratelimit.spring.web.ServletRateLimitRequest;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.mockito.ArgumentMatchers.any;
@@ -43,7 +44,8 @@ class LeaseRenewalTests {
 
 	private final ScheduledExecutorService scheduler = mock(ScheduledExecutorService.class);
 
-	private final RateLimitContext call = RateLimitContext.forRequest(new MockHttpServletRequest(), null);
+	private final RateLimitContext call = RateLimitContext
+		.forRequest(new ServletRateLimitRequest(new MockHttpServletRequest()), null);
 
 	private final RateLimitService service;
 

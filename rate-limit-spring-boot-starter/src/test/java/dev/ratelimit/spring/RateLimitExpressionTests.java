@@ -7,6 +7,8 @@ import org.junit.jupiter.api.Test;
 
 import org.springframework.mock.web.MockHttpServletRequest;
 
+import dev.ratelimit.spring.web.ServletRateLimitRequest;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
@@ -19,7 +21,8 @@ import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
  */
 class RateLimitExpressionTests {
 
-	private final RateLimitContext call = RateLimitContext.forRequest(new MockHttpServletRequest(), null);
+	private final RateLimitContext call = RateLimitContext
+		.forRequest(new ServletRateLimitRequest(new MockHttpServletRequest()), null);
 
 	@Test
 	void aJdkMethodRejectingAMissingValueIsTheRequestsFaultEvenOnceHotSpotThrowsItWithoutAStackTrace() {
@@ -77,7 +80,7 @@ class RateLimitExpressionTests {
 	private static RateLimitContext withHeader(String name, String value) {
 		MockHttpServletRequest request = new MockHttpServletRequest();
 		request.addHeader(name, value);
-		return RateLimitContext.forRequest(request, null);
+		return RateLimitContext.forRequest(new ServletRateLimitRequest(request), null);
 	}
 
 	/**

@@ -12,6 +12,7 @@ import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.LimitStatus;
 import dev.ratelimit.core.ManualTimeSource;
 import dev.ratelimit.core.memory.InMemoryRateLimiter;
+import dev.ratelimit.spring.web.ServletRateLimitRequest;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -27,7 +28,8 @@ class TierFallbackTests {
 		.timeSource(new ManualTimeSource())
 		.build();
 
-	private final RateLimitContext call = RateLimitContext.forRequest(new MockHttpServletRequest(), null);
+	private final RateLimitContext call = RateLimitContext
+		.forRequest(new ServletRateLimitRequest(new MockHttpServletRequest()), null);
 
 	@Test
 	void aCallerOfATierThatNoPolicyListsGetsTheDefaultTiersLimits() {

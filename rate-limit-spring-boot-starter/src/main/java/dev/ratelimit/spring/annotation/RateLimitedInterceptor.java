@@ -6,7 +6,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 
-import jakarta.servlet.http.HttpServletRequest;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
@@ -18,6 +17,7 @@ import dev.ratelimit.core.RateLimitExceededException;
 import dev.ratelimit.spring.AppliedPolicy;
 import dev.ratelimit.spring.RateLimitContext;
 import dev.ratelimit.spring.RateLimitEvaluationException;
+import dev.ratelimit.spring.RateLimitRequest;
 import dev.ratelimit.spring.RateLimitResult;
 import dev.ratelimit.spring.RateLimitService;
 import dev.ratelimit.spring.Sleeper;
@@ -71,7 +71,7 @@ public final class RateLimitedInterceptor implements MethodInterceptor {
 			return invocation.proceed();
 		}
 		WebInvocationSupport web = this.web;
-		HttpServletRequest request = (web != null) ? web.currentRequest() : null;
+		RateLimitRequest request = (web != null) ? web.currentRequest() : null;
 		boolean handler = web != null && request != null && web.isHandler(request, method);
 		// taken before any expression is evaluated: the method is invoked, so the filter
 		// must not charge its policies
@@ -129,7 +129,7 @@ public final class RateLimitedInterceptor implements MethodInterceptor {
 	}
 
 	private RateLimitResult decide(MethodInvocation invocation, Method method, MethodLimits limits,
-			@Nullable HttpServletRequest request, @Nullable PendingLimits pending) {
+			@Nullable RateLimitRequest request, @Nullable PendingLimits pending) {
 		RateLimitContext context = RateLimitContext.forInvocation(request, method, invocation.getArguments(),
 				limits.parameterNamesShared(), this.beanFactory);
 		MethodLimits.Charge charge = limits.charge(context);

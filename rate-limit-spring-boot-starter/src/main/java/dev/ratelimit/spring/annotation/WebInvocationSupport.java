@@ -2,9 +2,9 @@ package dev.ratelimit.spring.annotation;
 
 import java.lang.reflect.Method;
 
-import jakarta.servlet.http.HttpServletRequest;
 import org.jspecify.annotations.Nullable;
 
+import dev.ratelimit.spring.RateLimitRequest;
 import dev.ratelimit.spring.RateLimitResult;
 
 /**
@@ -19,7 +19,7 @@ public interface WebInvocationSupport {
 	 * Returns the web request of the current thread.
 	 * @return the request, or {@code null} outside a web request
 	 */
-	@Nullable HttpServletRequest currentRequest();
+	@Nullable RateLimitRequest currentRequest();
 
 	/**
 	 * Returns whether a method is the handler method of a request.
@@ -27,7 +27,7 @@ public interface WebInvocationSupport {
 	 * @param method the invoked method
 	 * @return whether the method handles the request
 	 */
-	boolean isHandler(HttpServletRequest request, Method method);
+	boolean isHandler(RateLimitRequest request, Method method);
 
 	/**
 	 * Takes the policies that the filter left for the handler method to decide.
@@ -35,18 +35,18 @@ public interface WebInvocationSupport {
 	 * @return the policies, or {@code null} if there are none; a second call returns
 	 * {@code null}
 	 */
-	@Nullable PendingLimits takePending(HttpServletRequest request);
+	@Nullable PendingLimits takePending(RateLimitRequest request);
 
 	/**
-	 * Gives back the policies taken with {@link #takePending(HttpServletRequest)} when
-	 * the handler method's decision failed for a reason of the application's (an
-	 * exception other than a cost or key that cannot be evaluated for the request), so
-	 * that the filter decides them as for a handler method that is never invoked: the
-	 * request is not free.
+	 * Gives back the policies taken with {@link #takePending(RateLimitRequest)} when the
+	 * handler method's decision failed for a reason of the application's (an exception
+	 * other than a cost or key that cannot be evaluated for the request), so that the
+	 * filter decides them as for a handler method that is never invoked: the request is
+	 * not free.
 	 * @param request the request
 	 * @param pending the policies that were taken
 	 */
-	void restorePending(HttpServletRequest request, PendingLimits pending);
+	void restorePending(RateLimitRequest request, PendingLimits pending);
 
 	/**
 	 * Receives the decision of a call made in a web request, before the method runs or
@@ -57,6 +57,6 @@ public interface WebInvocationSupport {
 	 * @return whether the web layer releases the result's concurrency permits when the
 	 * response completes; if false, the caller releases them when the method returns
 	 */
-	boolean onDecision(HttpServletRequest request, RateLimitResult result, boolean handler);
+	boolean onDecision(RateLimitRequest request, RateLimitResult result, boolean handler);
 
 }

@@ -10,11 +10,11 @@ import java.util.Objects;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
-import jakarta.servlet.http.HttpServletRequest;
 import org.jspecify.annotations.Nullable;
 
 import dev.ratelimit.spring.KeyResolver;
 import dev.ratelimit.spring.RateLimitContext;
+import dev.ratelimit.spring.RateLimitRequest;
 
 /**
  * Resolves the API key a caller sends in a header, the {@code api-key} strategy. The key
@@ -66,7 +66,7 @@ public final class ApiKeyResolver implements KeyResolver {
 
 	@Override
 	public @Nullable String resolveKey(RateLimitContext context) {
-		HttpServletRequest request = context.request();
+		RateLimitRequest request = context.request();
 		String apiKey = (request != null) ? request.getHeader(this.headerName) : null;
 		return (apiKey == null || apiKey.isBlank()) ? null : storedKey(apiKey);
 	}

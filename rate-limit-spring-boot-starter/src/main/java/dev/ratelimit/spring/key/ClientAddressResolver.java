@@ -3,17 +3,14 @@ package dev.ratelimit.spring.key;
 import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.Enumeration;
 import java.util.List;
 import java.util.Locale;
 
-import jakarta.servlet.ServletRequestWrapper;
-import jakarta.servlet.http.HttpServletRequest;
 import org.jspecify.annotations.Nullable;
 
 import dev.ratelimit.spring.KeyResolver;
 import dev.ratelimit.spring.RateLimitContext;
+import dev.ratelimit.spring.RateLimitRequest;
 
 /**
  * Resolves the client address of a request, the {@code ip} key strategy. The
@@ -23,7 +20,10 @@ import dev.ratelimit.spring.RateLimitContext;
  */
 public final class ClientAddressResolver implements KeyResolver {
 
-	/** The key of calls made outside a web request, which have no client address. */
+	/**
+	 * The key of calls made outside a web request, and of requests whose peer address is
+	 * not known: they have no client address.
+	 */
 	public static final String NO_ADDRESS_KEY = "ip:none";
 
 	/** The IPv6 prefix length that keys each address on its own. */
@@ -77,8 +77,9 @@ public final class ClientAddressResolver implements KeyResolver {
 
 	@Override
 	public String resolveKey(RateLimitContext context) {
-		HttpServletRequest request = context.request();
-		return (request != null) ? addressKey(clientAddress(request)) : NO_ADDRESS_KEY;
+		RateLimitRequest request = context.request();
+		String address = (request != null) ? clientAddress(request) : null;
+		return (address != null) ? addressKey(address) : NO_ADDRESS_KEY;
 	}
 
 	/**
@@ -133,14 +134,18 @@ public final class ClientAddressResolver implements KeyResolver {
 	 * the right-most address in the forwarded chain that is not itself a trusted proxy;
 	 * headers sent by anyone else are ignored, since a client can write anything into
 	 * them. The peer and the headers are read from the request as the web server received
-	 * it, beneath any request wrapper that answers another remote address (as Spring's
-	 * {@code ForwardedHeaderFilter} does).
+	 * it ({@link RateLimitRequest#getReceivedRequest()}), beneath any request wrapper
+	 * that answers another remote address (as Spring's {@code ForwardedHeaderFilter}
+	 * does).
 	 * @param request the request
-	 * @return the client address
+	 * @return the client address, or {@code null} if the peer's address is not known
 	 */
-	public String clientAddress(HttpServletRequest request) {
-		HttpServletRequest received = received(request);
+	public @Nullable String clientAddress(RateLimitRequest request) {
+		RateLimitRequest received = request.getReceivedRequest();
 		String peer = received.getRemoteAddr();
+		if (peer == null) {
+			return null;
+		}
 		if (!isTrusted(peer)) {
 			return canonical(peer);
 		}
@@ -152,23 +157,6 @@ public final class ClientAddressResolver implements KeyResolver {
 			}
 		}
 		return canonical(chain.isEmpty() ? peer : chain.get(0));
-	}
-
-	/**
-	 * Returns the request as the web server received it, beneath every request wrapper.
-	 * Spring's {@code ForwardedHeaderFilter}
-	 * ({@code server.forward-headers-strategy=framework}) wraps a request in one that
-	 * answers the left-most {@code X-Forwarded-For} address, which any client can write,
-	 * as its remote address, and hides the forwarding headers: only the trusted proxies
-	 * decide which forwarded address is believed.
-	 */
-	private static HttpServletRequest received(HttpServletRequest request) {
-		HttpServletRequest received = request;
-		while (received instanceof ServletRequestWrapper wrapper
-				&& wrapper.getRequest() instanceof HttpServletRequest wrapped) {
-			received = wrapped;
-		}
-		return received;
 	}
 
 	private boolean isTrusted(String address) {
@@ -192,7 +180,7 @@ public final class ClientAddressResolver implements KeyResolver {
 		return (parsed != null) ? parsed.getHostAddress() : address.trim();
 	}
 
-	private List<String> forwardedChain(HttpServletRequest request) {
+	private List<String> forwardedChain(RateLimitRequest request) {
 		List<String> chain = new ArrayList<>();
 		if (this.forwardedHeader == ForwardedHeader.FORWARDED) {
 			for (String element : headerValues(request, "Forwarded")) {
@@ -209,13 +197,9 @@ public final class ClientAddressResolver implements KeyResolver {
 		return chain;
 	}
 
-	private static List<String> headerValues(HttpServletRequest request, String name) {
-		Enumeration<String> headers = request.getHeaders(name);
-		if (headers == null) {
-			return List.of();
-		}
+	private static List<String> headerValues(RateLimitRequest request, String name) {
 		List<String> values = new ArrayList<>();
-		for (String header : Collections.list(headers)) {
+		for (String header : request.getHeaderValues(name)) {
 			for (String value : header.split(",")) {
 				if (!value.isBlank()) {
 					values.add(value.trim());

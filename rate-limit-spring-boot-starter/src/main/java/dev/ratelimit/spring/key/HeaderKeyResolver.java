@@ -2,11 +2,11 @@ package dev.ratelimit.spring.key;
 
 import java.util.Objects;
 
-import jakarta.servlet.http.HttpServletRequest;
 import org.jspecify.annotations.Nullable;
 
 import dev.ratelimit.spring.KeyResolver;
 import dev.ratelimit.spring.RateLimitContext;
+import dev.ratelimit.spring.RateLimitRequest;
 
 /**
  * Resolves the value of a request header, the {@code header:NAME} strategy. The value is
@@ -28,7 +28,7 @@ public final class HeaderKeyResolver implements KeyResolver {
 
 	@Override
 	public @Nullable String resolveKey(RateLimitContext context) {
-		HttpServletRequest request = context.request();
+		RateLimitRequest request = context.request();
 		String value = (request != null) ? request.getHeader(this.headerName) : null;
 		return (value == null || value.isBlank()) ? null : storedKey(value);
 	}

@@ -9,8 +9,8 @@ import dev.ratelimit.spring.RateLimitContext;
 
 /**
  * Resolves the authenticated principal's name, the {@code principal} key strategy: Spring
- * Security's authentication when it is present, else
- * {@code HttpServletRequest#getUserPrincipal()}. Anonymous callers have no key here and
+ * Security's authentication when it is present, else the request's user principal
+ * ({@code HttpServletRequest#getUserPrincipal()}). Anonymous callers have no key here and
  * fall back to their address.
  */
 public final class PrincipalKeyResolver implements KeyResolver {

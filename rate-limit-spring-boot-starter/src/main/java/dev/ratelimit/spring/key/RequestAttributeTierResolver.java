@@ -1,9 +1,9 @@
 package dev.ratelimit.spring.key;
 
-import jakarta.servlet.http.HttpServletRequest;
 import org.jspecify.annotations.Nullable;
 
 import dev.ratelimit.spring.RateLimitContext;
+import dev.ratelimit.spring.RateLimitRequest;
 import dev.ratelimit.spring.TierResolver;
 
 /**
@@ -15,7 +15,7 @@ public class RequestAttributeTierResolver implements TierResolver {
 
 	@Override
 	public @Nullable String resolveTier(RateLimitContext context) {
-		HttpServletRequest request = context.request();
+		RateLimitRequest request = context.request();
 		Object tier = (request != null) ? request.getAttribute(TIER_ATTRIBUTE) : null;
 		return (tier != null) ? tier.toString() : null;
 	}

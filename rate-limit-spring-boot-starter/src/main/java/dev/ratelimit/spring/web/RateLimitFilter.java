@@ -152,7 +152,7 @@ public class RateLimitFilter extends OncePerRequestFilter {
 	 */
 	private boolean admit(List<FilterRule> matched, RequestPath path, RequestLimits limits, HttpServletRequest request,
 			HttpServletResponse response) throws ServletException, IOException {
-		RateLimitContext context = RateLimitContext.forRequest(request, this.beanFactory);
+		RateLimitContext context = RateLimitContext.forRequest(new ServletRateLimitRequest(request), this.beanFactory);
 		RateLimitResult result;
 		try {
 			PendingLimits applicable = applicable(matched, context);
@@ -262,7 +262,8 @@ public class RateLimitFilter extends OncePerRequestFilter {
 		}
 		RateLimitResult result;
 		try {
-			result = decide(leftover, limits, response, RateLimitContext.forRequest(request, this.beanFactory));
+			result = decide(leftover, limits, response,
+					RateLimitContext.forRequest(new ServletRateLimitRequest(request), this.beanFactory));
 		}
 		catch (RateLimitEvaluationException ex) {
 			if (answer && !response.isCommitted()) {

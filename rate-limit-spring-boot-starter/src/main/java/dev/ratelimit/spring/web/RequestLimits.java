@@ -6,6 +6,7 @@ import java.util.List;
 import jakarta.servlet.ServletRequest;
 import org.jspecify.annotations.Nullable;
 
+import dev.ratelimit.spring.RateLimitRequest;
 import dev.ratelimit.spring.RateLimitResult;
 import dev.ratelimit.spring.annotation.PendingLimits;
 
@@ -34,6 +35,10 @@ final class RequestLimits {
 	}
 
 	static @Nullable RequestLimits of(ServletRequest request) {
+		return (request.getAttribute(ATTRIBUTE) instanceof RequestLimits limits) ? limits : null;
+	}
+
+	static @Nullable RequestLimits of(RateLimitRequest request) {
 		return (request.getAttribute(ATTRIBUTE) instanceof RequestLimits limits) ? limits : null;
 	}
 

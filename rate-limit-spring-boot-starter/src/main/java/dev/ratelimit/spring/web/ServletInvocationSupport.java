@@ -2,7 +2,6 @@ package dev.ratelimit.spring.web;
 
 import java.lang.reflect.Method;
 
-import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.jspecify.annotations.Nullable;
 
@@ -11,6 +10,7 @@ import org.springframework.web.context.request.ServletRequestAttributes;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.HandlerMapping;
 
+import dev.ratelimit.spring.RateLimitRequest;
 import dev.ratelimit.spring.RateLimitResult;
 import dev.ratelimit.spring.annotation.PendingLimits;
 import dev.ratelimit.spring.annotation.WebInvocationSupport;
@@ -32,25 +32,25 @@ public final class ServletInvocationSupport implements WebInvocationSupport {
 	}
 
 	@Override
-	public @Nullable HttpServletRequest currentRequest() {
+	public @Nullable RateLimitRequest currentRequest() {
 		return (RequestContextHolder.getRequestAttributes() instanceof ServletRequestAttributes attributes)
-				? attributes.getRequest() : null;
+				? new ServletRateLimitRequest(attributes.getRequest()) : null;
 	}
 
 	@Override
-	public boolean isHandler(HttpServletRequest request, Method method) {
+	public boolean isHandler(RateLimitRequest request, Method method) {
 		return request.getAttribute(HandlerMapping.BEST_MATCHING_HANDLER_ATTRIBUTE) instanceof HandlerMethod handler
 				&& handler.getMethod().equals(method);
 	}
 
 	@Override
-	public @Nullable PendingLimits takePending(HttpServletRequest request) {
+	public @Nullable PendingLimits takePending(RateLimitRequest request) {
 		RequestLimits limits = RequestLimits.of(request);
 		return (limits != null) ? limits.takePending() : null;
 	}
 
 	@Override
-	public void restorePending(HttpServletRequest request, PendingLimits pending) {
+	public void restorePending(RateLimitRequest request, PendingLimits pending) {
 		RequestLimits limits = RequestLimits.of(request);
 		if (limits != null) {
 			limits.defer(pending);
@@ -58,7 +58,7 @@ public final class ServletInvocationSupport implements WebInvocationSupport {
 	}
 
 	@Override
-	public boolean onDecision(HttpServletRequest request, RateLimitResult result, boolean handler) {
+	public boolean onDecision(RateLimitRequest request, RateLimitResult result, boolean handler) {
 		if (handler && RequestContextHolder.getRequestAttributes() instanceof ServletRequestAttributes attributes) {
 			HttpServletResponse response = attributes.getResponse();
 			if (response != null) {

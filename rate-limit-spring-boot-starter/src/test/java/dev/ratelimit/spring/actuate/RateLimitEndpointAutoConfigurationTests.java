@@ -28,6 +28,7 @@ import dev.ratelimit.spring.RateLimitService;
 import dev.ratelimit.spring.autoconfigure.RateLimitAutoConfiguration;
 import dev.ratelimit.spring.autoconfigure.RateLimitEndpointAutoConfiguration;
 import dev.ratelimit.spring.key.KeyResolverFactory;
+import dev.ratelimit.spring.web.ServletRateLimitRequest;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -83,7 +84,8 @@ class RateLimitEndpointAutoConfigurationTests {
 				RateLimitService service = context.getBean(RateLimitService.class);
 				MockHttpServletRequest request = new MockHttpServletRequest();
 				request.addHeader("X-Client", "a/b,c");
-				service.decide(List.of("api"), 1, RateLimitContext.forRequest(request, null));
+				service.decide(List.of("api"), 1,
+						RateLimitContext.forRequest(new ServletRateLimitRequest(request), null));
 				@SuppressWarnings("unchecked")
 				Map<String, Object> state = (Map<String, Object>) server.invoke(name, "key",
 						new Object[] { "api", "a/b,c", null, null }, signature);
@@ -94,7 +96,8 @@ class RateLimitEndpointAutoConfigurationTests {
 					.hasEntrySatisfying("remaining", (remaining) -> assertThat(remaining).asString().isEqualTo("1"));
 				server.invoke(name, "reset", new Object[] { "api", "a/b,c", null },
 						new String[] { String.class.getName(), String.class.getName(), String.class.getName() });
-				assertThat(service.decide(List.of("api"), 1, RateLimitContext.forRequest(request, null))
+				assertThat(service
+					.decide(List.of("api"), 1, RateLimitContext.forRequest(new ServletRateLimitRequest(request), null))
 					.decision()
 					.statuses()
 					.get(0)
@@ -118,7 +121,7 @@ class RateLimitEndpointAutoConfigurationTests {
 				MockHttpServletRequest request = new MockHttpServletRequest();
 				request.addHeader("X-API-Key", "demo-free");
 				request.addHeader("X-Client", "tenant");
-				RateLimitContext call = RateLimitContext.forRequest(request, null);
+				RateLimitContext call = RateLimitContext.forRequest(new ServletRateLimitRequest(request), null);
 				service.decideApplied(List.of(AppliedPolicy.of(service.policies().get("api")), new AppliedPolicy(
 						service.policies().get("other"), context.getBean(KeyResolverFactory.class).create("api-key"))),
 						1, call);

@@ -25,6 +25,7 @@ import dev.ratelimit.spring.autoconfigure.RateLimitMetricsAutoConfiguration;
 import dev.ratelimit.spring.metrics.RateLimitKeysMeterBinder;
 import dev.ratelimit.spring.metrics.RateLimitMetrics;
 import dev.ratelimit.spring.testsupport.CountingRateLimiter;
+import dev.ratelimit.spring.web.ServletRateLimitRequest;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -134,7 +135,8 @@ class RateLimitMetricsAutoConfigurationTests {
 
 	private static void decide(RateLimitService service, int calls) {
 		for (int i = 0; i < calls; i++) {
-			service.decide(List.of("api"), 1, RateLimitContext.forRequest(new MockHttpServletRequest(), null));
+			service.decide(List.of("api"), 1,
+					RateLimitContext.forRequest(new ServletRateLimitRequest(new MockHttpServletRequest()), null));
 		}
 	}
 

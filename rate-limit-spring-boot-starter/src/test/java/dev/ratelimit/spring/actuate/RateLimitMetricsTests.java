@@ -30,6 +30,7 @@ import dev.ratelimit.spring.RateLimitContext;
 import dev.ratelimit.spring.RateLimitService;
 import dev.ratelimit.spring.metrics.RateLimitKeysMeterBinder;
 import dev.ratelimit.spring.metrics.RateLimitMetrics;
+import dev.ratelimit.spring.web.ServletRateLimitRequest;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -63,7 +64,8 @@ class RateLimitMetricsTests {
 
 	private final MeterRegistry registry = new SimpleMeterRegistry();
 
-	private final RateLimitContext call = RateLimitContext.forRequest(new MockHttpServletRequest(), null);
+	private final RateLimitContext call = RateLimitContext
+		.forRequest(new ServletRateLimitRequest(new MockHttpServletRequest()), null);
 
 	private RateLimitService service(RateLimiter limiter, RateLimitMetrics metrics) {
 		return new RateLimitService(limiter, this.policies, (context) -> "free", List.of(metrics), "memory");

@@ -32,6 +32,7 @@ import dev.ratelimit.spring.autoconfigure.RateLimitAutoConfiguration;
 import dev.ratelimit.spring.autoconfigure.RateLimitEndpointAutoConfiguration;
 import dev.ratelimit.spring.autoconfigure.RateLimitHealthAutoConfiguration;
 import dev.ratelimit.spring.autoconfigure.RateLimitRedisAutoConfiguration;
+import dev.ratelimit.spring.web.ServletRateLimitRequest;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -177,7 +178,10 @@ class RedisBackendActuatorTests {
 			MockHttpServletRequest request = new MockHttpServletRequest();
 			request.addHeader("X-API-Key", "redis-client");
 			for (int i = 0; i < 3; i++) {
-				assertThat(service.decide(List.of("burst"), 1, RateLimitContext.forRequest(request, null)).decision())
+				assertThat(service
+					.decide(List.of("burst"), 1,
+							RateLimitContext.forRequest(new ServletRateLimitRequest(request), null))
+					.decision())
 					.satisfies((decision) -> assertThat(decision.source()).isEqualTo(Decision.Source.BACKEND))
 					.satisfies((decision) -> assertThat(decision.isAllowed()).isTrue());
 			}
@@ -193,7 +197,8 @@ class RedisBackendActuatorTests {
 			}
 			endpoint.reset("burst", "redis-client");
 			assertThat(endpoint.key("burst", "redis-client", null).limits().get(0).remaining()).isEqualTo(10);
-			assertThat(service.decide(List.of("burst"), 1, RateLimitContext.forRequest(request, null))
+			assertThat(service
+				.decide(List.of("burst"), 1, RateLimitContext.forRequest(new ServletRateLimitRequest(request), null))
 				.decision()
 				.remaining()).isEqualTo(9);
 		});

@@ -14,6 +14,7 @@ import dev.ratelimit.spring.KeyResolver;
 import dev.ratelimit.spring.RateLimitContext;
 import dev.ratelimit.spring.key.ClientAddressResolver;
 import dev.ratelimit.spring.key.KeyResolverFactory;
+import dev.ratelimit.spring.web.ServletRateLimitRequest;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -35,7 +36,7 @@ class StoredKeyTests {
 		MockHttpServletRequest request = new MockHttpServletRequest();
 		request.addHeader(header, value);
 		assertThat(resolver.storedKey(value))
-			.isEqualTo(resolver.resolveKey(RateLimitContext.forRequest(request, null)));
+			.isEqualTo(resolver.resolveKey(RateLimitContext.forRequest(new ServletRateLimitRequest(request), null)));
 	}
 
 	@Test
@@ -57,8 +58,8 @@ class StoredKeyTests {
 		SecurityContextHolder.getContext()
 			.setAuthentication(UsernamePasswordAuthenticationToken.authenticated("alice", null, List.of()));
 		try {
-			assertThat(resolver.storedKey("alice"))
-				.isEqualTo(resolver.resolveKey(RateLimitContext.forRequest(new MockHttpServletRequest(), null)));
+			assertThat(resolver.storedKey("alice")).isEqualTo(resolver.resolveKey(
+					RateLimitContext.forRequest(new ServletRateLimitRequest(new MockHttpServletRequest()), null)));
 		}
 		finally {
 			SecurityContextHolder.clearContext();
@@ -73,14 +74,15 @@ class StoredKeyTests {
 		MockHttpServletRequest request = new MockHttpServletRequest();
 		request.setRemoteAddr(remoteAddress);
 		assertThat(resolver.storedKey(client))
-			.isEqualTo(resolver.resolveKey(RateLimitContext.forRequest(request, null)));
+			.isEqualTo(resolver.resolveKey(RateLimitContext.forRequest(new ServletRateLimitRequest(request), null)));
 	}
 
 	@Test
 	void namesTheOneClientOfAGlobalPolicyByAnyName() {
 		KeyResolver resolver = this.factory.create("global");
 		assertThat(resolver.storedKey("anything")).isEqualTo(KeyResolverFactory.GLOBAL_KEY)
-			.isEqualTo(resolver.resolveKey(RateLimitContext.forRequest(new MockHttpServletRequest(), null)));
+			.isEqualTo(resolver.resolveKey(
+					RateLimitContext.forRequest(new ServletRateLimitRequest(new MockHttpServletRequest()), null)));
 	}
 
 }

@@ -13,6 +13,7 @@ import org.springframework.security.core.context.SecurityContextHolder;
 import dev.ratelimit.spring.KeyResolver;
 import dev.ratelimit.spring.RateLimitContext;
 import dev.ratelimit.spring.TierResolver;
+import dev.ratelimit.spring.web.ServletRateLimitRequest;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
@@ -38,7 +39,7 @@ class KeyResolutionTests {
 	void takesTheRightMostUntrustedHopBehindTrustedProxies() {
 		MockHttpServletRequest request = request("10.0.0.1");
 		request.addHeader("X-Forwarded-For", "198.51.100.1, 203.0.113.9, 10.0.0.7");
-		assertThat(this.addresses.clientAddress(request)).isEqualTo("203.0.113.9");
+		assertThat(this.addresses.clientAddress(new ServletRateLimitRequest(request))).isEqualTo("203.0.113.9");
 	}
 
 	@Test
@@ -46,25 +47,29 @@ class KeyResolutionTests {
 		MockHttpServletRequest request = request("192.0.2.4");
 		request.addHeader("X-Forwarded-For", "203.0.113.9");
 		request.addHeader("Forwarded", "for=203.0.113.10");
-		assertThat(this.addresses.clientAddress(request)).isEqualTo("192.0.2.4");
+		assertThat(this.addresses.clientAddress(new ServletRateLimitRequest(request))).isEqualTo("192.0.2.4");
 	}
 
 	@Test
 	void keysIpv6ClientsByTheirNetworkWhenAPrefixLengthIsSet() {
 		ClientAddressResolver byNetwork = new ClientAddressResolver(List.of(IpAddressRange.parse("fd00::/8")),
 				ForwardedHeader.X_FORWARDED_FOR, 64);
-		RateLimitContext first = RateLimitContext.forRequest(request("2001:db8:1:2::17"), null);
-		RateLimitContext sameNetwork = RateLimitContext.forRequest(request("2001:db8:1:2:ffff:ee::1"), null);
-		RateLimitContext nextNetwork = RateLimitContext.forRequest(request("2001:db8:1:3::17"), null);
+		RateLimitContext first = RateLimitContext.forRequest(new ServletRateLimitRequest(request("2001:db8:1:2::17")),
+				null);
+		RateLimitContext sameNetwork = RateLimitContext
+			.forRequest(new ServletRateLimitRequest(request("2001:db8:1:2:ffff:ee::1")), null);
+		RateLimitContext nextNetwork = RateLimitContext
+			.forRequest(new ServletRateLimitRequest(request("2001:db8:1:3::17")), null);
 		assertThat(byNetwork.resolveKey(first)).isEqualTo("ip:2001:db8:1:2:0:0:0:0/64")
 			.isEqualTo(byNetwork.resolveKey(sameNetwork));
 		assertThat(byNetwork.resolveKey(nextNetwork)).isEqualTo("ip:2001:db8:1:3:0:0:0:0/64");
 		MockHttpServletRequest proxied = request("fd00::1");
 		proxied.addHeader("X-Forwarded-For", "2001:db8:1:2::99");
-		assertThat(byNetwork.resolveKey(RateLimitContext.forRequest(proxied, null)))
+		assertThat(byNetwork.resolveKey(RateLimitContext.forRequest(new ServletRateLimitRequest(proxied), null)))
 			.isEqualTo("ip:2001:db8:1:2:0:0:0:0/64");
-		assertThat(byNetwork.clientAddress(proxied)).isEqualTo("2001:db8:1:2:0:0:0:99");
-		assertThat(byNetwork.resolveKey(RateLimitContext.forRequest(request("192.0.2.7"), null)))
+		assertThat(byNetwork.clientAddress(new ServletRateLimitRequest(proxied))).isEqualTo("2001:db8:1:2:0:0:0:99");
+		assertThat(byNetwork
+			.resolveKey(RateLimitContext.forRequest(new ServletRateLimitRequest(request("192.0.2.7")), null)))
 			.isEqualTo("ip:192.0.2.7");
 		assertThat(byNetwork.storedKey("2001:db8:1:2::5")).isEqualTo("ip:2001:db8:1:2:0:0:0:0/64");
 		assertThat(byNetwork.storedKey("ip:2001:db8:1:2:0:0:0:0/64")).isEqualTo("ip:2001:db8:1:2:0:0:0:0/64");
@@ -97,7 +102,7 @@ class KeyResolutionTests {
 		MockHttpServletRequest request = request("fd00::1");
 		request.addHeader("Forwarded", "For=\"[2001:db8:cafe::17]:4711\";proto=https");
 		request.addHeader("X-Forwarded-For", "198.51.100.66");
-		assertThat(forwarded.clientAddress(request)).isEqualTo("2001:db8:cafe:0:0:0:0:17");
+		assertThat(forwarded.clientAddress(new ServletRateLimitRequest(request))).isEqualTo("2001:db8:cafe:0:0:0:0:17");
 	}
 
 	@Test
@@ -107,14 +112,14 @@ class KeyResolutionTests {
 		MockHttpServletRequest request = request("10.0.0.1");
 		request.addHeader("Forwarded", "for=198.51.100.77");
 		request.addHeader("X-Forwarded-For", "203.0.113.9");
-		assertThat(this.addresses.clientAddress(request)).isEqualTo("203.0.113.9");
+		assertThat(this.addresses.clientAddress(new ServletRateLimitRequest(request))).isEqualTo("203.0.113.9");
 	}
 
 	@Test
 	void aHeaderValueCannotNameAnotherCallersAddressKey() {
 		MockHttpServletRequest request = request("192.0.2.4");
 		request.addHeader("X-Tenant", "ip:203.0.113.7");
-		RateLimitContext context = RateLimitContext.forRequest(request, null);
+		RateLimitContext context = RateLimitContext.forRequest(new ServletRateLimitRequest(request), null);
 		assertThat(this.factory.create("header:X-Tenant").resolveKey(context)).isEqualTo("header:ip:203.0.113.7");
 	}
 
@@ -122,7 +127,7 @@ class KeyResolutionTests {
 	void fallsBackToTheLeftMostHopWhenEveryHopIsTrusted() {
 		MockHttpServletRequest request = request("10.0.0.1");
 		request.addHeader("X-Forwarded-For", "10.1.1.1, 10.2.2.2");
-		assertThat(this.addresses.clientAddress(request)).isEqualTo("10.1.1.1");
+		assertThat(this.addresses.clientAddress(new ServletRateLimitRequest(request))).isEqualTo("10.1.1.1");
 	}
 
 	@Test
@@ -144,13 +149,14 @@ class KeyResolutionTests {
 	void hashesApiKeysWithSha256() {
 		MockHttpServletRequest request = request("192.0.2.1");
 		request.addHeader("X-API-Key", "abc");
-		assertThat(this.factory.create("api-key").resolveKey(RateLimitContext.forRequest(request, null)))
+		assertThat(this.factory.create("api-key")
+			.resolveKey(RateLimitContext.forRequest(new ServletRateLimitRequest(request), null)))
 			.isEqualTo("key:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 	}
 
 	@Test
 	void fallsBackToTheAddressWithoutAnApiKeyOrAPrincipalOrAHeader() {
-		RateLimitContext context = RateLimitContext.forRequest(request("192.0.2.1"), null);
+		RateLimitContext context = RateLimitContext.forRequest(new ServletRateLimitRequest(request("192.0.2.1")), null);
 		assertThat(this.factory.create("api-key").resolveKey(context)).isEqualTo("ip:192.0.2.1");
 		assertThat(this.factory.create("principal").resolveKey(context)).isEqualTo("ip:192.0.2.1");
 		assertThat(this.factory.create("header:X-Tenant").resolveKey(context)).isEqualTo("ip:192.0.2.1");
@@ -160,7 +166,7 @@ class KeyResolutionTests {
 	void keysByTheAuthenticatedPrincipal() {
 		SecurityContextHolder.getContext()
 			.setAuthentication(new TestingAuthenticationToken("alice", "n/a", "ROLE_USER"));
-		RateLimitContext context = RateLimitContext.forRequest(request("192.0.2.1"), null);
+		RateLimitContext context = RateLimitContext.forRequest(new ServletRateLimitRequest(request("192.0.2.1")), null);
 		assertThat(this.factory.create("principal").resolveKey(context)).isEqualTo("user:alice");
 	}
 
@@ -170,7 +176,7 @@ class KeyResolutionTests {
 		request.addHeader("X-Tenant", "acme");
 		this.beans.addBean("tenantKeys",
 				(KeyResolver) (context) -> "tenant:" + context.request().getHeader("X-Tenant"));
-		RateLimitContext context = RateLimitContext.forRequest(request, this.beans);
+		RateLimitContext context = RateLimitContext.forRequest(new ServletRateLimitRequest(request), this.beans);
 		assertThat(this.factory.create("global").resolveKey(context)).isEqualTo("global");
 		assertThat(this.factory.create("header:X-Tenant").resolveKey(context)).isEqualTo("header:acme");
 		assertThat(this.factory.create("bean:tenantKeys").resolveKey(context)).isEqualTo("tenant:acme");
@@ -189,13 +195,14 @@ class KeyResolutionTests {
 	void readsTheTierFromATierAuthorityInAnyCase() {
 		SecurityContextHolder.getContext()
 			.setAuthentication(new TestingAuthenticationToken("bob", "n/a", "ROLE_USER", "tier_PAID"));
-		assertThat(new AuthorityTierResolver().resolveTier(RateLimitContext.forRequest(request("192.0.2.1"), null)))
+		assertThat(new AuthorityTierResolver()
+			.resolveTier(RateLimitContext.forRequest(new ServletRateLimitRequest(request("192.0.2.1")), null)))
 			.isEqualTo("paid");
 	}
 
 	@Test
 	void readsOnlyAuthoritiesThatStartWithTheTierPrefix() {
-		RateLimitContext context = RateLimitContext.forRequest(request("192.0.2.1"), null);
+		RateLimitContext context = RateLimitContext.forRequest(new ServletRateLimitRequest(request("192.0.2.1")), null);
 		SecurityContextHolder.getContext()
 			.setAuthentication(new TestingAuthenticationToken("ann", "n/a", "tier_", "ROLE_TIER_GOLD", "tie_gold",
 					"tier-gold", "TiEr_Gold", "TIER_SILVER"));
@@ -209,11 +216,11 @@ class KeyResolutionTests {
 	void readsTheTierFromTheRequestAttributeWithoutATierAuthority() {
 		MockHttpServletRequest request = request("192.0.2.1");
 		request.setAttribute(TierResolver.TIER_ATTRIBUTE, "partner");
-		RateLimitContext context = RateLimitContext.forRequest(request, null);
+		RateLimitContext context = RateLimitContext.forRequest(new ServletRateLimitRequest(request), null);
 		assertThat(new AuthorityTierResolver().resolveTier(context)).isEqualTo("partner");
 		assertThat(new RequestAttributeTierResolver().resolveTier(context)).isEqualTo("partner");
-		assertThat(
-				new RequestAttributeTierResolver().resolveTier(RateLimitContext.forRequest(request("192.0.2.1"), null)))
+		assertThat(new RequestAttributeTierResolver()
+			.resolveTier(RateLimitContext.forRequest(new ServletRateLimitRequest(request("192.0.2.1")), null)))
 			.isNull();
 	}
 
