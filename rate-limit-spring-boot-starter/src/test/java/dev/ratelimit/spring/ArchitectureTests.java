@@ -29,6 +29,34 @@ class ArchitectureTests {
 	}
 
 	@Test
+	void rootPackageImportsNoServletApi() {
+		noServletApiIn(STARTER);
+	}
+
+	@Test
+	void keyResolversImportNoServletApi() {
+		noServletApiIn(STARTER + ".key..");
+	}
+
+	@Test
+	void annotationImportsNoServletApi() {
+		noServletApiIn(STARTER + ".annotation..");
+	}
+
+	/**
+	 * The decision path serves any web stack, or none: the servlet API and Spring MVC
+	 * belong to {@code web} and the auto-configuration that wires it.
+	 */
+	private static void noServletApiIn(String packageIdentifier) {
+		noClasses().that()
+			.resideInAPackage(packageIdentifier)
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage("jakarta.servlet..", "org.springframework.web.servlet..")
+			.check(classes);
+	}
+
+	@Test
 	void annotationDoesNotDependOnWeb() {
 		noClasses().that()
 			.resideInAPackage(STARTER + ".annotation..")
