@@ -13,7 +13,7 @@ import dev.ratelimit.spring.RateLimitService;
  * The resolved {@link RateLimited} annotations of one method: its policies with their
  * keys, its cost expressions and its parameter names. Built once per method. Immutable.
  */
-public final class MethodLimits {
+final class MethodLimits {
 
 	private final List<AppliedPolicy> policies;
 
@@ -35,7 +35,7 @@ public final class MethodLimits {
 	 * Returns the policies of the method.
 	 * @return the applied policies
 	 */
-	public List<AppliedPolicy> policies() {
+	List<AppliedPolicy> policies() {
 		return this.policies;
 	}
 
@@ -88,7 +88,7 @@ public final class MethodLimits {
 	 * Returns the parameter names of the method.
 	 * @return the names, {@code null} where unknown
 	 */
-	public String[] parameterNames() {
+	String[] parameterNames() {
 		return this.parameterNames.clone();
 	}
 

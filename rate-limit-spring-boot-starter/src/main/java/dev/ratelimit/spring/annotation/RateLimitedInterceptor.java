@@ -2,8 +2,6 @@ package dev.ratelimit.spring.annotation;
 
 import java.lang.reflect.Method;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Objects;
 
 import org.aopalliance.intercept.MethodInterceptor;
@@ -14,7 +12,6 @@ import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanFactory;
 
 import dev.ratelimit.core.RateLimitExceededException;
-import dev.ratelimit.spring.AppliedPolicy;
 import dev.ratelimit.spring.RateLimitContext;
 import dev.ratelimit.spring.RateLimitEvaluationException;
 import dev.ratelimit.spring.RateLimitRequest;
@@ -73,15 +70,16 @@ public final class RateLimitedInterceptor implements MethodInterceptor {
 		WebInvocationSupport web = this.web;
 		RateLimitRequest request = (web != null) ? web.currentRequest() : null;
 		boolean handler = web != null && request != null && web.isHandler(request, method);
-		// taken before any expression is evaluated: the method is invoked, so the filter
-		// must not charge its policies
-		// after the fact, whether this decision is made or an expression cannot be
-		// evaluated and nothing is charged;
-		// given back only if the decision fails for the application's own reasons
-		PendingLimits pending = handler ? web.takePending(request) : null;
+		if (handler) {
+			// taken before any expression is evaluated: the method is invoked, so the
+			// filter must not charge its policies after the fact, whether this decision
+			// is made or an expression cannot be evaluated and nothing is charged; given
+			// back only if the decision fails for the application's own reasons
+			web.takePending(request);
+		}
 		RateLimitResult result;
 		try {
-			result = decide(invocation, method, limits, request, pending);
+			result = decide(invocation, method, limits, request, handler);
 		}
 		catch (RateLimitEvaluationException ex) {
 			if (!handler) {
@@ -97,12 +95,11 @@ public final class RateLimitedInterceptor implements MethodInterceptor {
 			throw ex;
 		}
 		catch (RuntimeException | Error ex) {
-			if (pending != null) {
+			if (handler) {
 				// the application failed, not the request: as for a handler method that
-				// never runs, the filter decides
-				// its policies when the failure reaches the exception resolvers, else
-				// when the filter chain returns
-				web.restorePending(request, pending);
+				// never runs, the filter decides its policies when the failure reaches
+				// the exception resolvers, else when the filter chain returns
+				web.restorePending(request);
 			}
 			throw ex;
 		}
@@ -129,20 +126,15 @@ public final class RateLimitedInterceptor implements MethodInterceptor {
 	}
 
 	private RateLimitResult decide(MethodInvocation invocation, Method method, MethodLimits limits,
-			@Nullable RateLimitRequest request, @Nullable PendingLimits pending) {
+			@Nullable RateLimitRequest request, boolean handler) {
 		RateLimitContext context = RateLimitContext.forInvocation(request, method, invocation.getArguments(),
 				limits.parameterNamesShared(), this.beanFactory);
 		MethodLimits.Charge charge = limits.charge(context);
-		List<AppliedPolicy> policies = charge.policies();
-		long cost = charge.cost();
-		long shadowCost = charge.shadowCost();
-		if (pending != null) {
-			policies = new ArrayList<>(pending.policies());
-			policies.addAll(charge.policies());
-			cost = Math.max(cost, pending.cost());
-			shadowCost = Math.max(shadowCost, pending.shadowCost());
+		WebInvocationSupport web = this.web;
+		if (handler && web != null && request != null) {
+			return web.decideWithPending(request, charge.policies(), charge.cost(), charge.shadowCost(), context);
 		}
-		return this.service.decideApplied(policies, cost, shadowCost, context);
+		return this.service.decideApplied(charge.policies(), charge.cost(), charge.shadowCost(), context);
 	}
 
 }

@@ -113,7 +113,7 @@ public final class RateLimitedMethods implements SmartInitializingSingleton {
 	 * @return the limits, or {@code null} if the method is not rate-limited
 	 * @throws RateLimitConfigurationException if an annotation is invalid
 	 */
-	public @Nullable MethodLimits find(Method method, Class<?> targetClass) {
+	@Nullable MethodLimits find(Method method, Class<?> targetClass) {
 		MethodClassKey cacheKey = new MethodClassKey(method, targetClass);
 		MethodLimits limits = this.cache.get(cacheKey);
 		if (limits == null) {

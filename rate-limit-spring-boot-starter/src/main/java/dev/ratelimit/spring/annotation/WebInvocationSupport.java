@@ -1,9 +1,12 @@
 package dev.ratelimit.spring.annotation;
 
 import java.lang.reflect.Method;
+import java.util.List;
 
 import org.jspecify.annotations.Nullable;
 
+import dev.ratelimit.spring.AppliedPolicy;
+import dev.ratelimit.spring.RateLimitContext;
 import dev.ratelimit.spring.RateLimitRequest;
 import dev.ratelimit.spring.RateLimitResult;
 
@@ -30,23 +33,36 @@ public interface WebInvocationSupport {
 	boolean isHandler(RateLimitRequest request, Method method);
 
 	/**
-	 * Takes the policies that the filter left for the handler method to decide.
+	 * Takes the policies that the filter left for the request's handler method, so that
+	 * the filter no longer decides them: {@link #decideWithPending} adds them to the
+	 * method's, or {@link #restorePending} gives them back. Taking again replaces what
+	 * was taken.
 	 * @param request the request
-	 * @return the policies, or {@code null} if there are none; a second call returns
-	 * {@code null}
 	 */
-	@Nullable PendingLimits takePending(RateLimitRequest request);
+	void takePending(RateLimitRequest request);
 
 	/**
-	 * Gives back the policies taken with {@link #takePending(RateLimitRequest)} when the
-	 * handler method's decision failed for a reason of the application's (an exception
-	 * other than a cost or key that cannot be evaluated for the request), so that the
-	 * filter decides them as for a handler method that is never invoked: the request is
-	 * not free.
+	 * Decides a call of the request's handler method in one decision with the policies
+	 * taken from the filter, if any: the filter's policies then the method's, each cost
+	 * the higher of the two.
 	 * @param request the request
-	 * @param pending the policies that were taken
+	 * @param policies the method's policies
+	 * @param cost the permits the call takes from the enforced policies
+	 * @param shadowCost the permits the call takes from the shadow policies
+	 * @param context the call
+	 * @return the result
 	 */
-	void restorePending(RateLimitRequest request, PendingLimits pending);
+	RateLimitResult decideWithPending(RateLimitRequest request, List<AppliedPolicy> policies, long cost,
+			long shadowCost, RateLimitContext context);
+
+	/**
+	 * Gives back the policies taken with {@link #takePending} when the handler method's
+	 * decision failed for a reason of the application's (an exception other than a cost
+	 * or key that cannot be evaluated for the request), so that the filter decides them
+	 * as for a handler method that is never invoked: the request is not free.
+	 * @param request the request
+	 */
+	void restorePending(RateLimitRequest request);
 
 	/**
 	 * Receives the decision of a call made in a web request, before the method runs or

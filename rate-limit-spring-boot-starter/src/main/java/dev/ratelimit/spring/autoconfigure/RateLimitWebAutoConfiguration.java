@@ -29,7 +29,6 @@ import dev.ratelimit.spring.RateLimitService;
 import dev.ratelimit.spring.Sleeper;
 import dev.ratelimit.spring.annotation.RateLimitedMethods;
 import dev.ratelimit.spring.annotation.WebInvocationSupport;
-import dev.ratelimit.spring.web.AnnotatedHandlerLookup;
 import dev.ratelimit.spring.web.FilterRule;
 import dev.ratelimit.spring.web.PendingLimitsExceptionResolver;
 import dev.ratelimit.spring.web.RateLimitExceptionHandler;
@@ -83,8 +82,8 @@ public final class RateLimitWebAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	WebInvocationSupport rateLimitWebInvocationSupport(RateLimitHeaders headers) {
-		return new ServletInvocationSupport(headers);
+	WebInvocationSupport rateLimitWebInvocationSupport(RateLimitService service, RateLimitHeaders headers) {
+		return new ServletInvocationSupport(service, headers);
 	}
 
 	@Bean
@@ -100,17 +99,14 @@ public final class RateLimitWebAutoConfiguration {
 			ObjectProvider<RateLimitedMethods> annotatedMethods,
 			ObjectProvider<HandlerMappingIntrospector> introspector, BeanFactory beanFactory, Environment environment) {
 		List<FilterRule> rules = FilterRuleFactory.rules(properties, policies);
-		Supplier<Optional<AnnotatedHandlerLookup>> lookup = SingletonSupplier.of(() -> {
-			RateLimitedMethods methods = annotatedMethods.getIfAvailable();
-			HandlerMappingIntrospector mappings = introspector.getIfAvailable();
-			return (methods != null && mappings != null)
-					? Optional.of(new AnnotatedHandlerLookup(mappings::getHandlerMappings, methods)) : Optional.empty();
-		});
+		Supplier<Optional<HandlerMappingIntrospector>> mappings = SingletonSupplier
+			.of(() -> Optional.ofNullable(introspector.getIfAvailable()));
 		Supplier<Optional<HandlerExceptionResolver>> resolver = SingletonSupplier
 			.of(() -> beanFactory.containsBean(EXCEPTION_RESOLVER)
 					? Optional.of(beanFactory.getBean(EXCEPTION_RESOLVER, HandlerExceptionResolver.class))
 					: Optional.empty());
-		RateLimitFilter filter = new RateLimitFilter(service, rules, headers, sleeper, () -> lookup.get().orElse(null),
+		RateLimitFilter filter = new RateLimitFilter(service, rules, headers, sleeper, annotatedMethods::getIfAvailable,
+				() -> mappings.get().map(HandlerMappingIntrospector::getHandlerMappings).orElse(List.of()),
 				() -> resolver.get().orElse(null), beanFactory);
 		FilterRegistrationBean<RateLimitFilter> registration = new FilterRegistrationBean<>(filter);
 		registration.setName("rateLimitFilter");

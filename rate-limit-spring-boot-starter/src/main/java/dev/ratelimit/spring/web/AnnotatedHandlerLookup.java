@@ -39,7 +39,7 @@ import dev.ratelimit.spring.annotation.RateLimitedMethods;
  * {@code DispatcherServlet} will, on a view of the request whose attribute changes are
  * discarded.
  */
-public final class AnnotatedHandlerLookup {
+final class AnnotatedHandlerLookup {
 
 	private final Supplier<List<HandlerMapping>> handlerMappings;
 
@@ -68,18 +68,9 @@ public final class AnnotatedHandlerLookup {
 	 * {@code DispatcherServlet} uses them
 	 * @param methods the annotated methods
 	 */
-	public AnnotatedHandlerLookup(Supplier<List<HandlerMapping>> handlerMappings, RateLimitedMethods methods) {
+	AnnotatedHandlerLookup(Supplier<List<HandlerMapping>> handlerMappings, RateLimitedMethods methods) {
 		this.handlerMappings = handlerMappings;
 		this.methods = methods;
-	}
-
-	/**
-	 * Returns whether a {@code @RateLimited} handler method will handle a request.
-	 * @param request the request
-	 * @return whether the handler is an annotated method
-	 */
-	public boolean isRateLimitedHandler(HttpServletRequest request) {
-		return isRateLimitedHandler(request, null);
 	}
 
 	/**
@@ -90,7 +81,7 @@ public final class AnnotatedHandlerLookup {
 	 * parse it here
 	 * @return whether the handler is an annotated method
 	 */
-	public boolean isRateLimitedHandler(HttpServletRequest request, @Nullable RequestPath path) {
+	boolean isRateLimitedHandler(HttpServletRequest request, @Nullable RequestPath path) {
 		if (!this.methods.hasAnnotatedMethods()) {
 			return false;
 		}

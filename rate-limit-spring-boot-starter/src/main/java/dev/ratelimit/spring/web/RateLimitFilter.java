@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.function.Supplier;
 
 import jakarta.servlet.AsyncEvent;
@@ -24,8 +25,10 @@ import org.springframework.http.MediaType;
 import org.springframework.http.ProblemDetail;
 import org.springframework.http.server.PathContainer;
 import org.springframework.http.server.RequestPath;
+import org.springframework.util.function.SingletonSupplier;
 import org.springframework.web.filter.OncePerRequestFilter;
 import org.springframework.web.servlet.HandlerExceptionResolver;
+import org.springframework.web.servlet.HandlerMapping;
 
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.RateLimitExceededException;
@@ -35,7 +38,7 @@ import dev.ratelimit.spring.RateLimitEvaluationException;
 import dev.ratelimit.spring.RateLimitResult;
 import dev.ratelimit.spring.RateLimitService;
 import dev.ratelimit.spring.Sleeper;
-import dev.ratelimit.spring.annotation.PendingLimits;
+import dev.ratelimit.spring.annotation.RateLimitedMethods;
 
 /**
  * Limits the requests that match {@code ratelimit.filters}: one decision per request, for
@@ -54,7 +57,7 @@ public class RateLimitFilter extends OncePerRequestFilter {
 
 	private final Sleeper sleeper;
 
-	private final Supplier<@Nullable AnnotatedHandlerLookup> handlerLookup;
+	private final Supplier<Optional<AnnotatedHandlerLookup>> handlerLookup;
 
 	private final Supplier<@Nullable HandlerExceptionResolver> exceptionResolver;
 
@@ -66,20 +69,24 @@ public class RateLimitFilter extends OncePerRequestFilter {
 	 * @param rules the filter rules
 	 * @param headers the header writer
 	 * @param sleeper what waits out shaping delays
-	 * @param handlerLookup the look-up of annotated handler methods, supplying
-	 * {@code null} when annotations are not enforced
+	 * @param annotatedMethods the annotated methods, supplying {@code null} when
+	 * annotations are not enforced; asked once
+	 * @param handlerMappings the application's handler mappings in the order the
+	 * {@code DispatcherServlet} uses them, which tell whether an annotated method will
+	 * handle a request
 	 * @param exceptionResolver the MVC exception resolver that answers rejections,
 	 * supplying {@code null} to write the problem directly
 	 * @param beanFactory the bean factory that {@code @beans} in expressions refer to
 	 */
 	public RateLimitFilter(RateLimitService service, List<FilterRule> rules, RateLimitHeaders headers, Sleeper sleeper,
-			Supplier<@Nullable AnnotatedHandlerLookup> handlerLookup,
+			Supplier<@Nullable RateLimitedMethods> annotatedMethods, Supplier<List<HandlerMapping>> handlerMappings,
 			Supplier<@Nullable HandlerExceptionResolver> exceptionResolver, @Nullable BeanFactory beanFactory) {
 		this.service = Objects.requireNonNull(service, "service must not be null");
 		this.rules = List.copyOf(rules);
 		this.headers = Objects.requireNonNull(headers, "headers must not be null");
 		this.sleeper = Objects.requireNonNull(sleeper, "sleeper must not be null");
-		this.handlerLookup = handlerLookup;
+		this.handlerLookup = SingletonSupplier.of(() -> Optional.ofNullable(annotatedMethods.get())
+			.map((methods) -> new AnnotatedHandlerLookup(handlerMappings, methods)));
 		this.exceptionResolver = exceptionResolver;
 		this.beanFactory = beanFactory;
 	}
@@ -156,7 +163,7 @@ public class RateLimitFilter extends OncePerRequestFilter {
 		RateLimitResult result;
 		try {
 			PendingLimits applicable = applicable(matched, context);
-			AnnotatedHandlerLookup lookup = this.handlerLookup.get();
+			AnnotatedHandlerLookup lookup = this.handlerLookup.get().orElse(null);
 			if (lookup != null && lookup.isRateLimitedHandler(request, path)) {
 				limits.defer(applicable);
 				return true;

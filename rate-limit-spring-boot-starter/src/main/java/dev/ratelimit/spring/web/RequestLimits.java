@@ -8,13 +8,12 @@ import org.jspecify.annotations.Nullable;
 
 import dev.ratelimit.spring.RateLimitRequest;
 import dev.ratelimit.spring.RateLimitResult;
-import dev.ratelimit.spring.annotation.PendingLimits;
 
 /**
  * The rate-limit state of one request, kept in a request attribute by the
- * {@link RateLimitFilter}: the filter, the policies left for the handler method, the
- * results whose concurrency permits are released when the response completes, and the
- * latest result, which the 429 response describes.
+ * {@link RateLimitFilter}: the filter, the policies left for the handler method (and
+ * those its interceptor took), the results whose concurrency permits are released when
+ * the response completes, and the latest result, which the 429 response describes.
  */
 final class RequestLimits {
 
@@ -25,6 +24,8 @@ final class RequestLimits {
 	private final List<RateLimitResult> held = new ArrayList<>(1);
 
 	private @Nullable PendingLimits pending;
+
+	private @Nullable PendingLimits taken;
 
 	private @Nullable RateLimitResult latest;
 
@@ -54,6 +55,25 @@ final class RequestLimits {
 		PendingLimits taken = this.pending;
 		this.pending = null;
 		return taken;
+	}
+
+	/**
+	 * Moves the pending policies to the handler method's interceptor, which decides them
+	 * with its own ({@link #taken()}) or gives them back ({@link #restoreTaken()}).
+	 */
+	synchronized void takeForHandler() {
+		this.taken = takePending();
+	}
+
+	synchronized @Nullable PendingLimits taken() {
+		return this.taken;
+	}
+
+	synchronized void restoreTaken() {
+		if (this.taken != null) {
+			this.pending = this.taken;
+			this.taken = null;
+		}
 	}
 
 	/**

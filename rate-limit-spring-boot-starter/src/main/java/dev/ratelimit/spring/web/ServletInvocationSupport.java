@@ -1,6 +1,8 @@
 package dev.ratelimit.spring.web;
 
 import java.lang.reflect.Method;
+import java.util.List;
+import java.util.Objects;
 
 import jakarta.servlet.http.HttpServletResponse;
 import org.jspecify.annotations.Nullable;
@@ -10,9 +12,11 @@ import org.springframework.web.context.request.ServletRequestAttributes;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.HandlerMapping;
 
+import dev.ratelimit.spring.AppliedPolicy;
+import dev.ratelimit.spring.RateLimitContext;
 import dev.ratelimit.spring.RateLimitRequest;
 import dev.ratelimit.spring.RateLimitResult;
-import dev.ratelimit.spring.annotation.PendingLimits;
+import dev.ratelimit.spring.RateLimitService;
 import dev.ratelimit.spring.annotation.WebInvocationSupport;
 
 /**
@@ -21,14 +25,18 @@ import dev.ratelimit.spring.annotation.WebInvocationSupport;
  */
 public final class ServletInvocationSupport implements WebInvocationSupport {
 
+	private final RateLimitService service;
+
 	private final RateLimitHeaders headers;
 
 	/**
 	 * Creates the support.
+	 * @param service the decision path
 	 * @param headers the header writer
 	 */
-	public ServletInvocationSupport(RateLimitHeaders headers) {
-		this.headers = headers;
+	public ServletInvocationSupport(RateLimitService service, RateLimitHeaders headers) {
+		this.service = Objects.requireNonNull(service, "service must not be null");
+		this.headers = Objects.requireNonNull(headers, "headers must not be null");
 	}
 
 	@Override
@@ -44,16 +52,30 @@ public final class ServletInvocationSupport implements WebInvocationSupport {
 	}
 
 	@Override
-	public @Nullable PendingLimits takePending(RateLimitRequest request) {
+	public void takePending(RateLimitRequest request) {
 		RequestLimits limits = RequestLimits.of(request);
-		return (limits != null) ? limits.takePending() : null;
+		if (limits != null) {
+			limits.takeForHandler();
+		}
 	}
 
 	@Override
-	public void restorePending(RateLimitRequest request, PendingLimits pending) {
+	public RateLimitResult decideWithPending(RateLimitRequest request, List<AppliedPolicy> policies, long cost,
+			long shadowCost, RateLimitContext context) {
+		RequestLimits limits = RequestLimits.of(request);
+		PendingLimits pending = (limits != null) ? limits.taken() : null;
+		if (pending == null) {
+			return this.service.decideApplied(policies, cost, shadowCost, context);
+		}
+		PendingLimits merged = pending.with(policies, cost, shadowCost);
+		return this.service.decideApplied(merged.policies(), merged.cost(), merged.shadowCost(), context);
+	}
+
+	@Override
+	public void restorePending(RateLimitRequest request) {
 		RequestLimits limits = RequestLimits.of(request);
 		if (limits != null) {
-			limits.defer(pending);
+			limits.restoreTaken();
 		}
 	}
 
