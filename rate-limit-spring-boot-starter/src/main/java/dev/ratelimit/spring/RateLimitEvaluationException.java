@@ -5,12 +5,10 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Thrown when a cost or key expression of an enforced policy cannot be evaluated for a
- * call because of what the call carries (a missing or malformed header or parameter),
- * before anything is charged. In a web request the starter answers it with
- * {@code 400 Bad Request}, in fixed words that never repeat the request's values. For a
- * {@code @RateLimited} method that is not a request's handler, the interceptor throws an
- * {@link IllegalStateException} instead, with this exception suppressed.
+ * Thrown, before anything is charged, when a cost or key expression cannot be evaluated
+ * for what a call carries (a missing or malformed header or parameter). A web request
+ * gets {@code 400 Bad Request} in fixed words; a {@code @RateLimited} method outside a
+ * request gets an {@link IllegalStateException} with this exception suppressed.
  */
 public class RateLimitEvaluationException extends RuntimeException {
 

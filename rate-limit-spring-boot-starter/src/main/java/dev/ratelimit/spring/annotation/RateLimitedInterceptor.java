@@ -20,11 +20,10 @@ import dev.ratelimit.spring.RateLimitService;
 import dev.ratelimit.spring.Sleeper;
 
 /**
- * The aspect behind {@link RateLimited}: decides each call of an annotated method through
- * the {@link RateLimitService} before the method runs, and throws
- * {@link RateLimitExceededException} when a limit rejects it. For a request's handler
- * method the decision also covers the filters' policies, and a cost or key that cannot be
- * evaluated throws {@link RateLimitEvaluationException} (400); for any other method, an
+ * The aspect behind {@link RateLimited}: decides each call before the method runs, with
+ * the filters' policies for a request's handler, and throws
+ * {@link RateLimitExceededException} when a limit rejects it; a cost or key that cannot
+ * be evaluated throws {@link RateLimitEvaluationException} (400) in a request, else an
  * {@link IllegalStateException}.
  */
 public final class RateLimitedInterceptor implements MethodInterceptor {

@@ -11,11 +11,9 @@ import dev.ratelimit.core.memory.InMemoryRateLimiter;
 
 /**
  * Binds the meters of the in-memory backend's keys, tagged {@code backend=memory}: the
- * {@value #KEYS} gauge, the keyed limits it holds, which
- * {@code ratelimit.memory.max-keys} bounds, and the {@value #EVICTED} counter, the keys
- * it evicted to stay within that bound, tagged {@code state=fresh} for keys back to their
- * fresh state (nothing lost) and {@code state=spent} for keys that still held spent
- * permits, which their clients got back.
+ * {@value #KEYS} gauge (keys held, bounded by {@code ratelimit.memory.max-keys}) and the
+ * {@value #EVICTED} counter, tagged {@code state=fresh} for evicted keys back to their
+ * fresh state and {@code state=spent} for keys whose clients got spent permits back.
  */
 public class RateLimitKeysMeterBinder implements MeterBinder {
 

@@ -20,12 +20,10 @@ import dev.ratelimit.spring.RateLimitEvaluationException;
 import dev.ratelimit.spring.RateLimitResult;
 
 /**
- * Answers a {@link RateLimitExceededException} with 429 (or 503 for a backend failure),
- * {@code Retry-After}, the rate-limit headers and an {@code application/problem+json}
- * body, and a {@link RateLimitEvaluationException} (a cost or key expression that cannot
- * be evaluated for the request) with 400 and a problem body. Serves both the filter,
- * which hands its rejections to the MVC exception resolvers, and {@code @RateLimited}
- * methods. Replace it with a bean of this type, or handle the exceptions in an advice of
+ * Answers a {@link RateLimitExceededException} with 429 (503 for a backend failure),
+ * {@code Retry-After}, the rate-limit headers and a problem body, and a
+ * {@link RateLimitEvaluationException} with 400, for the filter and for
+ * {@code @RateLimited} methods. Replace it with a bean of this type, or an advice of
  * higher precedence, to answer differently.
  */
 @RestControllerAdvice
