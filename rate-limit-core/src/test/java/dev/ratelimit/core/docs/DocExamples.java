@@ -106,7 +106,7 @@ public final class DocExamples {
 	 * @param java the example's text
 	 * @return its code lines, without whitespace
 	 */
-	public static List<String> codeLines(String java) {
+	private static List<String> codeLines(String java) {
 		List<String> code = new ArrayList<>();
 		for (String line : java.split("\n")) {
 			String stripped = withoutBlanks(withoutComment(line).replace("{ ... }", ""));
@@ -118,12 +118,20 @@ public final class DocExamples {
 	}
 
 	/**
-	 * Returns the source of a test class without whitespace, to look for the code lines
-	 * of an example in it.
+	 * Returns the code lines of a Java example that a test class does not hold: none if
+	 * the test holds the example's code.
 	 * @param testClass a class of the module's {@code src/test/java}
-	 * @return its source without whitespace
+	 * @param file the markdown file, relative to the project's root
+	 * @param name the example's name in its marker
+	 * @return the example's code lines (without whitespace) missing from the class's
+	 * source
 	 */
-	public static String sourceWithoutBlanks(Class<?> testClass) {
+	public static List<String> codeMissingFrom(Class<?> testClass, String file, String name) {
+		String source = sourceWithoutBlanks(testClass);
+		return codeLines(block(file, name)).stream().filter((line) -> !source.contains(line)).toList();
+	}
+
+	private static String sourceWithoutBlanks(Class<?> testClass) {
 		Class<?> top = testClass;
 		while (top.getEnclosingClass() != null) {
 			top = top.getEnclosingClass();
