@@ -38,7 +38,9 @@ class BackendDownDocsTests {
 	static void startWithRedisDown() throws IOException {
 		sample = new SpringApplicationBuilder(GeocodingApplication.class).run("--spring.profiles.active=redis",
 				"--server.port=0", "--spring.data.redis.host=127.0.0.1", "--spring.data.redis.port=" + unusedPort(),
-				"--ratelimit.on-backend-failure=deny");
+				"--ratelimit.on-backend-failure=deny",
+				// no Redis will come: start without waiting for it
+				"--ratelimit.redis.startup-timeout=0");
 		http = new SampleClient(((WebServerApplicationContext) sample).getWebServer().getPort());
 	}
 
