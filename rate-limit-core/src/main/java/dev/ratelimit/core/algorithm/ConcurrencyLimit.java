@@ -21,8 +21,8 @@ public final class ConcurrencyLimit implements LimitAlgorithm<LeaseState> {
 	 * apply drops the expired ones. m is at most max (so at most Limit.MAX_CONCURRENCY):
 	 * each lease holds at least one permit, an allowed call leaves only live leases
 	 * behind it, and a rejected call adds none. Reaching it takes m calls in flight at
-	 * once, unlike a sliding log, which m quick calls fill. decide.lua reads the live
-	 * leases only, m of them at most.
+	 * once, unlike a sliding log, which m quick calls fill. concurrency_limit.lua reads
+	 * the live leases only, m of them at most.
 	 */
 
 	static final ConcurrencyLimit INSTANCE = new ConcurrencyLimit();

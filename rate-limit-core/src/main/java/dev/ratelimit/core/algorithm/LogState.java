@@ -14,7 +14,7 @@ public final class LogState {
 
 	/**
 	 * Running totals are held modulo this: a key that never goes idle would otherwise
-	 * count up for ever, past what {@code decide.lua}'s doubles hold exactly. Only
+	 * count up for ever, past what the Redis script's doubles hold exactly. Only
 	 * differences of totals within one window are read, and they are at most the limit's
 	 * permits, far below it.
 	 */

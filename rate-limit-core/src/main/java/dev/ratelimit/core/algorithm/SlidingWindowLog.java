@@ -17,8 +17,8 @@ public final class SlidingWindowLog implements LimitAlgorithm<LogState> {
 	 * inside the window by binary search on time, the permits inside it as a difference
 	 * of running totals, and for a rejection the entry whose leaving frees enough by
 	 * binary search on the running total), and apply drops at most TRIM_PER_CALL entries,
-	 * then adds or merges one. decide.lua does the same on the sorted set, with O(log n)
-	 * Redis commands.
+	 * then adds or merges one. sliding_window_log.lua does the same on the sorted set,
+	 * with O(log n) Redis commands.
 	 */
 
 	/**

@@ -11,33 +11,47 @@ import org.springframework.data.redis.core.script.RedisScript;
 import org.springframework.util.StreamUtils;
 
 /**
- * The decision script {@code decide.lua} in the two forms Redis runs, both built from the
- * one resource: a script for EVALSHA and EVAL, and a Redis 7 function library for
- * FUNCTION LOAD and FCALL. The resource's top level only defines things; its entry point
- * is {@code decide(keys, argv)}.
+ * The decision script in the two forms Redis runs, both built from one text assembled
+ * from the Lua sources in {@code lua/}: a script for EVALSHA and EVAL, and a Redis 7
+ * function library for FUNCTION LOAD and FCALL. The text's top level only defines things;
+ * its entry point is {@code decide(keys, argv)}, in {@code decide.lua}.
  */
 final class DecideScript {
 
-	private static final String RESOURCE = "dev/ratelimit/core/redis/decide.lua";
+	private static final String DIRECTORY = "dev/ratelimit/core/redis/lua/";
 
 	/*
-	 * The library is the resource under a "#!lua name=ratelimit_HASH" line, with a tail
-	 * that registers decide as the function ratelimit_decide_HASH. HASH is the start of
-	 * the script's SHA-1, so each version of the script has its own library and function:
-	 * two versions of an application (a rolling deploy) each call their own, and loading
-	 * one never replaces the other. A script rebuilds every helper on each call; a
-	 * library builds them once, when loaded, which makes a call a few microseconds
-	 * cheaper on the server.
+	 * The order matters: a Lua local is visible only below its definition, so each part
+	 * uses only what the parts before it define. The prelude holds the protocol's header
+	 * (ScriptOperationTest reads its list of operations) and the helpers; each algorithm
+	 * comes after the state layout it shares with another; decide.lua, last, dispatches
+	 * to all of them.
+	 */
+
+	/** The Lua sources in {@code lua/}, in the order they are assembled. */
+	static final List<String> PARTS = List.of("prelude.lua", "bucket_state.lua", "token_bucket.lua", "leaky_bucket.lua",
+			"window_state.lua", "fixed_window.lua", "sliding_window_counter.lua", "sliding_window_log.lua",
+			"concurrency_limit.lua", "decide.lua");
+
+	/*
+	 * The library is the assembled text under a "#!lua name=ratelimit_HASH" line, with a
+	 * tail that registers decide as the function ratelimit_decide_HASH. HASH is the start
+	 * of the script's SHA-1, so each version of the script has its own library and
+	 * function: two versions of an application (a rolling deploy) each call their own,
+	 * and loading one never replaces the other. A script rebuilds every helper on each
+	 * call; a library builds them once, when loaded, which makes a call a few
+	 * microseconds cheaper on the server.
 	 */
 
 	/** Length of the script's SHA-1 prefix in the library's and the function's names. */
 	private static final int HASH_LENGTH = 12;
 
 	/*
-	 * The script is the resource with this tail, which calls redis.replicate_commands()
-	 * where it exists (before Redis 5) and returns decide(KEYS, ARGV).
+	 * The script is the assembled text with this tail, which calls
+	 * redis.replicate_commands() where it exists (before Redis 5) and returns
+	 * decide(KEYS, ARGV).
 	 *
-	 * The globals KEYS and ARGV that EVAL sets are read through _G: the resource declares
+	 * The globals KEYS and ARGV that EVAL sets are read through _G: the prelude declares
 	 * locals of the same names (which decide assigns on each call), and they shadow the
 	 * globals in the rest of the chunk.
 	 */
@@ -70,16 +84,35 @@ final class DecideScript {
 	}
 
 	/**
-	 * Reads {@code decide.lua} from the class path.
+	 * Reads and assembles the script's parts from the class path.
 	 * @return the script in both forms
 	 */
 	static DecideScript load() {
-		ClassPathResource resource = new ClassPathResource(RESOURCE, DecideScript.class.getClassLoader());
+		return new DecideScript(assemble());
+	}
+
+	/**
+	 * Returns the text of the script's {@link #PARTS}, in order, one blank line apart.
+	 * @return the assembled text
+	 */
+	static String assemble() {
+		StringBuilder text = new StringBuilder();
+		for (String part : PARTS) {
+			if (!text.isEmpty()) {
+				text.append('\n');
+			}
+			text.append(read(DIRECTORY + part));
+		}
+		return text.toString();
+	}
+
+	private static String read(String path) {
+		ClassPathResource resource = new ClassPathResource(path, DecideScript.class.getClassLoader());
 		try (InputStream in = resource.getInputStream()) {
-			return new DecideScript(StreamUtils.copyToString(in, StandardCharsets.UTF_8));
+			return StreamUtils.copyToString(in, StandardCharsets.UTF_8);
 		}
 		catch (IOException ex) {
-			throw new UncheckedIOException("Cannot read " + RESOURCE, ex);
+			throw new UncheckedIOException("Cannot read " + path, ex);
 		}
 	}
 

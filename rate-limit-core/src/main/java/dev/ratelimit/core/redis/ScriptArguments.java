@@ -9,9 +9,9 @@ import dev.ratelimit.core.LeakMode;
 import dev.ratelimit.core.Limit;
 
 /**
- * Builds the {@code ARGV} of a call of {@code decide.lua}, as its header lists them: the
- * operation, cost, time, TTL floor and reservoir size, then {@value #PER_KEY} values per
- * key.
+ * Builds the {@code ARGV} of a call of the decision script, as the header of its
+ * {@code lua/prelude.lua} lists them: the operation, cost, time, TTL floor and reservoir
+ * size, then {@value #PER_KEY} values per key.
  */
 final class ScriptArguments {
 

@@ -1,8 +1,9 @@
 package dev.ratelimit.core.redis;
 
 /**
- * The operations of {@code decide.lua}, sent as its first argument; its header lists the
- * same codes (held to this enum by {@code ScriptOperationTest}).
+ * The operations of the decision script, sent as its first argument; the header of its
+ * {@code lua/prelude.lua} lists the same codes (held to this enum by
+ * {@code ScriptOperationTest}).
  */
 enum ScriptOperation {
 

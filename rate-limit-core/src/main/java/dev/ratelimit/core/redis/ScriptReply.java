@@ -7,7 +7,7 @@ import dev.ratelimit.core.KeyedLimit;
 import dev.ratelimit.core.LimitStatus;
 
 /**
- * The reply of {@code decide.lua} to an operation that evaluates
+ * The reply of the decision script to an operation that evaluates
  * ({@link ScriptOperation#ACQUIRE}, {@code SEE}, {@code EVALUATE},
  * {@code FILL_RESERVOIR}): the script's time, whether every key allowed, and each key's
  * outcome in the order the keys were sent.

@@ -1,7 +1,5 @@
 package dev.ratelimit.core.redis;
 
-import java.io.IOException;
-import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
@@ -21,7 +19,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ScriptArgumentsTest {
 
 	@Test
-	void sendsTheHeaderThenTenValuesPerKey() throws IOException {
+	void sendsTheHeaderThenTenValuesPerKey() {
 		KeyedLimit bucket = new KeyedLimit("api", "alice", Limit.tokenBucket("10/1s", 20));
 		KeyedLimit inFlight = new KeyedLimit("api", "alice", Limit.concurrency(3));
 		SlotPlan plan = new SlotPlan(List.of(bucket, inFlight), new RedisKeys("rl"));
@@ -45,14 +43,10 @@ class ScriptArgumentsTest {
 			.containsExactlyInAnyOrder("tb", "lb", "fw", "swl", "swc", "cc");
 	}
 
-	private static int scriptConstant(String name) throws IOException {
-		try (InputStream in = ScriptArgumentsTest.class.getResourceAsStream("decide.lua")) {
-			assertThat(in).isNotNull();
-			String script = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-			Matcher matcher = Pattern.compile("(?m)^local " + name + " = (\\d+)$").matcher(script);
-			assertThat(matcher.find()).as("decide.lua declares %s", name).isTrue();
-			return Integer.parseInt(matcher.group(1));
-		}
+	private static int scriptConstant(String name) {
+		Matcher matcher = Pattern.compile("(?m)^local " + name + " = (\\d+)$").matcher(DecideScript.assemble());
+		assertThat(matcher.find()).as("the script declares %s", name).isTrue();
+		return Integer.parseInt(matcher.group(1));
 	}
 
 }

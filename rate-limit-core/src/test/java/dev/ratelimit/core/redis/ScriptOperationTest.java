@@ -1,8 +1,5 @@
 package dev.ratelimit.core.redis;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -21,7 +18,7 @@ class ScriptOperationTest {
 	private static final Pattern LISTED_OPERATION = Pattern.compile("^--\\s+'(\\w+)' ");
 
 	@Test
-	void hasTheOperationsTheScriptsHeaderLists() throws IOException {
+	void hasTheOperationsTheScriptsHeaderLists() {
 		List<String> listed = new ArrayList<>();
 		boolean inOperations = false;
 		for (String line : header()) {
@@ -42,18 +39,16 @@ class ScriptOperationTest {
 			.containsExactly(Arrays.stream(ScriptOperation.values()).map(ScriptOperation::code).toArray(String[]::new));
 	}
 
-	private static List<String> header() throws IOException {
-		try (InputStream in = ScriptOperationTest.class.getResourceAsStream("decide.lua")) {
-			assertThat(in).as("decide.lua next to the script's classes").isNotNull();
-			List<String> header = new ArrayList<>();
-			for (String line : new String(in.readAllBytes(), StandardCharsets.UTF_8).split("\n")) {
-				if (!line.startsWith("--")) {
-					break;
-				}
-				header.add(line);
+	/** The comment lines that open the assembled script: its prelude's header. */
+	private static List<String> header() {
+		List<String> header = new ArrayList<>();
+		for (String line : DecideScript.assemble().split("\n")) {
+			if (!line.startsWith("--")) {
+				break;
 			}
-			return header;
+			header.add(line);
 		}
+		return header;
 	}
 
 }

@@ -17,8 +17,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@code decide.lua}'s sliding window log on the server: the work of a call does not grow
- * with the log (counted in Redis commands and in the members they return, never timed),
+ * The script's sliding window log on the server: the work of a call does not grow with
+ * the log (counted in Redis commands and in the members they return, never timed),
  * running totals may wrap around, and a give-back leaves the log as if the permits had
  * never been taken.
  */
@@ -31,14 +31,14 @@ class SlidingLogScriptTest {
 	/** Calls per script run of a fill, so that no run holds the server for long. */
 	private static final int FILL_CHUNK = 2_000;
 
-	/** decide.lua's LOG_TOTAL_MODULUS. */
+	/** sliding_window_log.lua's LOG_TOTAL_MODULUS. */
 	private static final long TOTAL_MODULUS = 1L << 50;
 
-	/** decide.lua's LOG_TRIM_PER_CALL. */
+	/** sliding_window_log.lua's LOG_TRIM_PER_CALL. */
 	private static final int TRIM_PER_CALL = 8;
 
 	/*
-	 * decide.lua behind a local 'redis' that counts the commands decide makes and the
+	 * The script behind a local 'redis' that counts the commands decide makes and the
 	 * elements of their replies while 'counting' is on. ARGV[1] is the mode: 'fill'
 	 * (ARGV[2] calls taking one permit each, one a microsecond from the time in decide's
 	 * ARGV) or 'call' (one decide, which returns { decide's reply, commands, elements });

@@ -1,0 +1,72 @@
+---------------------------------------------------------------------------------------------------------------------
+-- LeakyBucket. State: BucketState, water in units.
+
+local LeakyBucket = {}
+
+-- LeakyBucket.fresh, or the saved state
+function LeakyBucket.load(key, limit)
+	return BucketState.load(key, 0)
+end
+
+-- LeakyBucket.drain
+function LeakyBucket.drain(limit, state, at)
+	if state.level <= 0 then
+		return 0
+	end
+	local elapsed = at - state.updatedAt
+	if elapsed <= 0 then
+		return state.level
+	end
+	if elapsed >= cdiv(state.level, limit.perMicro) then
+		return 0
+	end
+	return state.level - elapsed * limit.perMicro
+end
+
+-- LeakyBucket.evaluate
+function LeakyBucket.evaluate(limit, state, c)
+	local at = math.max(now, state.updatedAt)
+	local lag = at - now
+	local perPermit = limit.perPermit
+	local perMicro = limit.perMicro
+	local full = limit.capacity * perPermit
+	local water = LeakyBucket.drain(limit, state, at)
+	local reset = lag + cdiv(water, perMicro)
+	if c > limit.capacity then
+		return neverAllowed(fdiv(full - water, perPermit), reset)
+	end
+	local need = c * perPermit
+	local bound = full - need
+	-- A call of cost 0 takes no place in the queue: it neither waits nor is refused for the wait.
+	local shape = limit.shape and c > 0
+	if shape and limit.maxWait >= 0 and limit.maxWait < cdiv(bound, perMicro) then
+		bound = limit.maxWait * perMicro
+	end
+	if water <= bound then
+		local after = water + need
+		local delay = 0
+		if shape then
+			delay = lag + cdiv(water, perMicro)
+		end
+		return outcome(true, fdiv(full - after, perPermit), 0, lag + cdiv(after, perMicro), delay, false)
+	end
+	return rejected(fdiv(full - water, perPermit), lag + cdiv(water - bound, perMicro), reset)
+end
+
+-- LeakyBucket.apply
+function LeakyBucket.apply(key, limit, state, c)
+	local at = math.max(now, state.updatedAt)
+	local level = LeakyBucket.drain(limit, state, at) + c * limit.perPermit
+	BucketState.save(key, level, at, math.min((at - now) + cdiv(level, limit.perMicro), limit.retention))
+end
+
+-- Takes back c permits' worth of the water that an acquire poured, down to empty.
+function LeakyBucket.refund(key, limit, c)
+	local state = BucketState.read(key)
+	if not state then
+		return
+	end
+	local at = math.max(now, state.updatedAt)
+	local level = math.max(0, LeakyBucket.drain(limit, state, at) - c * limit.perPermit)
+	BucketState.save(key, level, at, math.min((at - now) + cdiv(level, limit.perMicro), limit.retention))
+end

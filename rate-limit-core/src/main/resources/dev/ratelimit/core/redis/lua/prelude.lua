@@ -1,0 +1,115 @@
+-- Decides every limit of one call (all keys in one hash slot) atomically, in two phases: evaluate every limit,
+-- then, only if all allow, apply them. A rejected call changes nothing (see "first sight" in decide.lua for the one
+-- exception, which mirrors the in-memory backend).
+--
+-- KEYS: the state keys, one per distinct keyed limit.
+-- ARGV[1] op, one of (the Java enum ScriptOperation has the same codes):
+--         'a' acquire: evaluate every key, then apply all if all allow, else record first sight
+--         's' see: evaluate every key and record first sight, apply nothing (a cluster's slots after a rejected one)
+--         'e' evaluate only: no writes
+--         'l' fill a reservoir: one token-bucket key, take between cost and ARGV[5] permits (else first sight)
+--         'r' refund: give back what 'a' took
+--         'n' renew: concurrency keys only, extra = the lease member "id:cost": push its expiry a lease time on
+-- ARGV[2] cost, ARGV[3] the time in microseconds or '' to read Redis TIME, ARGV[4] a floor for key TTLs in ms
+--         (0 in production; tests with an explicit clock set it, as their clock is not Redis's), ARGV[5] lease size.
+-- then per key, ARGS_PER_KEY values: algorithm, unitsPerMicro, unitsPerPermit, capacity, initial, shape (1/0),
+--         maxWait (-1: none), window, retention, extra (the lease member of a concurrency limit; for a refund of
+--         another algorithm, the mark its acquire returned).
+-- Returns: { now, allAllowed (1/0), then per key: allowed, remaining, retryAfter, resetAfter, delay, exceeds, mark }
+-- where mark is what a refund needs: the window start (fixed window, sliding counter), the log time (sliding log)
+-- or the permits granted ('l').
+--
+-- The script is assembled from these sources, in the order of DecideScript.PARTS: this prelude; one source per
+-- algorithm, named after the Java class in dev.ratelimit.core.algorithm whose math it ports line by line
+-- (token_bucket.lua for TokenBucket, ...), each after the state it shares with another algorithm (bucket_state.lua,
+-- window_state.lua); and decide.lua, which dispatches each key to its algorithm and runs the operation. A part uses
+-- only what the parts before it define. An algorithm is a table of functions named after the Java methods they
+-- mirror: load (the key's state, or the algorithm's fresh one), evaluate (the six values of an Outcome), apply (the
+-- mark a refund needs, or nothing), refund, and for some an operation of their own.
+--
+-- Lua numbers are doubles: every value here is an integer below 2^53 (Limit validates the parameters so that the
+-- Java longs stay below 2^53), so + - * are exact. Division never uses '/' on inexact operands: fdiv/cdiv divide
+-- an exact multiple, and math.fmod is exact in IEEE 754. Numbers that go into keys or members are formatted with
+-- '%.0f', never tostring (which keeps only 14 digits).
+--
+-- The work of a call is bounded: a few commands of O(1) for a bucket or a window; O(log n) commands of O(log n) for a
+-- sliding log of n entries, however full (n <= its permits; see sliding_window_log.lua); O(m) for the m live leases
+-- of a concurrency limit (m <= its max).
+--
+-- Two forms are built from the assembled text (DecideScript): a Redis 7 function library (the text under a
+-- '#!lua name=...' line, registering decide as a function: FUNCTION LOAD once, then FCALL per call), and a script
+-- for EVALSHA/EVAL (the text followed by a call of decide with the KEYS and ARGV that EVAL sets). So the top level
+-- only defines things, as loading a library requires (redis.call is not allowed there): every helper is created
+-- once per load, not on every call as a script's locals are. What one call reads is held in the locals just below
+-- and in op, cost, now, ttlFloorMillis and want; decide assigns each before anything reads it, and Redis runs one
+-- script or function at a time, so no two calls ever share them.
+
+local ARGS_PER_KEY = 10
+local FIRST_KEY_ARG = 6
+
+-- The current call's keys and arguments (shadowing the globals EVAL sets, which a function does not have).
+local KEYS, ARGV
+
+-- Java Math.floorDiv(a, b) for integers held exactly.
+local function fdiv(a, b)
+	local r = math.fmod(a, b)
+	if r ~= 0 and ((r < 0) ~= (b < 0)) then
+		r = r + b
+	end
+	return (a - r) / b
+end
+
+-- LimitAlgorithm.ceilDiv(a, b) = -Math.floorDiv(-a, b)
+local function cdiv(a, b)
+	return 0 - fdiv(-a, b)
+end
+
+-- Java Math.floorMod(a, b)
+local function fmod(a, b)
+	local r = math.fmod(a, b)
+	if r ~= 0 and ((r < 0) ~= (b < 0)) then
+		r = r + b
+	end
+	return r
+end
+
+local function int(x)
+	return string.format('%.0f', x)
+end
+
+-- The current call's ARGV[1] to ARGV[5] and time, assigned by decide.
+local op, cost, now, ttlFloorMillis, want
+
+-- Outcome(allowed, remaining, retryAfter, resetAfter, delay, exceeds), as six values rather than a table: an
+-- evaluate returns them, and decide writes them straight into its reply.
+local function outcome(allowed, remaining, retry, reset, delay, exceeds)
+	return allowed, remaining, retry, reset, delay, exceeds
+end
+local function allowed(remaining, reset) return true, remaining, 0, reset, 0, false end
+local function rejected(remaining, retry, reset) return false, remaining, retry, reset, 0, false end
+local function neverAllowed(remaining, reset) return false, remaining, 0, reset, 0, true end
+
+local function limitAt(i)
+	local a = FIRST_KEY_ARG + (i - 1) * ARGS_PER_KEY
+	return {
+		algorithm = ARGV[a],
+		perMicro = tonumber(ARGV[a + 1]),
+		perPermit = tonumber(ARGV[a + 2]),
+		capacity = tonumber(ARGV[a + 3]),
+		initial = tonumber(ARGV[a + 4]),
+		shape = ARGV[a + 5] == '1',
+		maxWait = tonumber(ARGV[a + 6]),
+		window = tonumber(ARGV[a + 7]),
+		retention = tonumber(ARGV[a + 8]),
+		member = ARGV[a + 9],
+	}
+end
+
+-- Sets a key's time to live from the time (µs) until its state equals a fresh one; 0 or less deletes it.
+local function expire(key, ttlMicros)
+	if ttlMicros <= 0 and ttlFloorMillis <= 0 then
+		redis.call('DEL', key)
+		return
+	end
+	redis.call('PEXPIRE', key, int(math.max(cdiv(math.max(ttlMicros, 0), 1000), ttlFloorMillis, 1)))
+end

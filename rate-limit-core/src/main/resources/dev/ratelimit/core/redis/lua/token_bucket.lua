@@ -1,0 +1,88 @@
+---------------------------------------------------------------------------------------------------------------------
+-- TokenBucket. State: BucketState, tokens in units.
+
+local TokenBucket = {}
+
+-- TokenBucket.fresh, or the saved state
+function TokenBucket.load(key, limit)
+	return BucketState.load(key, limit.initial * limit.perPermit)
+end
+
+-- TokenBucket.refill
+function TokenBucket.refill(limit, state, at)
+	local full = limit.capacity * limit.perPermit
+	local deficit = full - state.level
+	if deficit <= 0 then
+		return full
+	end
+	local elapsed = at - state.updatedAt
+	if elapsed <= 0 then
+		return state.level
+	end
+	if elapsed >= cdiv(deficit, limit.perMicro) then
+		return full
+	end
+	return state.level + elapsed * limit.perMicro
+end
+
+-- TokenBucket.evaluate
+function TokenBucket.evaluate(limit, state, c)
+	local at = math.max(now, state.updatedAt)
+	local lag = at - now
+	local perPermit = limit.perPermit
+	local perMicro = limit.perMicro
+	local full = limit.capacity * perPermit
+	local level = TokenBucket.refill(limit, state, at)
+	if c > limit.capacity then
+		return neverAllowed(fdiv(level, perPermit), lag + cdiv(full - level, perMicro))
+	end
+	local need = c * perPermit
+	if need <= level then
+		local after = level - need
+		return allowed(fdiv(after, perPermit), lag + cdiv(full - after, perMicro))
+	end
+	return rejected(fdiv(level, perPermit), lag + cdiv(need - level, perMicro), lag + cdiv(full - level, perMicro))
+end
+
+-- A bucket that starts below capacity stays distinguishable from a fresh one once full, so it is kept for
+-- retention - window (Limit.PARTIAL_START_RETENTION_MICROS) more; for a bucket that starts full that is 0.
+local function tokenBucketTtl(limit, reset)
+	return math.min(reset + (limit.retention - limit.window), limit.retention)
+end
+
+-- TokenBucket.apply
+function TokenBucket.apply(key, limit, state, c)
+	local at = math.max(now, state.updatedAt)
+	local level = TokenBucket.refill(limit, state, at) - c * limit.perPermit
+	local reset = (at - now) + cdiv(limit.capacity * limit.perPermit - level, limit.perMicro)
+	BucketState.save(key, level, at, tokenBucketTtl(limit, reset))
+end
+
+-- First sight: the in-memory backend creates a key's state when it first decides a call, even a rejected one. Only
+-- a token bucket that starts below capacity tells the difference (its refill starts then).
+function TokenBucket.firstSight(key, limit, state)
+	if not state.stored and limit.initial < limit.capacity then
+		TokenBucket.apply(key, limit, state, 0)
+	end
+end
+
+-- The reservoir fill (op 'l'), once evaluate allowed c: takes as many permits as the bucket holds, between c and
+-- want. Returns the permits granted; the outcome is evaluate's for that many, on the state loaded before.
+function TokenBucket.fill(key, limit, state, c, want)
+	local at = math.max(now, state.updatedAt)
+	local grant = math.max(c, math.min(want, fdiv(TokenBucket.refill(limit, state, at), limit.perPermit)))
+	TokenBucket.apply(key, limit, state, grant)
+	return grant
+end
+
+-- Gives back c permits that an acquire took, capped at the capacity.
+function TokenBucket.refund(key, limit, c)
+	local state = BucketState.read(key)
+	if not state then
+		return
+	end
+	local at = math.max(now, state.updatedAt)
+	local full = limit.capacity * limit.perPermit
+	local level = math.min(full, TokenBucket.refill(limit, state, at) + c * limit.perPermit)
+	BucketState.save(key, level, at, tokenBucketTtl(limit, (at - now) + cdiv(full - level, limit.perMicro)))
+end
