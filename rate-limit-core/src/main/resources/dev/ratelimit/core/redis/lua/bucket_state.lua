@@ -3,18 +3,13 @@
 
 local BucketState = {}
 
--- The saved state, or nil for a missing key.
-function BucketState.read(key)
+-- The saved state (stored), or a fresh one holding freshLevel at now (TokenBucket.fresh, LeakyBucket.fresh).
+function BucketState.load(key, freshLevel)
 	local saved = redis.call('HMGET', key, 'l', 't')
 	if saved[1] then
 		return { level = tonumber(saved[1]), updatedAt = tonumber(saved[2]), stored = true }
 	end
-	return nil
-end
-
--- The saved state, or a fresh one holding freshLevel at now (TokenBucket.fresh, LeakyBucket.fresh).
-function BucketState.load(key, freshLevel)
-	return BucketState.read(key) or { level = freshLevel, updatedAt = now, stored = false }
+	return { level = freshLevel, updatedAt = now, stored = false }
 end
 
 -- Saves the level at the time, to live ttlMicros (see expire).

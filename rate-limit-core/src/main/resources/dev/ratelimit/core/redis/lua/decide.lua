@@ -12,26 +12,34 @@ local ALGORITHMS = {
 	cc = ConcurrencyLimit,
 }
 
-local function algorithmOf(limit)
-	local algorithm = ALGORITHMS[limit.algorithm]
-	if not algorithm then
-		error('unknown algorithm ' .. tostring(limit.algorithm))
-	end
-	return algorithm
+local function unknownAlgorithm(limit)
+	error('unknown algorithm ' .. tostring(limit.algorithm))
 end
 
--- Writes the outcome of key i (the six values an evaluate returns) and a mark of 0 into the reply; returns whether
--- it allowed the call.
-local function record(reply, i, allowed, remaining, retry, reset, delay, exceeds)
-	local at = 2 + (i - 1) * 7
-	reply[at + 1] = allowed and 1 or 0
-	reply[at + 2] = remaining
-	reply[at + 3] = retry
-	reply[at + 4] = reset
-	reply[at + 5] = delay
-	reply[at + 6] = exceeds and 1 or 0
-	reply[at + 7] = 0
-	return allowed
+-- The reply holds now, allAllowed, then REPLY_PER_KEY values per key: key i's follow 2 + (i - 1) * REPLY_PER_KEY.
+local REPLY_PER_KEY = 7
+
+-- Gives back what an acquire took: the extra value of each key is its mark, or its lease member.
+local function refund()
+	for i = 1, #KEYS do
+		local limit = limitAt(i)
+		local algorithm = ALGORITHMS[limit.algorithm] or unknownAlgorithm(limit)
+		algorithm.refund(KEYS[i], limit, cost, limit.member)
+	end
+	return { now, 1 }
+end
+
+-- Renews leases: every key is a concurrency limit, its member the lease ("id:cost"); allowed = renewed.
+local function renew()
+	local reply = { now, 1 }
+	for i = 1, #KEYS do
+		local at = 2 + (i - 1) * REPLY_PER_KEY
+		reply[at + 1] = ConcurrencyLimit.renew(KEYS[i], limitAt(i))
+		for j = 2, REPLY_PER_KEY do
+			reply[at + j] = 0
+		end
+	end
+	return reply
 end
 
 -- Decides one call: the main body, run by FCALL (decide is the registered function) or by the EVAL form's last line.
@@ -47,59 +55,60 @@ local function decide(keys, argv)
 		now = tonumber(time[1]) * 1000000 + tonumber(time[2])
 	end
 	ttlFloorMillis = tonumber(ARGV[4])
-	want = tonumber(ARGV[5])
-
 	if op == 'r' then
-		-- refund: the extra value of each key is its mark, or its lease member
-		for i = 1, #KEYS do
-			local limit = limitAt(i)
-			algorithmOf(limit).refund(KEYS[i], limit, cost, limit.member)
-		end
-		return { now, 1 }
+		return refund()
 	end
-
-	local reply = { now, 1 }
 	if op == 'n' then
-		-- renew: every key is a concurrency limit, its member the lease ("id:cost"); allowed = renewed
-		for i = 1, #KEYS do
-			record(reply, i, ConcurrencyLimit.renew(KEYS[i], limitAt(i)) == 1, 0, 0, 0, 0, false)
-		end
-		return reply
+		return renew()
 	end
 
-	local limits = {}
+	-- Evaluate every key, writing each outcome (and a mark of 0) into the reply. Sized for one key, the commonest
+	-- call; more keys extend it.
+	local reply = { now, 1, 0, 0, 0, 0, 0, 0, 0 }
 	local states = {}
 	local allAllowed = true
 	for i = 1, #KEYS do
 		local limit = limitAt(i)
-		local algorithm = algorithmOf(limit)
+		local algorithm = ALGORITHMS[limit.algorithm] or unknownAlgorithm(limit)
 		local state = algorithm.load(KEYS[i], limit)
-		limits[i] = limit
 		states[i] = state
-		if not record(reply, i, algorithm.evaluate(limit, state, cost)) then
-			allAllowed = false
-		end
+		local allowed, remaining, retry, reset, delay, exceeds = algorithm.evaluate(limit, state, cost)
+		local at = 2 + (i - 1) * REPLY_PER_KEY
+		reply[at + 1] = allowed and 1 or 0
+		reply[at + 2] = remaining
+		reply[at + 3] = retry
+		reply[at + 4] = reset
+		reply[at + 5] = delay
+		reply[at + 6] = exceeds and 1 or 0
+		reply[at + 7] = 0
+		allAllowed = allAllowed and allowed
 	end
 
 	if op == 'l' and allAllowed then
-		-- Fill a reservoir from the one token bucket. The state is the one loaded before the fill, which evaluate
-		-- never changes.
-		local grant = TokenBucket.fill(KEYS[1], limits[1], states[1], cost, want)
-		record(reply, 1, TokenBucket.evaluate(limits[1], states[1], grant))
-		reply[9] = grant
+		-- Fill a reservoir from the one token bucket: its outcome is that of taking the permits granted, from the
+		-- state loaded before the fill (which writes Redis, not the state).
+		local limit = limits[1]
+		local grant = TokenBucket.reservoirGrant(limit, states[1], cost, tonumber(ARGV[5]))
+		local _, remaining, _, reset = TokenBucket.evaluate(limit, states[1], grant)
+		TokenBucket.apply(KEYS[1], limit, states[1], grant, reset)
+		local at = 2
+		reply[at + 2] = remaining
+		reply[at + 4] = reset
+		reply[at + 7] = grant
 	elseif op == 'a' and allAllowed then
+		-- Apply every key, with its outcome's reset; the mark a refund needs is the key's last value.
 		for i = 1, #KEYS do
 			local limit = limits[i]
-			-- the reset of key i's outcome
-			local reset = reply[2 + (i - 1) * 7 + 4]
-			reply[2 + i * 7] = ALGORITHMS[limit.algorithm].apply(KEYS[i], limit, states[i], cost, reset) or 0
+			local at = 2 + (i - 1) * REPLY_PER_KEY
+			reply[at + 7] = ALGORITHMS[limit.algorithm].apply(KEYS[i], limit, states[i], cost, reply[at + 4]) or 0
 		end
 	elseif op ~= 'e' then
 		-- First sight (a rejected 'a' or 'l', or 's'): see TokenBucket.firstSight.
 		for i = 1, #KEYS do
-			local firstSight = ALGORITHMS[limits[i].algorithm].firstSight
+			local limit = limits[i]
+			local firstSight = ALGORITHMS[limit.algorithm].firstSight
 			if firstSight then
-				firstSight(KEYS[i], limits[i], states[i])
+				firstSight(KEYS[i], limit, states[i])
 			end
 		end
 	end

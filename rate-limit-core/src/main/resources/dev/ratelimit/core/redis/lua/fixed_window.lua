@@ -51,8 +51,8 @@ end
 
 -- Gives back c permits taken in the window that starts at mark, if it is still the current one.
 function FixedWindow.refund(key, limit, c, mark)
-	local state = WindowState.read(key)
-	if state and state.start == tonumber(mark) then
+	local state = WindowState.load(key, 0)
+	if state.stored and state.start == tonumber(mark) then
 		redis.call('HSET', key, 'c', int(math.max(0, state.current - c)))
 	end
 end

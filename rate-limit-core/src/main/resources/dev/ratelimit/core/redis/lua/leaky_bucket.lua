@@ -53,17 +53,17 @@ function LeakyBucket.evaluate(limit, state, c)
 	return rejected(fdiv(full - water, perPermit), lag + cdiv(water - bound, perMicro), reset)
 end
 
--- LeakyBucket.apply
-function LeakyBucket.apply(key, limit, state, c)
+-- LeakyBucket.apply; reset is evaluate's for the same cost: the time until empty after it
+function LeakyBucket.apply(key, limit, state, c, reset)
 	local at = math.max(now, state.updatedAt)
 	local level = LeakyBucket.drain(limit, state, at) + c * limit.perPermit
-	BucketState.save(key, level, at, math.min((at - now) + cdiv(level, limit.perMicro), limit.retention))
+	BucketState.save(key, level, at, math.min(reset, limit.retention))
 end
 
 -- Takes back c permits' worth of the water that an acquire poured, down to empty.
 function LeakyBucket.refund(key, limit, c)
-	local state = BucketState.read(key)
-	if not state then
+	local state = BucketState.load(key, 0)
+	if not state.stored then
 		return
 	end
 	local at = math.max(now, state.updatedAt)

@@ -92,8 +92,8 @@ end
 -- Gives back c permits taken in the window that starts at mark: from the current window's count, or from the
 -- previous window's once the window has moved on by one.
 function SlidingWindowCounter.refund(key, limit, c, mark)
-	local state = WindowState.read(key)
-	if not state then
+	local state = WindowState.load(key, 0)
+	if not state.stored then
 		return
 	end
 	local start = tonumber(mark)

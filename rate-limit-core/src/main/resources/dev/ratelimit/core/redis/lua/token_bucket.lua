@@ -50,35 +50,32 @@ local function tokenBucketTtl(limit, reset)
 	return math.min(reset + (limit.retention - limit.window), limit.retention)
 end
 
--- TokenBucket.apply
-function TokenBucket.apply(key, limit, state, c)
+-- TokenBucket.apply; reset is evaluate's for the same cost: the time until full after it
+function TokenBucket.apply(key, limit, state, c, reset)
 	local at = math.max(now, state.updatedAt)
-	local level = TokenBucket.refill(limit, state, at) - c * limit.perPermit
-	local reset = (at - now) + cdiv(limit.capacity * limit.perPermit - level, limit.perMicro)
-	BucketState.save(key, level, at, tokenBucketTtl(limit, reset))
+	BucketState.save(key, TokenBucket.refill(limit, state, at) - c * limit.perPermit, at, tokenBucketTtl(limit, reset))
 end
 
 -- First sight: the in-memory backend creates a key's state when it first decides a call, even a rejected one. Only
 -- a token bucket that starts below capacity tells the difference (its refill starts then).
 function TokenBucket.firstSight(key, limit, state)
 	if not state.stored and limit.initial < limit.capacity then
-		TokenBucket.apply(key, limit, state, 0)
+		local _, _, _, reset = TokenBucket.evaluate(limit, state, 0)
+		TokenBucket.apply(key, limit, state, 0, reset)
 	end
 end
 
--- The reservoir fill (op 'l'), once evaluate allowed c: takes as many permits as the bucket holds, between c and
--- want. Returns the permits granted; the outcome is evaluate's for that many, on the state loaded before.
-function TokenBucket.fill(key, limit, state, c, want)
-	local at = math.max(now, state.updatedAt)
-	local grant = math.max(c, math.min(want, fdiv(TokenBucket.refill(limit, state, at), limit.perPermit)))
-	TokenBucket.apply(key, limit, state, grant)
-	return grant
+-- What a reservoir fill (op 'l') takes once evaluate allowed c: as many permits as the bucket holds, between c and
+-- want.
+function TokenBucket.reservoirGrant(limit, state, c, want)
+	local level = TokenBucket.refill(limit, state, math.max(now, state.updatedAt))
+	return math.max(c, math.min(want, fdiv(level, limit.perPermit)))
 end
 
 -- Gives back c permits that an acquire took, capped at the capacity.
 function TokenBucket.refund(key, limit, c)
-	local state = BucketState.read(key)
-	if not state then
+	local state = BucketState.load(key, 0)
+	if not state.stored then
 		return
 	end
 	local at = math.max(now, state.updatedAt)

@@ -4,16 +4,12 @@
 
 local WindowState = {}
 
--- The saved state, or nil for a missing key.
-function WindowState.read(key)
+-- The saved state (stored), or a fresh one: the window that starts at freshStart, empty.
+function WindowState.load(key, freshStart)
 	local saved = redis.call('HMGET', key, 's', 'c', 'p')
 	if saved[1] then
-		return { start = tonumber(saved[1]), current = tonumber(saved[2]), previous = tonumber(saved[3] or '0') }
+		return { start = tonumber(saved[1]), current = tonumber(saved[2]), previous = tonumber(saved[3] or '0'),
+			stored = true }
 	end
-	return nil
-end
-
--- The saved state, or a fresh one: the window that starts at freshStart, empty.
-function WindowState.load(key, freshStart)
-	return WindowState.read(key) or { start = freshStart, current = 0, previous = 0 }
+	return { start = freshStart, current = 0, previous = 0, stored = false }
 end
