@@ -24,8 +24,8 @@ import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.LimitStatus;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.core.TimeSource;
-import dev.ratelimit.core.algorithm.Outcome;
-import dev.ratelimit.core.algorithm.TokenBucket;
+import dev.ratelimit.core.internal.algorithm.Outcome;
+import dev.ratelimit.core.internal.algorithm.TokenBucket;
 
 import org.jspecify.annotations.Nullable;
 

@@ -18,7 +18,7 @@ import com.github.benmanes.caffeine.cache.Cache;
 
 import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.TimeSource;
-import dev.ratelimit.core.algorithm.Outcome;
+import dev.ratelimit.core.internal.algorithm.Outcome;
 
 import org.jspecify.annotations.Nullable;
 

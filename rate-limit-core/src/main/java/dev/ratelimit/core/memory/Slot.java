@@ -5,10 +5,10 @@ import java.lang.invoke.VarHandle;
 import java.util.concurrent.locks.LockSupport;
 
 import dev.ratelimit.core.Limit;
-import dev.ratelimit.core.algorithm.BucketState;
-import dev.ratelimit.core.algorithm.LimitAlgorithm;
-import dev.ratelimit.core.algorithm.Outcome;
-import dev.ratelimit.core.algorithm.WindowState;
+import dev.ratelimit.core.internal.algorithm.BucketState;
+import dev.ratelimit.core.internal.algorithm.LimitAlgorithm;
+import dev.ratelimit.core.internal.algorithm.Outcome;
+import dev.ratelimit.core.internal.algorithm.WindowState;
 
 import org.jspecify.annotations.Nullable;
 

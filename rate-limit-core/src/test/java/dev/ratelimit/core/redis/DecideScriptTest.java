@@ -15,7 +15,7 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 import dev.ratelimit.core.Limit;
-import dev.ratelimit.core.algorithm.LimitAlgorithm;
+import dev.ratelimit.core.internal.algorithm.LimitAlgorithm;
 import dev.ratelimit.core.redis.testing.RedisEndpoint;
 import dev.ratelimit.core.redis.testing.RedisExtension;
 import dev.ratelimit.core.redis.testing.RespClient;

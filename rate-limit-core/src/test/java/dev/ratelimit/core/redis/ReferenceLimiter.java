@@ -11,8 +11,8 @@ import dev.ratelimit.core.Lease;
 import dev.ratelimit.core.LimitStatus;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.core.TimeSource;
-import dev.ratelimit.core.algorithm.LimitAlgorithm;
-import dev.ratelimit.core.algorithm.Outcome;
+import dev.ratelimit.core.internal.algorithm.LimitAlgorithm;
+import dev.ratelimit.core.internal.algorithm.Outcome;
 
 /**
  * The in-memory backend's decision procedure ({@code InMemoryRateLimiter}: state created

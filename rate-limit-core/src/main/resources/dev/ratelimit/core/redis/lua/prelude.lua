@@ -21,7 +21,7 @@
 -- or the permits granted ('l').
 --
 -- The script is assembled from these sources, in the order of DecideScript.PARTS: this prelude; one source per
--- algorithm, named after the Java class in dev.ratelimit.core.algorithm whose math it ports line by line
+-- algorithm, named after the Java class in dev.ratelimit.core.internal.algorithm whose math it ports line by line
 -- (token_bucket.lua for TokenBucket, ...), each after the state it shares with another algorithm (bucket_state.lua,
 -- window_state.lua); and decide.lua, which dispatches each key to its algorithm and runs the operation. A part uses
 -- only what the parts before it define. An algorithm is a table of functions named after the Java methods they

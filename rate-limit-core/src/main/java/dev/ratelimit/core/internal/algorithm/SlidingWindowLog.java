@@ -1,4 +1,4 @@
-package dev.ratelimit.core.algorithm;
+package dev.ratelimit.core.internal.algorithm;
 
 import dev.ratelimit.core.Limit;
 
@@ -9,7 +9,7 @@ import org.jspecify.annotations.Nullable;
  * {@code W} microseconds plus its cost stay within the limit. An entry taken at {@code t}
  * leaves the window at {@code t + W}.
  */
-public final class SlidingWindowLog implements LimitAlgorithm<LogState> {
+final class SlidingWindowLog implements LimitAlgorithm<LogState> {
 
 	/*
 	 * The work of a call is bounded, however full the log: with n entries held (n <= the

@@ -1,10 +1,10 @@
-package dev.ratelimit.core.algorithm;
+package dev.ratelimit.core.internal.algorithm;
 
 import dev.ratelimit.core.Limit;
 
 import org.jspecify.annotations.Nullable;
 
-import static dev.ratelimit.core.algorithm.LimitAlgorithm.ceilDiv;
+import static dev.ratelimit.core.internal.algorithm.LimitAlgorithm.ceilDiv;
 
 /**
  * A token bucket with continuous refill, exact in integers. A permit is

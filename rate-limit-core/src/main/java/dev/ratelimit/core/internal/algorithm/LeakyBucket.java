@@ -1,11 +1,11 @@
-package dev.ratelimit.core.algorithm;
+package dev.ratelimit.core.internal.algorithm;
 
 import dev.ratelimit.core.LeakMode;
 import dev.ratelimit.core.Limit;
 
 import org.jspecify.annotations.Nullable;
 
-import static dev.ratelimit.core.algorithm.LimitAlgorithm.ceilDiv;
+import static dev.ratelimit.core.internal.algorithm.LimitAlgorithm.ceilDiv;
 
 /**
  * A leaky bucket: each call pours its cost into a bucket of depth {@code capacity} that
@@ -14,7 +14,7 @@ import static dev.ratelimit.core.algorithm.LimitAlgorithm.ceilDiv;
  * rejects it when it does not fit or would wait longer than {@code max-wait}. Units are
  * those of {@link TokenBucket}.
  */
-public final class LeakyBucket implements LimitAlgorithm<BucketState> {
+final class LeakyBucket implements LimitAlgorithm<BucketState> {
 
 	static final LeakyBucket INSTANCE = new LeakyBucket();
 

@@ -1,4 +1,4 @@
-package dev.ratelimit.core.algorithm;
+package dev.ratelimit.core.internal.algorithm;
 
 /**
  * The state of a token or leaky bucket: a level in units (tokens for a token bucket,

@@ -1,4 +1,4 @@
-package dev.ratelimit.core.algorithm;
+package dev.ratelimit.core.internal.algorithm;
 
 import dev.ratelimit.core.KeyedLimit;
 import dev.ratelimit.core.LimitStatus;
@@ -27,7 +27,7 @@ public record Outcome(boolean allowed, long remaining, long retryAfterMicros, lo
 	 * @param resetAfterMicros wait until full
 	 * @return the outcome
 	 */
-	public static Outcome allowed(long remaining, long resetAfterMicros) {
+	static Outcome allowed(long remaining, long resetAfterMicros) {
 		return new Outcome(true, remaining, 0, resetAfterMicros, 0, false);
 	}
 
@@ -38,7 +38,7 @@ public record Outcome(boolean allowed, long remaining, long retryAfterMicros, lo
 	 * @param resetAfterMicros wait until full
 	 * @return the outcome
 	 */
-	public static Outcome rejected(long remaining, long retryAfterMicros, long resetAfterMicros) {
+	static Outcome rejected(long remaining, long retryAfterMicros, long resetAfterMicros) {
 		return new Outcome(false, remaining, retryAfterMicros, resetAfterMicros, 0, false);
 	}
 
@@ -48,7 +48,7 @@ public record Outcome(boolean allowed, long remaining, long retryAfterMicros, lo
 	 * @param resetAfterMicros wait until full
 	 * @return the outcome
 	 */
-	public static Outcome neverAllowed(long remaining, long resetAfterMicros) {
+	static Outcome neverAllowed(long remaining, long resetAfterMicros) {
 		return new Outcome(false, remaining, 0, resetAfterMicros, 0, true);
 	}
 

@@ -1,4 +1,4 @@
-package dev.ratelimit.core.algorithm;
+package dev.ratelimit.core.internal.algorithm;
 
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,4 +1,4 @@
-package dev.ratelimit.core.algorithm;
+package dev.ratelimit.core.internal.algorithm;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -7,7 +7,7 @@ import java.util.List;
  * The state of a concurrency limit: the leases held, each with its expiry, in the order
  * they were taken.
  */
-public final class LeaseState {
+final class LeaseState {
 
 	final List<Entry> leases = new ArrayList<>();
 
@@ -18,7 +18,7 @@ public final class LeaseState {
 	 * Returns the number of leases held, some of which may have expired.
 	 * @return the leases
 	 */
-	public int size() {
+	int size() {
 		return this.leases.size();
 	}
 

@@ -1,4 +1,4 @@
-package dev.ratelimit.core.algorithm;
+package dev.ratelimit.core.internal.algorithm;
 
 /**
  * The state of a fixed window or a sliding window counter: the start of the current

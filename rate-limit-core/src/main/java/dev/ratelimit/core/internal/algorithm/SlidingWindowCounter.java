@@ -1,10 +1,10 @@
-package dev.ratelimit.core.algorithm;
+package dev.ratelimit.core.internal.algorithm;
 
 import dev.ratelimit.core.Limit;
 
 import org.jspecify.annotations.Nullable;
 
-import static dev.ratelimit.core.algorithm.LimitAlgorithm.ceilDiv;
+import static dev.ratelimit.core.internal.algorithm.LimitAlgorithm.ceilDiv;
 
 /**
  * The current window's count plus the previous window's count weighted by the share of
@@ -13,7 +13,7 @@ import static dev.ratelimit.core.algorithm.LimitAlgorithm.ceilDiv;
  * {@code previous * (W - e) + (current + c) * W <= limit * W}: an exact comparison in
  * integers (the limit validates that {@code limit * W} stays below 2<sup>53</sup>).
  */
-public final class SlidingWindowCounter implements LimitAlgorithm<WindowState> {
+final class SlidingWindowCounter implements LimitAlgorithm<WindowState> {
 
 	static final SlidingWindowCounter INSTANCE = new SlidingWindowCounter();
 

@@ -1,4 +1,4 @@
-package dev.ratelimit.core.algorithm;
+package dev.ratelimit.core.internal.algorithm;
 
 import dev.ratelimit.core.Limit;
 
@@ -9,7 +9,7 @@ import org.jspecify.annotations.Nullable;
  * backend agrees on where a window starts. Up to twice the limit can pass across a window
  * boundary.
  */
-public final class FixedWindow implements LimitAlgorithm<WindowState> {
+final class FixedWindow implements LimitAlgorithm<WindowState> {
 
 	static final FixedWindow INSTANCE = new FixedWindow();
 

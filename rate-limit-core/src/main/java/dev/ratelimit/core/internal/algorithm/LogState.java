@@ -1,4 +1,4 @@
-package dev.ratelimit.core.algorithm;
+package dev.ratelimit.core.internal.algorithm;
 
 import java.util.Arrays;
 
@@ -10,7 +10,7 @@ import java.util.Arrays;
  * the entry where a total is reached is a binary search. At most one entry per permit of
  * the limit.
  */
-public final class LogState {
+final class LogState {
 
 	/**
 	 * Running totals are held modulo this: a key that never goes idle would otherwise
@@ -48,7 +48,7 @@ public final class LogState {
 	 * Returns the number of entries held, some of which may have left the window.
 	 * @return the entries
 	 */
-	public int size() {
+	int size() {
 		return this.size;
 	}
 

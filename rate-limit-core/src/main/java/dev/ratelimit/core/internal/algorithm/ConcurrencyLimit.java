@@ -1,4 +1,4 @@
-package dev.ratelimit.core.algorithm;
+package dev.ratelimit.core.internal.algorithm;
 
 import java.util.Iterator;
 import java.util.concurrent.atomic.AtomicLong;
@@ -14,7 +14,7 @@ import org.jspecify.annotations.Nullable;
  * time after the renewal. When rejected, the retry-after is the time until enough leases
  * expire if none is released nor renewed, an upper bound.
  */
-public final class ConcurrencyLimit implements LimitAlgorithm<LeaseState> {
+final class ConcurrencyLimit implements LimitAlgorithm<LeaseState> {
 
 	/*
 	 * The work of a call is O(m) for the m leases held: evaluate and release read them,
