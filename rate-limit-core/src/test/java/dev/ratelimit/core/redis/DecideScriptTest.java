@@ -8,17 +8,21 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Random;
 import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
+import dev.ratelimit.core.Algorithm;
+import dev.ratelimit.core.KeyedLimit;
 import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.internal.algorithm.LimitAlgorithm;
 import dev.ratelimit.core.redis.testing.RedisEndpoint;
 import dev.ratelimit.core.redis.testing.RedisExtension;
 import dev.ratelimit.core.redis.testing.RespClient;
+import dev.ratelimit.core.redis.testing.TestRedis;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -32,7 +36,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The script as {@link DecideScript} assembles it from its Lua sources: every source
  * once, in order; each algorithm in the source named after its Java class; every function
- * defined once, so that no algorithm's math has a second copy. And the one thing the
+ * defined once, so that no algorithm's math has a second copy. The one-key way through
+ * {@code decide} decides and writes exactly as its loops do, and the one thing the
  * function library keeps from call to call, a limit read from the arguments, is read
  * again as soon as any of its arguments changes.
  */
@@ -46,6 +51,61 @@ class DecideScriptTest {
 	 * {@code function Table.name(}.
 	 */
 	private static final Pattern DEFINITION = Pattern.compile("(?m)^(?:local )?function ([\\w.]+)\\(");
+
+	private static final int STEPS = 300;
+
+	/**
+	 * The line of {@code decide} that sends one key acquiring to {@code acquireOneKey}.
+	 */
+	private static final String ONE_KEY_DISPATCH = "if op == 'a' and #KEYS == 1 then";
+
+	/*
+	 * Two copies of the script in one chunk, behind a local 'redis' that logs every
+	 * command the copies make (with the key written as <key>): the first copy with the
+	 * dispatch to acquireOneKey disabled and its entry point renamed decideByTheLoops,
+	 * the second as it is. RUN_BOTH keeps the two keys alike, should Redis have expired
+	 * one and not the other between two runs (their TTLs are equal, but set a few
+	 * microseconds apart), runs both, and returns { one-key reply, loops' reply, one-key
+	 * commands, loops' commands }. Comparing the commands rather than the keys' TTLs
+	 * afterwards keeps Redis's real clock out of the comparison.
+	 */
+	private static final String LOG_COMMANDS = """
+			local realRedis = redis
+			local commandLog = nil
+			local testKeys = _G.KEYS
+			local redis = setmetatable({
+				call = function(...)
+					if commandLog then
+						local words = {}
+						for i, arg in ipairs({ ... }) do
+							if arg == testKeys[1] or arg == testKeys[2] then
+								words[i] = '<key>'
+							else
+								words[i] = tostring(arg)
+							end
+						end
+						table.insert(commandLog, table.concat(words, ' '))
+					end
+					return realRedis.call(...)
+				end,
+			}, { __index = realRedis })
+			""";
+
+	private static final String RUN_BOTH = """
+
+			local argv = _G.ARGV
+			if realRedis.call('EXISTS', testKeys[1]) ~= realRedis.call('EXISTS', testKeys[2]) then
+				realRedis.call('DEL', testKeys[1], testKeys[2])
+			end
+			commandLog = {}
+			local oneKey = decide({ testKeys[1] }, argv)
+			local oneKeyCommands = commandLog
+			commandLog = {}
+			local loops = decideByTheLoops({ testKeys[2] }, argv)
+			local loopsCommands = commandLog
+			commandLog = nil
+			return { oneKey, loops, oneKeyCommands, loopsCommands }
+			""";
 
 	/*
 	 * Appended to the assembled text, in the same chunk, so that it sees the prelude's
@@ -121,6 +181,88 @@ class DecideScriptTest {
 		assertThat(definitions(source)).as("the functions of %s defined in %s", javaClass, part).containsAll(functions);
 		assertThat(source("decide.lua")).as("the dispatch of %s", limit.algorithm())
 			.containsOnlyOnce("\t" + ScriptArguments.code(limit.algorithm()) + " = " + javaClass + ",\n");
+	}
+
+	@ParameterizedTest(name = "{0}")
+	@MethodSource("dev.ratelimit.core.redis.RedisDifferentialTest#limits")
+	void oneKeyAcquiringIsDecidedAndWrittenExactlyAsByTheLoops(Limit limit, RedisEndpoint endpoint) {
+		String body = DecideScript.load().library();
+		body = body.substring(body.indexOf('\n') + 1, body.lastIndexOf("redis.register_function"));
+		assertThat(body).as("decide's dispatch to acquireOneKey").containsOnlyOnce(ONE_KEY_DISPATCH);
+		assertThat(body).as("the entry point").containsOnlyOnce("local function decide(");
+		String loops = body.replace(ONE_KEY_DISPATCH, "if false then")
+			.replace("local function decide(", "local function decideByTheLoops(");
+		String script = LOG_COMMANDS + loops + "\n" + body + RUN_BOTH;
+		Random random = new Random(limit.fingerprint().hashCode());
+		String prefix = TestRedis.uniquePrefix();
+		String oneKey = prefix + ":{k}:one";
+		String loopsKey = prefix + ":{k}:loops";
+		SlotPlan plan = new SlotPlan(List.of(new KeyedLimit("p", "k", limit)), new RedisKeys(prefix));
+		long now = 1_700_000_000_000_000L + random.nextInt(1_000_000_000);
+		long window = limit.windowMicros();
+		int allowed = 0;
+		int rejected = 0;
+		int overCapacity = 0;
+		int deletes = 0;
+		int firstSightWrites = 0;
+		try (RespClient client = endpoint.client()) {
+			String sha = client.text("SCRIPT", "LOAD", script);
+			for (int step = 0; step < STEPS; step++) {
+				now += switch (random.nextInt(6)) {
+					case 0 -> 0;
+					case 1 -> random.nextInt(1_000);
+					case 2 -> random.nextLong(window + 1);
+					case 3 -> random.nextLong(3 * limit.retentionMicros() + 1);
+					case 4 -> -random.nextLong(window / 2 + 1);
+					default -> -random.nextInt(1_000);
+				};
+				if (random.nextInt(25) == 0) {
+					client.command("DEL", oneKey, loopsKey);
+				}
+				long cost = switch (random.nextInt(5)) {
+					case 0 -> 0;
+					case 1 -> limit.capacity() + 1 + random.nextInt(2);
+					default -> 1 + random.nextLong(limit.capacity());
+				};
+				long ttlFloor = (random.nextInt(4) == 0) ? 3_600_000 : 0;
+				List<String> args = new ArrayList<>(List.of("EVALSHA", sha, "2", oneKey, loopsKey));
+				new ScriptArguments(ttlFloor)
+					.of(ScriptOperation.ACQUIRE, plan, new int[] { 0 }, new String[] { "lease-" + step }, cost, 0,
+							Long.toString(now))
+					.forEach((arg) -> args.add(new String(arg, StandardCharsets.UTF_8)));
+				List<?> both = (List<?>) client.command(args.toArray(String[]::new));
+				String context = "step " + step + " of " + limit + ": " + args.subList(5, 10);
+				assertThat(both).as(context).hasSize(4);
+				assertThat(both.get(0)).as(context + ", reply").isEqualTo(both.get(1));
+				assertThat(both.get(2)).as(context + ", commands").isEqualTo(both.get(3));
+				List<?> reply = (List<?>) both.get(0);
+				List<?> commands = (List<?>) both.get(2);
+				if ((Long) reply.get(2) == 1) {
+					allowed++;
+				}
+				else {
+					rejected++;
+					if (commands.stream().anyMatch((command) -> ((String) command).startsWith("HSET"))) {
+						firstSightWrites++;
+					}
+				}
+				if ((Long) reply.get(7) == 1) {
+					overCapacity++;
+				}
+				if (commands.stream().anyMatch((command) -> ((String) command).startsWith("DEL"))) {
+					deletes++;
+				}
+			}
+		}
+		assertThat(allowed).as("allowed calls").isPositive();
+		assertThat(rejected).as("rejected calls").isPositive();
+		assertThat(overCapacity).as("calls above capacity").isPositive();
+		if (limit.algorithm() == Algorithm.TOKEN_BUCKET && limit.retentionMicros() == window) {
+			assertThat(deletes).as("calls that leave a full bucket, as good as fresh, so delete the key").isPositive();
+		}
+		if (limit.algorithm() == Algorithm.TOKEN_BUCKET && limit.initial() < limit.capacity()) {
+			assertThat(firstSightWrites).as("rejected first calls of a bucket that starts below capacity").isPositive();
+		}
 	}
 
 	@Test
