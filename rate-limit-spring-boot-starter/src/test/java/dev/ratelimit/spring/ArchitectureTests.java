@@ -57,6 +57,11 @@ class ArchitectureTests {
 	}
 
 	@Test
+	void starterUsesNoCoreInternals() {
+		noClasses().should().dependOnClassesThat().resideInAPackage("dev.ratelimit.core.internal..").check(classes);
+	}
+
+	@Test
 	void annotationDoesNotDependOnWeb() {
 		noClasses().that()
 			.resideInAPackage(STARTER + ".annotation..")
