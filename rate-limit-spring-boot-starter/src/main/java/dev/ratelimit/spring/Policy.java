@@ -7,6 +7,7 @@ import java.util.Objects;
 
 import org.jspecify.annotations.Nullable;
 
+import dev.ratelimit.core.KeyedLimit;
 import dev.ratelimit.core.Limit;
 
 /**
@@ -125,6 +126,42 @@ public final class Policy {
 			return own;
 		}
 		return this.limits.isEmpty() ? this.tiers.getOrDefault(defaultTier, this.limits) : this.limits;
+	}
+
+	/**
+	 * Returns the name that identifies a limit of a list within its policy across
+	 * configuration versions, tiers and overrides: its algorithm, such as
+	 * {@code token-bucket}, followed by {@code -2}, {@code -3} for the second and third
+	 * limit of that algorithm in the list. A client's state follows the name, so that a
+	 * changed rate or capacity keeps what the client spent.
+	 * @param limits the limits of a tier or an override
+	 * @param index the position of the limit in the list
+	 * @return the name
+	 */
+	public static String limitName(List<Limit> limits, int index) {
+		Limit limit = limits.get(index);
+		int same = 0;
+		for (int i = 0; i < index; i++) {
+			if (limits.get(i).algorithm() == limit.algorithm()) {
+				same++;
+			}
+		}
+		String name = limit.algorithm().configName();
+		return (same == 0) ? name : name + "-" + (same + 1);
+	}
+
+	/**
+	 * Returns the keyed limit of a client for a limit of a list, named by
+	 * {@link #limitName(List, int)}.
+	 * @param policy the policy name
+	 * @param key the client's stored key
+	 * @param limits the limits of a tier or an override
+	 * @param index the position of the limit in the list
+	 * @return the keyed limit
+	 */
+	public static KeyedLimit keyedLimit(String policy, String key, List<Limit> limits, int index) {
+		// TODO(identity) pass limitName(limits, index) once KeyedLimit carries a name
+		return new KeyedLimit(policy, key, limits.get(index));
 	}
 
 	@Override

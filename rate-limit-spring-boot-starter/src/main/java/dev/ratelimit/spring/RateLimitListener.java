@@ -33,4 +33,12 @@ public interface RateLimitListener {
 	default void onListenerFailure(Class<?> listener, Throwable failure) {
 	}
 
+	/**
+	 * Receives the result of a reload of the configuration: applied whole, or refused
+	 * whole while the running one stays.
+	 * @param applied whether the new configuration was applied
+	 */
+	default void onConfigurationReload(boolean applied) {
+	}
+
 }

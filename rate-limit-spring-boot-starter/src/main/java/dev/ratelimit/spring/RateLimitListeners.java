@@ -77,6 +77,21 @@ public final class RateLimitListeners {
 		}
 	}
 
+	/**
+	 * Tells every listener that a changed configuration was applied or refused.
+	 * @param applied whether it was applied
+	 */
+	public void reloaded(boolean applied) {
+		for (int i = 0; i < this.listeners.size(); i++) {
+			try {
+				this.listeners.get(i).onConfigurationReload(applied);
+			}
+			catch (Throwable ex) {
+				failed(i, "a configuration reload", ex);
+			}
+		}
+	}
+
 	private void failed(int index, String what, Throwable failure) {
 		if (failure instanceof VirtualMachineError error) {
 			throw error;

@@ -1,6 +1,7 @@
 package dev.ratelimit.spring;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -16,6 +17,9 @@ import dev.ratelimit.core.KeyedLimit;
 import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.LimitStatus;
 import dev.ratelimit.core.RateLimiter;
+import dev.ratelimit.core.TimeSource;
+import dev.ratelimit.spring.overrides.LimitOverride;
+import dev.ratelimit.spring.overrides.LimitOverrides;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -33,7 +37,13 @@ public final class RateLimitService implements AutoCloseable {
 
 	private final RateLimiter limiter;
 
-	private final PolicyRegistry policies;
+	private volatile PolicyRegistry policies;
+
+	private volatile Instant configurationApplied;
+
+	private final @Nullable LimitOverrides overrides;
+
+	private final TimeSource timeSource;
 
 	private final TierResolver tierResolver;
 
@@ -55,11 +65,33 @@ public final class RateLimitService implements AutoCloseable {
 	 */
 	public RateLimitService(RateLimiter limiter, PolicyRegistry policies, TierResolver tierResolver,
 			List<RateLimitListener> listeners, String backend) {
+		this(limiter, policies, tierResolver, listeners, backend, null, TimeSource.system());
+	}
+
+	/**
+	 * Creates the service with per-client overrides.
+	 * @param limiter the limiter that decides
+	 * @param policies the configured policies
+	 * @param tierResolver the resolver of a caller's tier
+	 * @param listeners the listeners told of every decision; one that throws changes
+	 * nothing (see {@link RateLimitListeners})
+	 * @param backend the name of the backend, such as {@code memory} or {@code redis},
+	 * for listeners
+	 * @param overrides the overrides whose limits replace a client's tier limits, or
+	 * {@code null} for none
+	 * @param timeSource the clock that decides when an override has expired
+	 */
+	public RateLimitService(RateLimiter limiter, PolicyRegistry policies, TierResolver tierResolver,
+			List<RateLimitListener> listeners, String backend, @Nullable LimitOverrides overrides,
+			TimeSource timeSource) {
 		this.limiter = Objects.requireNonNull(limiter, "limiter must not be null");
 		this.policies = Objects.requireNonNull(policies, "policies must not be null");
+		this.configurationApplied = Instant.now();
 		this.tierResolver = Objects.requireNonNull(tierResolver, "tierResolver must not be null");
 		this.listeners = new RateLimitListeners(listeners);
 		this.backend = Objects.requireNonNull(backend, "backend must not be null");
+		this.overrides = overrides;
+		this.timeSource = Objects.requireNonNull(timeSource, "timeSource must not be null");
 		this.renewals = new LeaseRenewals(limiter);
 	}
 
@@ -70,9 +102,12 @@ public final class RateLimitService implements AutoCloseable {
 			List<RateLimitListener> listeners, String backend, Supplier<ScheduledExecutorService> renewalScheduler) {
 		this.limiter = Objects.requireNonNull(limiter, "limiter must not be null");
 		this.policies = Objects.requireNonNull(policies, "policies must not be null");
+		this.configurationApplied = Instant.now();
 		this.tierResolver = Objects.requireNonNull(tierResolver, "tierResolver must not be null");
 		this.listeners = new RateLimitListeners(listeners);
 		this.backend = Objects.requireNonNull(backend, "backend must not be null");
+		this.overrides = null;
+		this.timeSource = TimeSource.system();
 		this.renewals = new LeaseRenewals(limiter, renewalScheduler);
 	}
 
@@ -136,7 +171,9 @@ public final class RateLimitService implements AutoCloseable {
 		if (applied.isEmpty()) {
 			return RateLimitResult.unlimited();
 		}
-		String tier = resolveTier(context);
+		// read once, so that a reload during the call never mixes two configurations
+		PolicyRegistry registry = this.policies;
+		String tier = resolveTier(context, registry);
 		// a few entries each: lists with a contains check keep the order and drop repeats
 		// without hashing
 		List<KeyedLimit> enforced = new ArrayList<>(4);
@@ -144,15 +181,20 @@ public final class RateLimitService implements AutoCloseable {
 		List<Policy> used = new ArrayList<>(applied.size());
 		List<String> usedNames = new ArrayList<>(applied.size());
 		for (AppliedPolicy application : applied) {
-			Policy policy = application.policy();
-			List<Limit> limits = policy.limitsFor(tier, this.policies.defaultTier());
+			Policy policy = current(registry, application.policy());
+			List<Limit> limits = policy.limitsFor(tier, registry.defaultTier());
+			LimitOverrides overrides = this.overrides;
+			boolean overridable = overrides != null && overrides.mayOverride(policy.name());
 			String key = null;
-			if (!limits.isEmpty()) {
-				key = keyOf(application, context);
+			if (!limits.isEmpty() || overridable) {
+				key = keyOf(policy, application.keyOverride(), context);
 				if (key == null) {
 					// a shadow policy whose key cannot be evaluated for this call:
 					// neither decided nor reported
 					continue;
+				}
+				if (overridable) {
+					limits = overridden(overrides, policy, key, limits);
 				}
 			}
 			if (!usedNames.contains(policy.name())) {
@@ -166,8 +208,8 @@ public final class RateLimitService implements AutoCloseable {
 				shadow = new ArrayList<>(2);
 			}
 			List<KeyedLimit> target = policy.isShadow() ? shadow : enforced;
-			for (Limit limit : limits) {
-				KeyedLimit keyed = new KeyedLimit(policy.name(), key, limit);
+			for (int i = 0; i < limits.size(); i++) {
+				KeyedLimit keyed = Policy.keyedLimit(policy.name(), key, limits, i);
 				if (!target.contains(keyed)) {
 					target.add(keyed);
 				}
@@ -199,18 +241,18 @@ public final class RateLimitService implements AutoCloseable {
 
 	/**
 	 * Returns the key of a policy for a call.
-	 * @param application the policy as applied to the call
+	 * @param policy the policy
+	 * @param keyOverride the key that the call applies the policy with, if not its own
 	 * @param context the call
 	 * @return the key, or {@code null} for a shadow policy whose key cannot be evaluated
 	 * for the call or fails
 	 * @throws RateLimitEvaluationException if the key of an enforced policy cannot be
 	 * evaluated for the call (and whatever else its key resolver throws)
 	 */
-	private static @Nullable String keyOf(AppliedPolicy application, RateLimitContext context) {
-		Policy policy = application.policy();
+	private static @Nullable String keyOf(Policy policy, @Nullable KeyResolver keyOverride, RateLimitContext context) {
 		String key;
 		try {
-			key = application.keyResolver().resolveKey(context);
+			key = ((keyOverride != null) ? keyOverride : policy.keyResolver()).resolveKey(context);
 		}
 		catch (RuntimeException ex) {
 			throwUnlessShadow(ex, policy.isShadow(), (failure) -> failure.ofKey("policy " + policy.name()),
@@ -372,16 +414,86 @@ public final class RateLimitService implements AutoCloseable {
 	 * @return the lower-case tier
 	 */
 	public String resolveTier(RateLimitContext context) {
+		return resolveTier(context, this.policies);
+	}
+
+	private String resolveTier(RateLimitContext context, PolicyRegistry registry) {
 		@Nullable String tier = this.tierResolver.resolveTier(context);
-		return (tier == null || tier.isBlank()) ? this.policies.defaultTier() : PolicyRegistry.normalizeTier(tier);
+		return (tier == null || tier.isBlank()) ? registry.defaultTier() : PolicyRegistry.normalizeTier(tier);
 	}
 
 	/**
-	 * Returns the configured policies.
+	 * Returns the policy of that name in the running configuration: a filter rule or an
+	 * annotation resolved its policy when it was read, and a reload may have changed the
+	 * policy since.
+	 */
+	private static Policy current(PolicyRegistry registry, Policy policy) {
+		Policy current = registry.find(policy.name());
+		return (current != null) ? current : policy;
+	}
+
+	private List<Limit> overridden(LimitOverrides overrides, Policy policy, String key, List<Limit> limits) {
+		LimitOverride override = overrides.find(policy.name(), key);
+		if (override == null || override.isExpiredAt(now())) {
+			return limits;
+		}
+		return override.limits();
+	}
+
+	private Instant now() {
+		long micros = this.timeSource.nowMicros();
+		return Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1000L);
+	}
+
+	/**
+	 * Returns the running policies.
 	 * @return the policy registry
 	 */
 	public PolicyRegistry policies() {
 		return this.policies;
+	}
+
+	/**
+	 * Makes a checked configuration the running one, from the next call on. Each call is
+	 * decided wholly by the configuration it started with. A client's spent permits carry
+	 * over to the limits of the same algorithm and position.
+	 * @param policies the new policies
+	 */
+	public void applyPolicies(PolicyRegistry policies) {
+		this.policies = Objects.requireNonNull(policies, "policies must not be null");
+		this.configurationApplied = Instant.now();
+	}
+
+	/**
+	 * Returns when the running configuration was applied: at start-up, or at the last
+	 * reload that changed it.
+	 * @return the instant
+	 */
+	public Instant configurationApplied() {
+		return this.configurationApplied;
+	}
+
+	/**
+	 * Returns the per-client overrides, if any.
+	 * @return the overrides, or {@code null}
+	 */
+	public @Nullable LimitOverrides overrides() {
+		return this.overrides;
+	}
+
+	/**
+	 * Returns the limits a client gets in a policy: its override's while one holds, else
+	 * its tier's.
+	 * @param policy the policy
+	 * @param key the client's stored key
+	 * @param tier the lower-case tier
+	 * @return the limits
+	 */
+	public List<Limit> limitsFor(Policy policy, String key, String tier) {
+		List<Limit> limits = policy.limitsFor(tier, this.policies.defaultTier());
+		LimitOverrides overrides = this.overrides;
+		return (overrides != null && overrides.mayOverride(policy.name())) ? overridden(overrides, policy, key, limits)
+				: limits;
 	}
 
 	/**

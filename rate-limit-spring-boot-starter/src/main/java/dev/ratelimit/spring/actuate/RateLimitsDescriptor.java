@@ -1,5 +1,6 @@
 package dev.ratelimit.spring.actuate;
 
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 
@@ -13,8 +14,10 @@ import java.util.Map;
  * @param defaultTier the tier of callers for whom no tier resolves
  * @param policies the policies by name, in configuration order
  * @param filters the filter rules, in order
+ * @param configurationApplied when the running configuration was applied: at start-up, or
+ * at the last reload that applied a change
  */
 public record RateLimitsDescriptor(String backend, String failureMode, String defaultTier,
-		Map<String, PolicyDescriptor> policies, List<FilterDescriptor> filters) {
+		Map<String, PolicyDescriptor> policies, List<FilterDescriptor> filters, Instant configurationApplied) {
 
 }

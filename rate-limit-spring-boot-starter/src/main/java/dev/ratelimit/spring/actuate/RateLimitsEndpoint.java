@@ -96,7 +96,7 @@ public class RateLimitsEndpoint {
 		Map<String, PolicyDescriptor> policies = new LinkedHashMap<>();
 		registry.policies().forEach((policy) -> policies.put(policy.name(), PolicyDescriptor.of(policy)));
 		return new RateLimitsDescriptor(this.service.backend(), this.failureMode.toString(), registry.defaultTier(),
-				policies, this.filters.get());
+				policies, this.filters.get(), this.service.configurationApplied());
 	}
 
 	/**

@@ -129,6 +129,18 @@ public final class RateLimitedMethods implements SmartInitializingSingleton {
 	}
 
 	/**
+	 * Returns the names of the policies that the annotated methods found so far apply,
+	 * which a new configuration must keep.
+	 * @return the policy names
+	 */
+	public Set<String> policiesInUse() {
+		Set<String> names = new java.util.TreeSet<>();
+		this.cache.values()
+			.forEach((limits) -> limits.policies().forEach((applied) -> names.add(applied.policy().name())));
+		return names;
+	}
+
+	/**
 	 * Returns whether any bean method was found annotated when the application started.
 	 * @return whether some bean has rate-limited methods
 	 */

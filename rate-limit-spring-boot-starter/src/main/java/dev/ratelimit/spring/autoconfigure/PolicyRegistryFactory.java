@@ -207,6 +207,16 @@ final class PolicyRegistryFactory {
 			problems.add(new Problem("ratelimit.client.api-key-header", "must name a header, such as X-API-Key"));
 		}
 		checkApiKeySecret(properties, problems);
+		RateLimitProperties.Overrides overrides = properties.getOverrides();
+		if (overrides.getCacheSize() < 1) {
+			problems.add(new Problem("ratelimit.overrides.cache-size",
+					"must be at least 1 (was " + overrides.getCacheSize() + ")"));
+		}
+		if (overrides.getCacheTtl() == null || overrides.getCacheTtl().isNegative()
+				|| overrides.getCacheTtl().isZero()) {
+			problems.add(new Problem("ratelimit.overrides.cache-ttl",
+					"must be positive (was " + overrides.getCacheTtl() + ")"));
+		}
 	}
 
 	/**
@@ -271,7 +281,7 @@ final class PolicyRegistryFactory {
 		return limits;
 	}
 
-	private static @Nullable Limit limit(RateLimitProperties.LimitSpec spec, String path, List<Problem> problems) {
+	static @Nullable Limit limit(RateLimitProperties.LimitSpec spec, String path, List<Problem> problems) {
 		Algorithm algorithm = spec.getAlgorithm();
 		Limit.Builder builder = Limit.builder(algorithm);
 		if (spec.getRate() != null) {

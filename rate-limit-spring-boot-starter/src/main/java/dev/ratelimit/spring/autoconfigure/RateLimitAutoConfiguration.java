@@ -1,6 +1,7 @@
 package dev.ratelimit.spring.autoconfigure;
 
 import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -14,6 +15,7 @@ import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
 
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.core.TimeSource;
@@ -24,10 +26,14 @@ import dev.ratelimit.spring.RateLimitListener;
 import dev.ratelimit.spring.RateLimitService;
 import dev.ratelimit.spring.Sleeper;
 import dev.ratelimit.spring.TierResolver;
+import dev.ratelimit.spring.annotation.RateLimitedMethods;
 import dev.ratelimit.spring.key.AuthorityTierResolver;
 import dev.ratelimit.spring.key.ClientAddressResolver;
 import dev.ratelimit.spring.key.KeyResolverFactory;
 import dev.ratelimit.spring.key.RequestAttributeTierResolver;
+import dev.ratelimit.spring.overrides.CachingLimitOverrides;
+import dev.ratelimit.spring.overrides.InMemoryLimitOverrides;
+import dev.ratelimit.spring.overrides.LimitOverrides;
 
 /**
  * Auto-configuration of the rate limiter: the policies, key and tier resolution, the
@@ -96,11 +102,48 @@ public final class RateLimitAutoConfiguration {
 	}
 
 	@Bean
+	@ConditionalOnMissingBean(LimitOverrides.class)
+	@ConditionalOnRateLimitBackend(RateLimitProperties.Backend.MEMORY)
+	InMemoryLimitOverrides rateLimitOverrides() {
+		return new InMemoryLimitOverrides();
+	}
+
+	@Bean
 	@ConditionalOnMissingBean
 	RateLimitService rateLimitService(RateLimiter rateLimiter, PolicyRegistry policies, TierResolver tierResolver,
-			ObjectProvider<RateLimitListener> listeners, RateLimitProperties properties) {
+			ObjectProvider<RateLimitListener> listeners, RateLimitProperties properties,
+			ObjectProvider<LimitOverrides> overrides, TimeSource timeSource) {
+		LimitOverrides store = overrides.getIfUnique();
+		if (store != null && !(store instanceof InMemoryLimitOverrides)) {
+			// an application's own store, such as a database: cached, bounded
+			RateLimitProperties.Overrides cache = properties.getOverrides();
+			store = new CachingLimitOverrides(store, cache.getCacheSize(), cache.getCacheTtl(), System::nanoTime);
+		}
 		return new RateLimitService(rateLimiter, policies, tierResolver, listeners.orderedStream().toList(),
-				properties.getBackend().name().toLowerCase(java.util.Locale.ROOT));
+				properties.getBackend().name().toLowerCase(java.util.Locale.ROOT), store, timeSource);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	RateLimitConfigurationReloader rateLimitConfigurationReloader(Environment environment, RateLimitService service,
+			KeyResolverFactory keyResolvers, ObjectProvider<RateLimitedMethods> annotatedMethods,
+			ListableBeanFactory beanFactory, ObjectProvider<RateLimitListener> listeners) {
+		return new RateLimitConfigurationReloader(environment, service, keyResolvers, annotatedMethods,
+				RateLimitConfigurationReloader.filterRules(beanFactory), listeners.orderedStream().toList());
+	}
+
+	/**
+	 * Reloads the configuration when Spring Cloud reports a changed Environment.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(name = RateLimitRefreshListener.ENVIRONMENT_CHANGE_EVENT)
+	static class RefreshConfiguration {
+
+		@Bean
+		RateLimitRefreshListener rateLimitRefreshListener(RateLimitConfigurationReloader reloader) {
+			return new RateLimitRefreshListener(reloader);
+		}
+
 	}
 
 	@Bean

@@ -1,5 +1,6 @@
 package dev.ratelimit.spring.autoconfigure;
 
+import java.time.Instant;
 import java.util.List;
 import java.util.function.Supplier;
 
@@ -12,17 +13,25 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
 import org.springframework.util.ClassUtils;
 
+import dev.ratelimit.core.TimeSource;
+import dev.ratelimit.spring.RateLimitConfigurationException;
 import dev.ratelimit.spring.RateLimitService;
 import dev.ratelimit.spring.actuate.FilterDescriptor;
+import dev.ratelimit.spring.actuate.RateLimitOverridesEndpoint;
+import dev.ratelimit.spring.actuate.RateLimitOverridesWriteMapping;
 import dev.ratelimit.spring.actuate.RateLimitsEndpoint;
 import dev.ratelimit.spring.actuate.RateLimitsEndpointJmxExtension;
 import dev.ratelimit.spring.actuate.RateLimitsEndpointWebExtension;
 import dev.ratelimit.spring.key.KeyResolverFactory;
+import dev.ratelimit.spring.overrides.LimitOverrides;
 
 /**
  * Auto-configuration of the {@code ratelimits} actuator endpoint, when it is available
@@ -49,6 +58,49 @@ public final class RateLimitEndpointAutoConfiguration {
 		KeyResolverFactory factory = keyResolvers.getIfAvailable();
 		return new RateLimitsEndpoint(service, properties.getOnBackendFailure(), filters,
 				(factory != null) ? factory::create : null);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnAvailableEndpoint
+	RateLimitOverridesEndpoint rateLimitOverridesEndpoint(RateLimitService service, TimeSource timeSource) {
+		LimitOverrides overrides = service.overrides();
+		if (overrides == null) {
+			throw new RateLimitConfigurationException("management.endpoint.ratelimitoverrides",
+					"is available, but there is no LimitOverrides bean to keep overrides in;"
+							+ " define one, or leave the endpoint unexposed");
+		}
+		return new RateLimitOverridesEndpoint(service, overrides, LimitSpecParser::parse,
+				() -> instant(timeSource.nowMicros()));
+	}
+
+	/**
+	 * The {@code POST} of the overrides endpoint over HTTP, whose body an actuator
+	 * operation cannot read.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+	@ConditionalOnClass(
+			name = { "org.springframework.web.servlet.DispatcherServlet", "tools.jackson.databind.json.JsonMapper" })
+	static class OverridesWriteConfiguration {
+
+		// conditions as the endpoint's (a member class is read before the outer class's
+		// beans: no ConditionalOnBean)
+		@Bean
+		@ConditionalOnAvailableEndpoint(endpoint = RateLimitOverridesEndpoint.class, exposure = EndpointExposure.WEB)
+		@ConditionalOnExpression("!'${management.endpoint.ratelimitoverrides.access:${management.endpoints.access.default:unrestricted}}'.equalsIgnoreCase('read-only')")
+		RateLimitOverridesWriteMapping rateLimitOverridesWriteMapping(RateLimitOverridesEndpoint endpoint,
+				Environment environment) {
+			String base = environment.getProperty("management.endpoints.web.base-path", "/actuator");
+			String path = environment.getProperty("management.endpoints.web.path-mapping.ratelimitoverrides",
+					"ratelimitoverrides");
+			return new RateLimitOverridesWriteMapping(endpoint, (base.endsWith("/") ? base : base + "/") + path);
+		}
+
+	}
+
+	private static Instant instant(long micros) {
+		return Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1000L);
 	}
 
 	@Bean

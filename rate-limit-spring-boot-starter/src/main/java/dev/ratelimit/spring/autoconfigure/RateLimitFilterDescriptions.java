@@ -22,7 +22,7 @@ final class RateLimitFilterDescriptions {
 	private RateLimitFilterDescriptions() {
 	}
 
-	static List<FilterDescriptor> describe(ListableBeanFactory beanFactory) {
+	static List<RateLimitFilter> filters(ListableBeanFactory beanFactory) {
 		Set<RateLimitFilter> filters = new LinkedHashSet<>();
 		for (FilterRegistrationBean<?> registration : beanFactory
 			.getBeansOfType(FilterRegistrationBean.class, false, false)
@@ -32,8 +32,12 @@ final class RateLimitFilterDescriptions {
 			}
 		}
 		filters.addAll(beanFactory.getBeansOfType(RateLimitFilter.class, false, false).values());
+		return new ArrayList<>(filters);
+	}
+
+	static List<FilterDescriptor> describe(ListableBeanFactory beanFactory) {
 		List<FilterDescriptor> descriptors = new ArrayList<>();
-		for (RateLimitFilter filter : filters) {
+		for (RateLimitFilter filter : filters(beanFactory)) {
 			for (FilterRule rule : filter.getRules()) {
 				descriptors
 					.add(new FilterDescriptor(rule.patterns().stream().map(PathPattern::getPatternString).toList(),

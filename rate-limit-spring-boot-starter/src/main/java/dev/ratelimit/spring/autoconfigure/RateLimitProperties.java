@@ -60,6 +60,11 @@ public class RateLimitProperties {
 	private final Client client = new Client();
 
 	/**
+	 * Per-client overrides, set through the {@code ratelimitoverrides} endpoint.
+	 */
+	private final Overrides overrides = new Overrides();
+
+	/**
 	 * Named policies: how a caller is keyed and the limits for each tier.
 	 */
 	private Map<String, Policy> policies = new LinkedHashMap<>();
@@ -116,6 +121,10 @@ public class RateLimitProperties {
 
 	public Client getClient() {
 		return this.client;
+	}
+
+	public Overrides getOverrides() {
+		return this.overrides;
 	}
 
 	public Map<String, Policy> getPolicies() {
@@ -233,6 +242,37 @@ public class RateLimitProperties {
 	/**
 	 * In-memory backend settings.
 	 */
+	public static class Overrides {
+
+		/**
+		 * Clients whose answer from an application's own LimitOverrides bean is cached.
+		 */
+		private long cacheSize = 10_000;
+
+		/**
+		 * How long an answer from an application's own LimitOverrides bean is cached; a
+		 * change made elsewhere than through the endpoint applies within this time.
+		 */
+		private Duration cacheTtl = Duration.ofSeconds(10);
+
+		public long getCacheSize() {
+			return this.cacheSize;
+		}
+
+		public void setCacheSize(long cacheSize) {
+			this.cacheSize = cacheSize;
+		}
+
+		public Duration getCacheTtl() {
+			return this.cacheTtl;
+		}
+
+		public void setCacheTtl(Duration cacheTtl) {
+			this.cacheTtl = cacheTtl;
+		}
+
+	}
+
 	public static class Memory {
 
 		/**

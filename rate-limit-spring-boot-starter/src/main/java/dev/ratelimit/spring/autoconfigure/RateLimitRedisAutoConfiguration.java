@@ -23,6 +23,8 @@ import dev.ratelimit.core.redis.RedisRateLimiter;
 import dev.ratelimit.spring.RateLimitConfigurationException;
 import dev.ratelimit.spring.RateLimitListener;
 import dev.ratelimit.spring.RateLimitListeners;
+import dev.ratelimit.spring.overrides.LimitOverrides;
+import dev.ratelimit.spring.overrides.RedisLimitOverrides;
 
 /**
  * Auto-configuration of the Redis backend ({@code ratelimit.backend=redis}): a
@@ -40,6 +42,16 @@ public final class RateLimitRedisAutoConfiguration {
 	private static final Log logger = LogFactory.getLog(RateLimitRedisAutoConfiguration.class);
 
 	private static final String BACKEND = "redis";
+
+	/** How often each instance checks whether the overrides in Redis changed. */
+	private static final long OVERRIDES_CHECK_MILLIS = 500;
+
+	@Bean
+	@ConditionalOnMissingBean(LimitOverrides.class)
+	@ConditionalOnBean(RedisConnectionFactory.class)
+	RedisLimitOverrides rateLimitOverrides(RateLimitProperties properties, RedisConnectionFactory connectionFactory) {
+		return new RedisLimitOverrides(connectionFactory, properties.getRedis().getKeyPrefix(), OVERRIDES_CHECK_MILLIS);
+	}
 
 	@Bean(destroyMethod = "close")
 	@ConditionalOnMissingBean(RateLimiter.class)

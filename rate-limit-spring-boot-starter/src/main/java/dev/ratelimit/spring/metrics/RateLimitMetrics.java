@@ -55,6 +55,12 @@ public class RateLimitMetrics implements RateLimitListener {
 	public static final String LISTENER_FAILURES = "ratelimit.listener.failures";
 
 	/**
+	 * The counter of configuration reloads, tagged {@code result} = {@code applied} or
+	 * {@code rejected}.
+	 */
+	public static final String RELOADS = "ratelimit.config.reloads";
+
+	/**
 	 * The {@code tier} tag of a caller whose tier no policy knows: neither one that some
 	 * policy lists nor the default tier. Whatever resolves tiers could name any tier, so
 	 * this keeps the number of series bounded.
@@ -121,6 +127,8 @@ public class RateLimitMetrics implements RateLimitListener {
 		this.policies = meters;
 		timer(backend);
 		failureCounter(new FailureKey(backend, NO_EXCEPTION));
+		reloadCounter(true);
+		reloadCounter(false);
 	}
 
 	@Override
@@ -138,6 +146,18 @@ public class RateLimitMetrics implements RateLimitListener {
 	@Override
 	public void onBackendFailure(String backend, Throwable failure) {
 		failureCounter(new FailureKey(backend, exceptionName(failure))).increment();
+	}
+
+	@Override
+	public void onConfigurationReload(boolean applied) {
+		reloadCounter(applied).increment();
+	}
+
+	private Counter reloadCounter(boolean applied) {
+		return Counter.builder(RELOADS)
+			.description("Reloads of the rate-limit configuration, applied or refused whole")
+			.tag("result", applied ? "applied" : "rejected")
+			.register(this.registry);
 	}
 
 	@Override

@@ -51,7 +51,7 @@ public class RateLimitFilter extends OncePerRequestFilter {
 
 	private final RateLimitService service;
 
-	private final List<FilterRule> rules;
+	private volatile List<FilterRule> rules;
 
 	private final RateLimitHeaders headers;
 
@@ -112,14 +112,25 @@ public class RateLimitFilter extends OncePerRequestFilter {
 		return this.rules;
 	}
 
+	/**
+	 * Replaces the filter rules, from the next request on, after a reload of the
+	 * configuration. A request reads the rules once.
+	 * @param rules the new rules, already checked
+	 */
+	public void replaceRules(List<FilterRule> rules) {
+		this.rules = List.copyOf(rules);
+	}
+
 	@Override
 	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
 			throws ServletException, IOException {
 		RequestLimits limits = new RequestLimits(this);
 		request.setAttribute(RequestLimits.ATTRIBUTE, limits);
 		try {
-			RequestPath path = this.rules.isEmpty() ? null : requestPath(request);
-			List<FilterRule> matched = (path != null) ? matching(request, path.pathWithinApplication()) : List.of();
+			List<FilterRule> rules = this.rules;
+			RequestPath path = rules.isEmpty() ? null : requestPath(request);
+			List<FilterRule> matched = (path != null) ? matching(rules, request, path.pathWithinApplication())
+					: List.of();
 			if (!matched.isEmpty() && !admit(matched, path, limits, request, response)) {
 				return;
 			}
@@ -142,10 +153,10 @@ public class RateLimitFilter extends OncePerRequestFilter {
 		}
 	}
 
-	private List<FilterRule> matching(HttpServletRequest request, PathContainer path) {
+	private List<FilterRule> matching(List<FilterRule> rules, HttpServletRequest request, PathContainer path) {
 		String method = request.getMethod();
 		List<FilterRule> matched = new ArrayList<>(2);
-		for (FilterRule rule : this.rules) {
+		for (FilterRule rule : rules) {
 			if (rule.matches(method, path)) {
 				matched.add(rule);
 			}

@@ -1,0 +1,152 @@
+package dev.ratelimit.spring.overrides;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.beans.factory.DisposableBean;
+import org.springframework.beans.factory.InitializingBean;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+/**
+ * Overrides kept in Redis, shared by every instance and kept across restarts. Each
+ * instance answers decisions from its own copy, so a decision makes no extra Redis call.
+ * A change is written to a hash ({@code PREFIX:overrides}) and counted in
+ * {@code PREFIX:overrides:version}; every instance checks the version twice a second (one
+ * small read, whatever the traffic) and reloads its copy when it moved, so a change
+ * applies on every instance within a second, also one made while an instance could not
+ * reach Redis, as soon as it can again. While Redis cannot be reached, the last copy
+ * keeps applying; an instance that starts without Redis starts with none and loads them
+ * once Redis answers.
+ */
+public class RedisLimitOverrides extends InMemoryLimitOverrides implements InitializingBean, DisposableBean {
+
+	private static final Log logger = LogFactory.getLog(RedisLimitOverrides.class);
+
+	private final StringRedisTemplate redis;
+
+	private final String hashKey;
+
+	private final String versionKey;
+
+	private final long checkMillis;
+
+	private final Object reloading = new Object();
+
+	private @Nullable ScheduledExecutorService checker;
+
+	private volatile @Nullable String loadedVersion;
+
+	private volatile boolean loaded;
+
+	/**
+	 * Creates the store; {@link #afterPropertiesSet()} loads it and starts listening.
+	 * @param connectionFactory the Redis connection factory
+	 * @param keyPrefix the prefix of every key the library writes
+	 * ({@code ratelimit.redis.key-prefix})
+	 * @param checkMillis how often the version is checked, in milliseconds (500 in the
+	 * starter)
+	 */
+	public RedisLimitOverrides(RedisConnectionFactory connectionFactory, String keyPrefix, long checkMillis) {
+		Objects.requireNonNull(connectionFactory, "connectionFactory must not be null");
+		this.redis = new StringRedisTemplate(connectionFactory);
+		this.hashKey = keyPrefix + ":overrides";
+		this.versionKey = keyPrefix + ":overrides:version";
+		this.checkMillis = checkMillis;
+	}
+
+	@Override
+	public void afterPropertiesSet() {
+		reloadQuietly();
+		ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor((task) -> {
+			Thread thread = new Thread(task, "ratelimit-overrides");
+			thread.setDaemon(true);
+			return thread;
+		});
+		executor.scheduleWithFixedDelay(this::checkVersion, this.checkMillis, this.checkMillis, TimeUnit.MILLISECONDS);
+		this.checker = executor;
+	}
+
+	@Override
+	public void destroy() throws Exception {
+		ScheduledExecutorService executor = this.checker;
+		if (executor != null) {
+			executor.shutdownNow();
+		}
+	}
+
+	@Override
+	public void put(LimitOverride override) {
+		this.redis.opsForHash()
+			.put(this.hashKey, StoredOverrides.field(override.policy(), override.client()),
+					StoredOverrides.encode(override));
+		changed();
+	}
+
+	@Override
+	public boolean remove(String policy, String client) {
+		Long removed = this.redis.opsForHash().delete(this.hashKey, StoredOverrides.field(policy, client));
+		changed();
+		return removed != null && removed > 0;
+	}
+
+	private void changed() {
+		this.redis.opsForValue().increment(this.versionKey);
+		reload();
+	}
+
+	/**
+	 * Loads every override from Redis into this instance's copy.
+	 */
+	public void reload() {
+		synchronized (this.reloading) {
+			String version = this.redis.opsForValue().get(this.versionKey);
+			Map<Object, Object> stored = this.redis.opsForHash().entries(this.hashKey);
+			List<LimitOverride> overrides = new ArrayList<>(stored.size());
+			stored.forEach((field, value) -> {
+				try {
+					String[] names = StoredOverrides.policyAndClient((String) field);
+					overrides.add(StoredOverrides.decode(names[0], names[1], (String) value));
+				}
+				catch (RuntimeException ex) {
+					logger.warn("Ignored the rate-limit override stored under '" + field + "' in " + this.hashKey + ": "
+							+ ex.getMessage());
+				}
+			});
+			replaceAll(overrides);
+			this.loadedVersion = version;
+			this.loaded = true;
+		}
+	}
+
+	private void reloadQuietly() {
+		try {
+			reload();
+		}
+		catch (RuntimeException ex) {
+			logger.debug("Could not load rate-limit overrides from Redis; the last copy applies", ex);
+		}
+	}
+
+	private void checkVersion() {
+		try {
+			String version = this.redis.opsForValue().get(this.versionKey);
+			if (!this.loaded || !Objects.equals(version, this.loadedVersion)) {
+				reload();
+			}
+		}
+		catch (RuntimeException ex) {
+			logger.debug("Could not check the rate-limit overrides' version in Redis", ex);
+		}
+	}
+
+}
