@@ -62,8 +62,8 @@ class LiveReloadTests {
 			last = http.api("reloading-client");
 			assertThat(last.statusCode()).isEqualTo(200);
 		}
-		assertThat(last.headers().firstValue("RateLimit")).hasValueSatisfying(
-				(limit) -> assertThat(limit).startsWith("\"api\";r=10;"));
+		assertThat(last.headers().firstValue("RateLimit"))
+			.hasValueSatisfying((limit) -> assertThat(limit).startsWith("\"api\";r=10;"));
 		Instant started = appliedAt(http);
 
 		write("100/1m", "api");
@@ -73,10 +73,10 @@ class LiveReloadTests {
 
 		// 60/1m with 50 spent becomes 100/1m: 50 left, and this request takes one
 		HttpResponse<String> raised = http.api("reloading-client");
-		assertThat(raised.headers().firstValue("RateLimit-Policy")).hasValueSatisfying(
-				(policy) -> assertThat(policy).startsWith("\"api\";q=100;"));
-		assertThat(raised.headers().firstValue("RateLimit")).hasValueSatisfying(
-				(limit) -> assertThat(limit).startsWith("\"api\";r=49;"));
+		assertThat(raised.headers().firstValue("RateLimit-Policy"))
+			.hasValueSatisfying((policy) -> assertThat(policy).startsWith("\"api\";q=100;"));
+		assertThat(raised.headers().firstValue("RateLimit"))
+			.hasValueSatisfying((limit) -> assertThat(limit).startsWith("\"api\";r=49;"));
 		assertThat(appliedAt(http)).isAfter(started);
 		assertThat(reloads("applied")).isEqualTo(1);
 
@@ -88,10 +88,10 @@ class LiveReloadTests {
 			.contains("ratelimit.filters[0].policies");
 		assertThat(reloads("rejected")).isEqualTo(1);
 		HttpResponse<String> kept = http.api("reloading-client");
-		assertThat(kept.headers().firstValue("RateLimit-Policy")).hasValueSatisfying(
-				(policy) -> assertThat(policy).startsWith("\"api\";q=100;"));
-		assertThat(kept.headers().firstValue("RateLimit")).hasValueSatisfying(
-				(limit) -> assertThat(limit).startsWith("\"api\";r=48;"));
+		assertThat(kept.headers().firstValue("RateLimit-Policy"))
+			.hasValueSatisfying((policy) -> assertThat(policy).startsWith("\"api\";q=100;"));
+		assertThat(kept.headers().firstValue("RateLimit"))
+			.hasValueSatisfying((limit) -> assertThat(limit).startsWith("\"api\";r=48;"));
 		assertThat(JsonPath.parse(http.get("/actuator/ratelimits").body())
 			.read("$.policies.api.tiers.free[*].rate", List.class)).containsExactly("100/1m");
 	}

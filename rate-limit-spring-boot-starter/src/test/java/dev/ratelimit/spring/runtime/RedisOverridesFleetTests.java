@@ -36,8 +36,9 @@ class RedisOverridesFleetTests {
 				Http two = new Http(port(second));
 				assertThat(quota(two.api("fleet-customer"))).isEqualTo(5);
 
-				assertThat(one.operator("POST", "/actuator/ratelimitoverrides/api/fleet-customer",
-						"{\"limits\":[{\"rate\":\"50/1h\"}]}")
+				assertThat(one
+					.operator("POST", "/actuator/ratelimitoverrides/api/fleet-customer",
+							"{\"limits\":[{\"rate\":\"50/1h\"}]}")
 					.statusCode()).isEqualTo(204);
 				await().atMost(Duration.ofSeconds(1))
 					.pollInterval(Duration.ofMillis(20))

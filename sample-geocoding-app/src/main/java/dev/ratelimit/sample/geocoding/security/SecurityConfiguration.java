@@ -24,8 +24,9 @@ import dev.ratelimit.spring.PolicyRegistry;
 /**
  * API callers authenticate with {@code X-API-Key}; the API itself is open to anonymous
  * callers (who get the anonymous tier). The actuator's view of one client
- * ({@code /actuator/ratelimits/POLICY/CLIENT}) needs the operator's credentials. The
- * overview, and the health status without its details, stay open.
+ * ({@code /actuator/ratelimits/POLICY/CLIENT}) and the per-client overrides
+ * ({@code /actuator/ratelimitoverrides}) need the operator's credentials. The overview,
+ * and the health status without its details, stay open.
  */
 @Configuration(proxyBeanMethods = false)
 @EnableConfigurationProperties(ApiKeyProperties.class)
@@ -52,6 +53,10 @@ public class SecurityConfiguration {
 				// its limits. Health details are the operator's too
 				// (show-details=when-authorized).
 				.requestMatchers("/actuator/ratelimits/**")
+				.hasRole("OPERATOR")
+				// overrides raise a client's limits, and their list names clients: the
+				// operator's alone
+				.requestMatchers("/actuator/ratelimitoverrides", "/actuator/ratelimitoverrides/**")
 				.hasRole("OPERATOR")
 				.anyRequest()
 				.permitAll());

@@ -49,6 +49,22 @@ class ActuatorAccessTests {
 	}
 
 	@Test
+	void onlyTheOperatorListsSetsOrRemovesOverrides() throws Exception {
+		String path = "/actuator/ratelimitoverrides/api/demo-free";
+		String body = "{\"limits\":[{\"rate\":\"5000/1m\"}]}";
+		assertThat(get("/actuator/ratelimitoverrides", null, null).statusCode()).isEqualTo(401);
+		assertThat(send("POST", path, body, null, null).statusCode()).isEqualTo(401);
+		assertThat(send("POST", path, body, "demo-paid", null).statusCode()).isEqualTo(403);
+		assertThat(send("DELETE", path, null, null, null).statusCode()).isEqualTo(401);
+		assertThat(get("/actuator/ratelimitoverrides", null, OPERATOR).body()).isEqualTo("{\"overrides\":[]}");
+
+		assertThat(send("POST", path, body, null, OPERATOR).statusCode()).isEqualTo(204);
+		assertThat(get(path, null, OPERATOR).body()).contains("\"rate\":\"5000/1m\"");
+		assertThat(send("DELETE", path, null, null, OPERATOR).statusCode()).isEqualTo(204);
+		assertThat(get(path, null, OPERATOR).statusCode()).isEqualTo(404);
+	}
+
+	@Test
 	void anyoneSeesTheHealthStatusButOnlyTheOperatorItsDetails() throws Exception {
 		for (String path : new String[] { "/actuator/health", "/actuator/health/rateLimit" }) {
 			HttpResponse<String> anonymous = get(path, null, null);
@@ -64,7 +80,17 @@ class ActuatorAccessTests {
 
 	private HttpResponse<String> get(String path, @Nullable String apiKey, @Nullable String credentials)
 			throws IOException, InterruptedException {
-		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://localhost:" + this.port + path));
+		return send("GET", path, null, apiKey, credentials);
+	}
+
+	private HttpResponse<String> send(String method, String path, @Nullable String json, @Nullable String apiKey,
+			@Nullable String credentials) throws IOException, InterruptedException {
+		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://localhost:" + this.port + path))
+			.method(method,
+					(json != null) ? HttpRequest.BodyPublishers.ofString(json) : HttpRequest.BodyPublishers.noBody());
+		if (json != null) {
+			request.header("Content-Type", "application/json");
+		}
 		if (apiKey != null) {
 			request.header("X-API-Key", apiKey);
 		}
