@@ -1,6 +1,8 @@
 package dev.ratelimit.core;
 
+import java.time.DateTimeException;
 import java.time.Duration;
+import java.time.ZoneId;
 import java.util.Objects;
 
 import org.jspecify.annotations.Nullable;
@@ -27,6 +29,11 @@ public final class Limit {
 	/** The most concurrent permits a key may hold. */
 	public static final long MAX_CONCURRENCY = 100_000;
 
+	/** The zone of calendar windows unless one is given. */
+	private static final ZoneId UTC = ZoneId.of("UTC");
+
+	private static final long DAY_MICROS = 86_400_000_000L;
+
 	private final Algorithm algorithm;
 
 	private final @Nullable Rate rate;
@@ -41,6 +48,10 @@ public final class Limit {
 
 	private final long leaseTimeMicros;
 
+	private final WindowAlignment alignment;
+
+	private final ZoneId zone;
+
 	private final long unitsPerMicro;
 
 	private final long unitsPerPermit;
@@ -50,6 +61,17 @@ public final class Limit {
 	private Limit(Builder builder) {
 		this.algorithm = builder.algorithm;
 		String what = builder.algorithm.configName() + " limit";
+		this.alignment = (builder.alignment != null) ? builder.alignment : WindowAlignment.EPOCH;
+		if (this.alignment == WindowAlignment.CALENDAR && builder.algorithm != Algorithm.FIXED_WINDOW) {
+			throw new InvalidLimitException(Parameter.ALIGN, this.alignment,
+					"'align: calendar' applies to fixed-window limits only, not to a " + what);
+		}
+		if (builder.zone != null && this.alignment != WindowAlignment.CALENDAR) {
+			throw new InvalidLimitException(Parameter.ZONE, builder.zone,
+					"'zone' applies to a fixed-window limit with 'align: calendar' only, not to a " + what
+							+ ((builder.algorithm == Algorithm.FIXED_WINDOW) ? " aligned to the epoch" : ""));
+		}
+		this.zone = (builder.zone != null) ? builder.zone : UTC;
 		if (builder.algorithm == Algorithm.CONCURRENCY) {
 			if (builder.rate != null) {
 				throw new InvalidLimitException(Parameter.RATE, builder.rate, "'rate' does not apply to a concurrency "
@@ -80,6 +102,7 @@ public final class Limit {
 						"'lease-time' applies to concurrency limits only, not to a " + what);
 			}
 			Rate r = builder.rate;
+			checkCalendarPeriod(r, this.alignment, builder.algorithm, what);
 			this.rate = r;
 			this.leaseTimeMicros = 0;
 			boolean bucket = builder.algorithm == Algorithm.TOKEN_BUCKET || builder.algorithm == Algorithm.LEAKY_BUCKET;
@@ -142,7 +165,29 @@ public final class Limit {
 		}
 		// Limits are map keys on every decision; hash once.
 		this.hash = Objects.hash(this.algorithm, this.rate, this.capacity, this.initial, this.mode, this.maxWaitMicros,
-				this.leaseTimeMicros);
+				this.leaseTimeMicros, this.alignment, this.zone);
+	}
+
+	/**
+	 * Checks that a period in months is aligned to the calendar, and that a calendar
+	 * window is one day, week or month.
+	 */
+	private static void checkCalendarPeriod(Rate rate, WindowAlignment alignment, Algorithm algorithm, String what) {
+		if (alignment == WindowAlignment.CALENDAR) {
+			long period = rate.periodMicros();
+			if (!(rate.months() == 1 || (rate.months() == 0 && (period == DAY_MICROS || period == 7 * DAY_MICROS)))) {
+				throw new InvalidLimitException(Parameter.RATE, rate,
+						"A " + what
+								+ " with 'align: calendar' counts per calendar day, week or month: its period must be"
+								+ " 1d, 1w or 1mo (rate was " + rate + ")");
+			}
+		}
+		else if (rate.months() > 0) {
+			throw new InvalidLimitException(Parameter.RATE, rate,
+					"A period in months (rate " + rate + ") has no fixed length: it needs a fixed-window limit with"
+							+ " 'align: calendar', not a " + what
+							+ ((algorithm == Algorithm.FIXED_WINDOW) ? " aligned to the epoch" : ""));
+		}
 	}
 
 	private static long checkRange(Parameter parameter, long value, long min, long max, String what) {
@@ -316,6 +361,24 @@ public final class Limit {
 	}
 
 	/**
+	 * Returns where the windows of a fixed-window limit start
+	 * ({@link WindowAlignment#EPOCH} for every other algorithm).
+	 * @return the alignment
+	 */
+	public WindowAlignment alignment() {
+		return this.alignment;
+	}
+
+	/**
+	 * Returns the zone whose midnights start the windows of a calendar-aligned limit, UTC
+	 * unless one was given (and UTC for every other limit, which no zone affects).
+	 * @return the zone
+	 */
+	public ZoneId zone() {
+		return this.zone;
+	}
+
+	/**
 	 * Returns the refill rate in units per microsecond, where a permit is
 	 * {@link #unitsPerPermit()} units. The two are the rate's permits and period divided
 	 * by their greatest common divisor, so that refill is continuous and exact.
@@ -337,7 +400,9 @@ public final class Limit {
 	 * Returns the time the limit takes to restore its whole capacity from nothing: a
 	 * bucket's capacity divided by its rate (rounded up to a microsecond), a window's
 	 * length, or a concurrency lease time. This is the window ({@code w}) of the
-	 * {@code RateLimit-Policy} header.
+	 * {@code RateLimit-Policy} header. A calendar window's length varies; this is its
+	 * nominal length: 24 hours, 7 days, or java.time's estimated month (see
+	 * {@link Rate#months()}).
 	 * @return the window in microseconds
 	 */
 	public long windowMicros() {
@@ -355,13 +420,16 @@ public final class Limit {
 	 * counter, a lease time for concurrency. A token bucket that starts below capacity
 	 * ({@link #initial()} &lt; {@link #capacity()}) is distinguishable from a fresh one
 	 * for ever once full, so it is kept for one more day after its fill time; a key idle
-	 * for longer starts again at {@code initial}.
+	 * for longer starts again at {@code initial}. A calendar window is kept a day longer
+	 * than its nominal length, which covers its longest (a 31-day month, a day or week
+	 * with an extra hour).
 	 * @return the retention in microseconds
 	 */
 	public long retentionMicros() {
 		return switch (this.algorithm) {
 			case TOKEN_BUCKET -> windowMicros() + (this.initial < this.capacity ? PARTIAL_START_RETENTION_MICROS : 0);
-			case LEAKY_BUCKET, FIXED_WINDOW, SLIDING_WINDOW_LOG, CONCURRENCY -> windowMicros();
+			case FIXED_WINDOW -> windowMicros() + ((this.alignment == WindowAlignment.CALENDAR) ? DAY_MICROS : 0);
+			case LEAKY_BUCKET, SLIDING_WINDOW_LOG, CONCURRENCY -> windowMicros();
 			case SLIDING_WINDOW_COUNTER -> 2 * windowMicros();
 		};
 	}
@@ -377,7 +445,8 @@ public final class Limit {
 			case TOKEN_BUCKET -> "tb-" + rateParts() + "-" + this.capacity + "-" + this.initial;
 			case LEAKY_BUCKET ->
 				"lb-" + rateParts() + "-" + this.capacity + "-" + this.mode.name().charAt(0) + this.maxWaitMicros;
-			case FIXED_WINDOW -> "fw-" + rateParts();
+			case FIXED_WINDOW ->
+				"fw-" + rateParts() + ((this.alignment == WindowAlignment.CALENDAR) ? "-cal-" + this.zone.getId() : "");
 			// "swl2": the log's Redis members carry running totals since issue 18; a new
 			// name keeps the members of the
 			// previous format, which this script cannot read, apart from it during a
@@ -409,7 +478,8 @@ public final class Limit {
 		return other instanceof Limit limit && limit.algorithm == this.algorithm
 				&& Objects.equals(limit.rate, this.rate) && limit.capacity == this.capacity
 				&& limit.initial == this.initial && limit.mode == this.mode && limit.maxWaitMicros == this.maxWaitMicros
-				&& limit.leaseTimeMicros == this.leaseTimeMicros;
+				&& limit.leaseTimeMicros == this.leaseTimeMicros && limit.alignment == this.alignment
+				&& limit.zone.equals(this.zone);
 	}
 
 	@Override
@@ -419,7 +489,8 @@ public final class Limit {
 
 	/**
 	 * Returns the limit as it would be configured, such as
-	 * {@code token-bucket 5/1s capacity=10}.
+	 * {@code token-bucket 5/1s capacity=10} or
+	 * {@code fixed-window 100000/1mo align=calendar zone=Europe/Paris}.
 	 */
 	@Override
 	public String toString() {
@@ -437,6 +508,9 @@ public final class Limit {
 		}
 		if (this.initial != this.capacity) {
 			text.append(" initial=").append(this.initial);
+		}
+		if (this.alignment == WindowAlignment.CALENDAR) {
+			text.append(" align=").append(this.alignment).append(" zone=").append(this.zone.getId());
 		}
 		if (this.algorithm == Algorithm.LEAKY_BUCKET) {
 			text.append(" mode=").append(this.mode);
@@ -465,6 +539,10 @@ public final class Limit {
 		private @Nullable Duration maxWait;
 
 		private @Nullable Duration leaseTime;
+
+		private @Nullable WindowAlignment alignment;
+
+		private @Nullable ZoneId zone;
 
 		private Builder(Algorithm algorithm) {
 			this.algorithm = algorithm;
@@ -553,6 +631,45 @@ public final class Limit {
 		}
 
 		/**
+		 * Sets where a fixed window's windows start; {@link WindowAlignment#CALENDAR}
+		 * takes a rate of {@code 1d}, {@code 1w} or {@code 1mo} and a {@link #zone}.
+		 * @param alignment the alignment
+		 * @return this builder
+		 */
+		public Builder align(WindowAlignment alignment) {
+			this.alignment = Objects.requireNonNull(alignment, "alignment must not be null");
+			return this;
+		}
+
+		/**
+		 * Sets the zone whose midnights start a calendar window; UTC if not set.
+		 * @param zone the zone
+		 * @return this builder
+		 */
+		public Builder zone(ZoneId zone) {
+			this.zone = Objects.requireNonNull(zone, "zone must not be null");
+			return this;
+		}
+
+		/**
+		 * Sets the zone whose midnights start a calendar window, by its id.
+		 * @param zone the zone's id, such as {@code Europe/Paris} or {@code +01:00}
+		 * @return this builder
+		 * @throws InvalidLimitException for {@link Parameter#ZONE} if no zone has that id
+		 */
+		public Builder zone(String zone) {
+			Objects.requireNonNull(zone, "zone must not be null");
+			try {
+				this.zone = ZoneId.of(zone.trim());
+			}
+			catch (DateTimeException ex) {
+				throw new InvalidLimitException(Parameter.ZONE, zone, "Unknown time zone '" + zone
+						+ "'; use a region such as Europe/Paris or UTC, or an offset such as +01:00");
+			}
+			return this;
+		}
+
+		/**
 		 * Checks every value and builds the limit.
 		 * @return the limit
 		 * @throws InvalidLimitException naming the parameter whose value is wrong
@@ -590,7 +707,13 @@ public final class Limit {
 		MAX("max"),
 
 		/** How long a concurrency permit lives if never released. */
-		LEASE_TIME("lease-time");
+		LEASE_TIME("lease-time"),
+
+		/** Where a fixed window's windows start, {@code epoch} or {@code calendar}. */
+		ALIGN("align"),
+
+		/** The zone of a calendar window, such as {@code Europe/Paris}. */
+		ZONE("zone");
 
 		private final String configName;
 

@@ -2,6 +2,7 @@ package dev.ratelimit.core;
 
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
+import java.time.temporal.ChronoUnit;
 import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -11,14 +12,22 @@ import org.jspecify.annotations.Nullable;
 /**
  * A number of permits per period, written {@code N/PERIOD}: {@code 5/1s}, {@code 60/1m},
  * {@code 60/m}, {@code 1/10s}, {@code 100/500ms}. The period is a Spring-style duration
- * ({@code 500ms}, {@code 1s}, {@code 1m}, {@code 1h}, {@code 1d}, also {@code us} and
- * ISO-8601 such as {@code PT1M}) or a bare unit ({@code s}, {@code m}, {@code h},
- * {@code d}). The period is held in whole microseconds.
+ * ({@code 500ms}, {@code 1s}, {@code 1m}, {@code 1h}, {@code 1d}, {@code 1w} for seven
+ * days, also {@code us} and ISO-8601 such as {@code PT1M}) or a bare unit ({@code s},
+ * {@code m}, {@code h}, {@code d}, {@code w}). The period is held in whole microseconds.
+ * <p>
+ * A period in months ({@code 1mo}) has no fixed length: only a fixed window aligned to
+ * the calendar takes it ({@link WindowAlignment#CALENDAR}), and counts real month
+ * lengths. Its {@link #periodMicros()} is java.time's estimated month
+ * ({@link ChronoUnit#MONTHS}), 30.436875 days.
  */
 public final class Rate {
 
 	/** The largest integer that a double, and so a Redis Lua number, holds exactly. */
 	static final long MAX_EXACT = 1L << 53;
+
+	/** The estimated length of a month, in microseconds: java.time's. */
+	private static final long MONTH_MICROS = ChronoUnit.MONTHS.getDuration().getSeconds() * 1_000_000L;
 
 	private static final Pattern SIMPLE_DURATION = Pattern.compile("^([0-9]*)\\s*([a-zA-Z]{1,2})$");
 
@@ -26,9 +35,13 @@ public final class Rate {
 
 	private final long periodMicros;
 
-	private Rate(long permits, long periodMicros) {
+	/** The period in calendar months, or 0 for a period of fixed length. */
+	private final long months;
+
+	private Rate(long permits, long periodMicros, long months) {
 		this.permits = permits;
 		this.periodMicros = periodMicros;
+		this.months = months;
 	}
 
 	/**
@@ -41,7 +54,7 @@ public final class Rate {
 	 */
 	public static Rate of(long permits, Duration period) {
 		String text = permits + "/" + period;
-		return new Rate(checkPermits(permits, text), periodMicros(period, text));
+		return new Rate(checkPermits(permits, text), periodMicros(period, text), 0);
 	}
 
 	/**
@@ -73,7 +86,32 @@ public final class Rate {
 			throw invalid(text, "Invalid rate '" + text + "': " + count + " permits is too large");
 		}
 		checkPermits(permits, text);
-		return new Rate(permits, periodMicros(parsePeriod(period, text), text));
+		long months = months(period, text);
+		if (months > 0) {
+			return new Rate(permits, months * MONTH_MICROS, months);
+		}
+		return new Rate(permits, periodMicros(parsePeriod(period, text), text), 0);
+	}
+
+	/**
+	 * Returns the months of a period written {@code Nmo} (or {@code mo}), else 0.
+	 */
+	private static long months(String period, String text) {
+		Matcher matcher = SIMPLE_DURATION.matcher(period);
+		if (!matcher.matches() || !matcher.group(2).equalsIgnoreCase("mo")) {
+			return 0;
+		}
+		String amount = matcher.group(1);
+		// the longest number of months whose estimated length stays below 2^53 µs
+		long most = MAX_EXACT / MONTH_MICROS;
+		if (amount.length() > 9 || (!amount.isEmpty() && Long.parseLong(amount) > most)) {
+			throw invalid(text, "Invalid rate '" + text + "': the period '" + period + "' is too long");
+		}
+		long months = amount.isEmpty() ? 1 : Long.parseLong(amount);
+		if (months == 0) {
+			throw invalid(text, "Invalid rate '" + text + "': the period must be positive (was " + period + ")");
+		}
+		return months;
 	}
 
 	private static InvalidLimitException invalid(@Nullable String text, String message) {
@@ -125,8 +163,9 @@ public final class Rate {
 				case "m" -> Duration.ofMinutes(amount);
 				case "h" -> Duration.ofHours(amount);
 				case "d" -> Duration.ofDays(amount);
+				case "w" -> Duration.ofDays(Math.multiplyExact(amount, 7L));
 				default -> throw invalid(text, "Invalid rate '" + text + "': unknown unit '" + matcher.group(2)
-						+ "'; use ns, us, ms, s, m, h or d");
+						+ "'; use ns, us, ms, s, m, h, d, w or mo");
 			};
 		}
 		catch (ArithmeticException ex) {
@@ -163,7 +202,8 @@ public final class Rate {
 	}
 
 	/**
-	 * Returns the period.
+	 * Returns the period; for a period in months, their estimated length (see
+	 * {@link #months()}).
 	 * @return the period
 	 */
 	public Duration period() {
@@ -171,29 +211,45 @@ public final class Rate {
 	}
 
 	/**
-	 * Returns the period in microseconds.
+	 * Returns the period in microseconds; for a period in months, their estimated length
+	 * (see {@link #months()}).
 	 * @return the period, at least 1
 	 */
 	public long periodMicros() {
 		return this.periodMicros;
 	}
 
+	/**
+	 * Returns the period in calendar months, for a rate written with {@code mo} such as
+	 * {@code 100000/1mo}; such a period has no fixed length, and only a fixed window
+	 * aligned to the calendar takes it. A period of fixed length returns 0.
+	 * @return the months, or 0
+	 */
+	public long months() {
+		return this.months;
+	}
+
 	@Override
 	public boolean equals(Object other) {
-		return other instanceof Rate rate && rate.permits == this.permits && rate.periodMicros == this.periodMicros;
+		return other instanceof Rate rate && rate.permits == this.permits && rate.periodMicros == this.periodMicros
+				&& rate.months == this.months;
 	}
 
 	@Override
 	public int hashCode() {
-		return Long.hashCode(this.permits) * 31 + Long.hashCode(this.periodMicros);
+		return (Long.hashCode(this.permits) * 31 + Long.hashCode(this.periodMicros)) * 31 + Long.hashCode(this.months);
 	}
 
 	/**
 	 * Returns the rate as {@code N/PERIOD} with the largest unit that divides the period,
-	 * such as {@code 5/1s}.
+	 * such as {@code 5/1s} ({@code 1w} is written {@code 7d}), or in months, such as
+	 * {@code 100000/1mo}.
 	 */
 	@Override
 	public String toString() {
+		if (this.months > 0) {
+			return this.permits + "/" + this.months + "mo";
+		}
 		return this.permits + "/" + formatMicros(this.periodMicros);
 	}
 

@@ -1,6 +1,7 @@
 package dev.ratelimit.core;
 
 import java.time.Duration;
+import java.time.ZoneId;
 import java.util.stream.Stream;
 
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
@@ -67,7 +68,27 @@ class InvalidLimitExceptionTest {
 				arguments("an unknown algorithm", Parameter.ALGORITHM, "gcra",
 						(ThrowingCallable) () -> Algorithm.fromConfigName("gcra")),
 				arguments("an unknown leaky-bucket mode", Parameter.MODE, "queue",
-						(ThrowingCallable) () -> LeakMode.fromConfigName("queue")));
+						(ThrowingCallable) () -> LeakMode.fromConfigName("queue")),
+				arguments("a period in months without calendar alignment", Parameter.RATE, Rate.parse("100/1mo"),
+						build(Limit.builder(Algorithm.FIXED_WINDOW).rate("100/1mo"))),
+				arguments("a period in months on a token bucket", Parameter.RATE, Rate.parse("100/1mo"),
+						build(Limit.builder(Algorithm.TOKEN_BUCKET).rate("100/1mo"))),
+				arguments("a calendar window of two days", Parameter.RATE, Rate.parse("100/2d"),
+						build(Limit.builder(Algorithm.FIXED_WINDOW).rate("100/2d").align(WindowAlignment.CALENDAR))),
+				arguments("a calendar window of two months", Parameter.RATE, Rate.parse("100/2mo"),
+						build(Limit.builder(Algorithm.FIXED_WINDOW).rate("100/2mo").align(WindowAlignment.CALENDAR))),
+				arguments("a calendar window of an hour", Parameter.RATE, Rate.parse("100/1h"),
+						build(Limit.builder(Algorithm.FIXED_WINDOW).rate("100/1h").align(WindowAlignment.CALENDAR))),
+				arguments("calendar alignment on a token bucket", Parameter.ALIGN, WindowAlignment.CALENDAR,
+						build(Limit.builder(Algorithm.TOKEN_BUCKET).rate("100/1d").align(WindowAlignment.CALENDAR))),
+				arguments("calendar alignment on a concurrency limit", Parameter.ALIGN, WindowAlignment.CALENDAR,
+						build(Limit.builder(Algorithm.CONCURRENCY).max(3).align(WindowAlignment.CALENDAR))),
+				arguments("a zone on a window aligned to the epoch", Parameter.ZONE, ZoneId.of("Europe/Paris"),
+						build(Limit.builder(Algorithm.FIXED_WINDOW).rate("100/1d").zone(ZoneId.of("Europe/Paris")))),
+				arguments("an unknown zone", Parameter.ZONE, "Europe/Pariss",
+						(ThrowingCallable) () -> Limit.builder(Algorithm.FIXED_WINDOW).zone("Europe/Pariss")),
+				arguments("an unknown alignment", Parameter.ALIGN, "monthly",
+						(ThrowingCallable) () -> WindowAlignment.fromConfigName("monthly")));
 	}
 
 	@ParameterizedTest(name = "{0}")
@@ -82,7 +103,8 @@ class InvalidLimitExceptionTest {
 
 	@ParameterizedTest
 	@ValueSource(strings = { "", "5", "x/1s", "0/1s", "9007199254740993/1s", "99999999999999999999/1s", "5/", "5/PTxx",
-			"5/1y", "5/0s", "5/1500ns", "5/999999999999999999d", "5/99999999999999999999s" })
+			"5/1y", "5/0s", "5/1500ns", "5/999999999999999999d", "5/99999999999999999999s", "5/0mo", "5/4000mo",
+			"5/9999999999mo" })
 	void aRateThatDoesNotParseNamesTheRate(String text) {
 		InvalidLimitException exception = catchThrowableOfType(InvalidLimitException.class, () -> Rate.parse(text));
 		assertThat(exception.parameter()).isEqualTo(Parameter.RATE);
@@ -111,7 +133,7 @@ class InvalidLimitExceptionTest {
 	@Test
 	void namesEachParameterAsConfigurationDoes() {
 		assertThat(Stream.of(Parameter.values()).map(Parameter::configName)).containsExactly("algorithm", "rate",
-				"capacity", "initial", "mode", "max-wait", "max", "lease-time");
+				"capacity", "initial", "mode", "max-wait", "max", "lease-time", "align", "zone");
 	}
 
 	private static ThrowingCallable build(Limit.Builder builder) {

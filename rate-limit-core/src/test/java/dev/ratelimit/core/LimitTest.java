@@ -1,6 +1,8 @@
 package dev.ratelimit.core;
 
 import java.time.Duration;
+import java.time.ZoneId;
+import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Test;
 
@@ -152,6 +154,72 @@ class LimitTest {
 			.maxWait(Duration.ofMillis(500))
 			.build()).hasToString("leaky-bucket 100/1s capacity=100 mode=shape max-wait=500ms");
 		assertThat(Limit.concurrency(3)).hasToString("concurrency max=3 lease-time=1m");
+	}
+
+	@Test
+	void alignsAFixedWindowToTheCalendarOfAZone() {
+		Limit monthly = Limit.builder(Algorithm.FIXED_WINDOW)
+			.rate("100000/1mo")
+			.align(WindowAlignment.CALENDAR)
+			.zone("Europe/Paris")
+			.build();
+		assertThat(monthly.alignment()).isEqualTo(WindowAlignment.CALENDAR);
+		assertThat(monthly.zone()).isEqualTo(ZoneId.of("Europe/Paris"));
+		assertThat(monthly.capacity()).isEqualTo(100_000);
+		assertThat(monthly.windowMicros()).as("the nominal month").isEqualTo(2_629_746_000_000L);
+		assertThat(monthly.retentionMicros()).as("a day more than the nominal month, more than 31 days and an hour")
+			.isEqualTo(2_629_746_000_000L + 86_400_000_000L);
+		assertThat(monthly).hasToString("fixed-window 100000/1mo align=calendar zone=Europe/Paris");
+		Limit daily = Limit.builder(Algorithm.FIXED_WINDOW).rate("10/1d").align(WindowAlignment.CALENDAR).build();
+		assertThat(daily.zone()).as("the default zone").isEqualTo(ZoneId.of("UTC"));
+		assertThat(Limit.builder(Algorithm.FIXED_WINDOW).rate("10/1w").align(WindowAlignment.CALENDAR).build())
+			.hasToString("fixed-window 10/7d align=calendar zone=UTC");
+		assertThat(Limit.fixedWindow("10/1d").alignment()).isEqualTo(WindowAlignment.EPOCH);
+		assertThat(Limit.fixedWindow("10/1w").windowMicros()).as("a fixed week of seven days")
+			.isEqualTo(604_800_000_000L);
+	}
+
+	@Test
+	void theAlignmentAndZoneTellLimitsApart() {
+		Limit paris = Limit.builder(Algorithm.FIXED_WINDOW)
+			.rate("10/1d")
+			.align(WindowAlignment.CALENDAR)
+			.zone(ZoneId.of("Europe/Paris"))
+			.build();
+		Limit sameParis = Limit.builder(Algorithm.FIXED_WINDOW)
+			.rate("10/24h")
+			.align(WindowAlignment.CALENDAR)
+			.zone(" Europe/Paris ")
+			.build();
+		Limit utc = Limit.builder(Algorithm.FIXED_WINDOW).rate("10/1d").align(WindowAlignment.CALENDAR).build();
+		Limit epoch = Limit.fixedWindow("10/1d");
+		assertThat(paris).isEqualTo(sameParis).hasSameHashCodeAs(sameParis);
+		assertThat(paris.fingerprint()).isEqualTo(sameParis.fingerprint());
+		assertThat(Stream.of(paris, utc, epoch).distinct()).hasSize(3);
+		assertThat(Stream.of(paris, utc, epoch).map(Limit::fingerprint).distinct()).hasSize(3);
+		assertThat(Limit.builder(Algorithm.FIXED_WINDOW).rate("10/1d").align(WindowAlignment.EPOCH).build())
+			.isEqualTo(epoch);
+	}
+
+	@Test
+	void rejectsCalendarSettingsThatDoNotFit() {
+		assertThatIllegalArgumentException().isThrownBy(() -> Limit.fixedWindow("100/1mo"))
+			.withMessageContaining("A period in months (rate 100/1mo) has no fixed length")
+			.withMessageContaining("'align: calendar'");
+		assertThatIllegalArgumentException()
+			.isThrownBy(
+					() -> Limit.builder(Algorithm.FIXED_WINDOW).rate("100/2d").align(WindowAlignment.CALENDAR).build())
+			.withMessageContaining("its period must be 1d, 1w or 1mo (rate was 100/2d)");
+		assertThatIllegalArgumentException()
+			.isThrownBy(
+					() -> Limit.builder(Algorithm.TOKEN_BUCKET).rate("100/1d").align(WindowAlignment.CALENDAR).build())
+			.withMessageContaining("'align: calendar' applies to fixed-window limits only, not to a token-bucket");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> Limit.builder(Algorithm.FIXED_WINDOW).zone("Mars/Olympus_Mons"))
+			.withMessageContaining("Unknown time zone 'Mars/Olympus_Mons'");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> Limit.builder(Algorithm.FIXED_WINDOW).rate("1/1d").zone("UTC").build())
+			.withMessageContaining("'zone' applies to a fixed-window limit with 'align: calendar' only");
 	}
 
 }

@@ -5,9 +5,9 @@ import dev.ratelimit.core.Limit;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A counter per window; windows are aligned to the epoch, so every instance and every
- * backend agrees on where a window starts. Up to twice the limit can pass across a window
- * boundary.
+ * A counter per window; windows are aligned to the epoch, or to the calendar in the
+ * limit's zone ({@link CalendarWindow}), so every instance and every backend agrees on
+ * where a window starts. Up to twice the limit can pass across a window boundary.
  */
 final class FixedWindow implements LimitAlgorithm<WindowState> {
 
@@ -20,17 +20,27 @@ final class FixedWindow implements LimitAlgorithm<WindowState> {
 		return now - Math.floorMod(now, window);
 	}
 
+	/** The start of the limit's window that holds {@code at}. */
+	static long startOf(Limit limit, long at) {
+		return CalendarWindow.isCalendar(limit) ? CalendarWindow.start(limit, at)
+				: windowStart(at, limit.windowMicros());
+	}
+
+	/** The end of the limit's window that starts at {@code start}. */
+	static long endOf(Limit limit, long start) {
+		return CalendarWindow.isCalendar(limit) ? CalendarWindow.end(limit, start) : start + limit.windowMicros();
+	}
+
 	@Override
 	public WindowState fresh(Limit limit, long now) {
-		return new WindowState(windowStart(now, limit.windowMicros()), 0, 0);
+		return new WindowState(startOf(limit, now), 0, 0);
 	}
 
 	@Override
 	public Outcome evaluate(Limit limit, WindowState state, long now, long cost) {
-		long window = limit.windowMicros();
-		long start = Math.max(windowStart(now, window), state.start);
+		long start = Math.max(startOf(limit, now), state.start);
 		long count = (start == state.start) ? state.current : 0;
-		long untilEnd = start + window - now;
+		long untilEnd = endOf(limit, start) - now;
 		long permits = limit.capacity();
 		if (cost > permits) {
 			return Outcome.neverAllowed(permits - count, (count == 0) ? 0 : untilEnd);
@@ -43,7 +53,7 @@ final class FixedWindow implements LimitAlgorithm<WindowState> {
 
 	@Override
 	public @Nullable String apply(Limit limit, WindowState state, long now, long cost) {
-		long start = Math.max(windowStart(now, limit.windowMicros()), state.start);
+		long start = Math.max(startOf(limit, now), state.start);
 		if (start != state.start) {
 			state.start = start;
 			state.current = 0;
