@@ -7,6 +7,8 @@ import java.util.List;
 import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.LeakMode;
 import dev.ratelimit.core.Limit;
+import dev.ratelimit.core.TimeSource;
+import dev.ratelimit.core.internal.algorithm.CalendarWindow;
 
 /**
  * Builds the {@code ARGV} of a call of the decision script, as the header of its
@@ -23,13 +25,27 @@ final class ScriptArguments {
 
 	private final String ttlFloorMillis;
 
+	private final TimeSource clock;
+
 	/**
 	 * Creates the builder of one limiter's arguments.
 	 * @param ttlFloorMillis the least time to live of a key, in milliseconds; 0 in
 	 * production
 	 */
 	ScriptArguments(long ttlFloorMillis) {
+		this(ttlFloorMillis, TimeSource.system());
+	}
+
+	/**
+	 * Creates the builder of one limiter's arguments.
+	 * @param ttlFloorMillis the least time to live of a key, in milliseconds; 0 in
+	 * production
+	 * @param clock the application's clock, around whose time a calendar window's
+	 * boundaries are sent when the script reads Redis {@code TIME}
+	 */
+	ScriptArguments(long ttlFloorMillis, TimeSource clock) {
 		this.ttlFloorMillis = Long.toString(ttlFloorMillis);
+		this.clock = clock;
 	}
 
 	/**
@@ -60,11 +76,29 @@ final class ScriptArguments {
 			args.add(bytes(Long.toString(limit.initial())));
 			args.add(bytes((limit.mode() == LeakMode.SHAPE) ? "1" : "0"));
 			args.add(bytes(Long.toString(limit.maxWaitMicros())));
-			args.add(bytes(Long.toString(limit.windowMicros())));
+			args.add(bytes(window(limit, time)));
 			args.add(bytes(Long.toString(limit.retentionMicros())));
 			args.add(bytes(extra[i]));
 		}
 		return args;
+	}
+
+	/**
+	 * Returns a limit's window: its length, or for a calendar window the starts of the
+	 * windows around the time the script will decide at (the application's estimate when
+	 * the script reads Redis {@code TIME}), from which the script picks by its time.
+	 */
+	private String window(Limit limit, String time) {
+		if (!CalendarWindow.isCalendar(limit)) {
+			return Long.toString(limit.windowMicros());
+		}
+		long at = time.isEmpty() ? this.clock.nowMicros() : Long.parseLong(time);
+		long[] bounds = CalendarWindow.around(limit, at);
+		StringBuilder text = new StringBuilder();
+		for (long bound : bounds) {
+			text.append(text.isEmpty() ? "" : ",").append(bound);
+		}
+		return text.toString();
 	}
 
 	/**

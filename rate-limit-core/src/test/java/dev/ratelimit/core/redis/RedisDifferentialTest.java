@@ -1,6 +1,7 @@
 package dev.ratelimit.core.redis;
 
 import java.time.Duration;
+import java.time.ZonedDateTime;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -15,17 +16,20 @@ import dev.ratelimit.core.LimitStatus;
 import dev.ratelimit.core.ManualTimeSource;
 import dev.ratelimit.core.memory.InMemoryRateLimiter;
 import dev.ratelimit.core.RateLimiter;
+import dev.ratelimit.core.WindowAlignment;
 import dev.ratelimit.core.redis.testing.TestRedis;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.params.provider.Arguments.arguments;
 
 /**
  * Replays random call sequences through the in-memory decision procedure
@@ -80,6 +84,69 @@ class RedisDifferentialTest {
 		replay(connectionFactory, limit, true, 31 * limit.fingerprint().hashCode() + 7);
 	}
 
+	/**
+	 * Calendar windows, each with a time shortly before the boundaries it must cross: a
+	 * month end, a leap day, both changes of daylight saving time in Paris, a Monday.
+	 */
+	static Stream<Arguments> calendarWindows() {
+		return Stream.of(
+				arguments(calendar("3/1mo", "Europe/Paris"),
+						ZonedDateTime.parse("2027-01-31T22:00+01:00[Europe/Paris]")),
+				arguments(calendar("5/1d", "UTC"), ZonedDateTime.parse("2028-02-28T20:00Z[UTC]")),
+				arguments(calendar("4/1mo", "UTC"), ZonedDateTime.parse("2028-02-29T06:00Z[UTC]")),
+				arguments(calendar("3/1d", "Europe/Paris"),
+						ZonedDateTime.parse("2027-03-27T20:00+01:00[Europe/Paris]")),
+				arguments(calendar("3/1d", "Europe/Paris"),
+						ZonedDateTime.parse("2027-10-30T20:00+02:00[Europe/Paris]")),
+				arguments(calendar("6/1w", "Europe/Paris"),
+						ZonedDateTime.parse("2027-03-21T12:00+01:00[Europe/Paris]")));
+	}
+
+	@ParameterizedTest(name = "{0} from {1}")
+	@MethodSource("calendarWindows")
+	void redisDecidesCalendarWindowsExactlyAsMemory(Limit limit, ZonedDateTime from) {
+		replay(connectionFactory, limit, false, from.hashCode(), micros(from), STEPS);
+		replay(connectionFactory, limit, true, 31 * from.hashCode() + 7, micros(from), STEPS);
+	}
+
+	@ParameterizedTest(name = "{0} from {1}")
+	@MethodSource("calendarWindows")
+	void redisDecidesCalendarWindowsAsMemoryAtEveryBoundary(Limit limit, ZonedDateTime from) {
+		ManualTimeSource clock = new ManualTimeSource(micros(from));
+		RateLimiter memory = InMemoryRateLimiter.builder().timeSource(clock).build();
+		RedisRateLimiter redis = redis(connectionFactory, clock);
+		List<KeyedLimit> target = List.of(new KeyedLimit("p", "alice", limit));
+		try {
+			int boundaries = 0;
+			long previousReset = -1;
+			// every step lands on, or a microsecond either side of, the next boundary
+			for (int step = 0; step < 3 * limit.capacity() + 12; step++) {
+				Decision expected = memory.acquire(target, 1);
+				Decision actual = redis.acquire(target, 1);
+				String context = "step " + step + " at " + clock.nowMicros();
+				assertSameStatuses(actual.statuses(), expected.statuses(), context);
+				long untilBoundary = expected.statuses().get(0).resetAfterMicros();
+				if (untilBoundary > previousReset) {
+					boundaries++;
+				}
+				previousReset = untilBoundary;
+				clock.advanceMicros(untilBoundary + (step % 3) - 1);
+			}
+			assertThat(boundaries).as("windows entered").isGreaterThan(3);
+		}
+		finally {
+			redis.close();
+		}
+	}
+
+	private static Limit calendar(String rate, String zone) {
+		return Limit.builder(Algorithm.FIXED_WINDOW).rate(rate).align(WindowAlignment.CALENDAR).zone(zone).build();
+	}
+
+	private static long micros(ZonedDateTime time) {
+		return time.toInstant().getEpochSecond() * 1_000_000L + time.toInstant().getNano() / 1000;
+	}
+
 	@Test
 	void aRejectedCombinedCallTakesNothingFromAnyLimit() {
 		ManualTimeSource clock = new ManualTimeSource();
@@ -107,8 +174,13 @@ class RedisDifferentialTest {
 	 * connection factory.
 	 */
 	static void replay(RedisConnectionFactory connectionFactory, Limit limit, boolean combined, long seed) {
+		replay(connectionFactory, limit, combined, seed, new ManualTimeSource().nowMicros(), STEPS);
+	}
+
+	private static void replay(RedisConnectionFactory connectionFactory, Limit limit, boolean combined, long seed,
+			long startMicros, int steps) {
 		Random random = new Random(seed);
-		ManualTimeSource clock = new ManualTimeSource();
+		ManualTimeSource clock = new ManualTimeSource(startMicros);
 		RateLimiter memory = InMemoryRateLimiter.builder().timeSource(clock).build();
 		RedisRateLimiter redis = redis(connectionFactory, clock);
 		List<KeyedLimit> primary = List.of(new KeyedLimit("p", "alice", limit),
@@ -119,7 +191,7 @@ class RedisDifferentialTest {
 		List<Decision[]> held = new ArrayList<>();
 		StringBuilder history = new StringBuilder();
 		try {
-			for (int step = 0; step < STEPS; step++) {
+			for (int step = 0; step < steps; step++) {
 				int roll = random.nextInt(10);
 				long advance = (roll < 3) ? 0 : (roll < 7) ? random.nextLong(w / 10 + 1)
 						: (roll < 9) ? random.nextLong(w + 1) : random.nextLong(3 * w + 1);

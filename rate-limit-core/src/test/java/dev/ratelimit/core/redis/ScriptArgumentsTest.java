@@ -1,6 +1,7 @@
 package dev.ratelimit.core.redis;
 
 import java.nio.charset.StandardCharsets;
+import java.time.OffsetDateTime;
 import java.util.Arrays;
 import java.util.List;
 import java.util.regex.Matcher;
@@ -9,6 +10,8 @@ import java.util.regex.Pattern;
 import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.KeyedLimit;
 import dev.ratelimit.core.Limit;
+import dev.ratelimit.core.ManualTimeSource;
+import dev.ratelimit.core.WindowAlignment;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -35,6 +38,30 @@ class ScriptArgumentsTest {
 		assertThat(args.get(5 + 3)).isEqualTo("20");
 		assertThat(args.get(15)).isEqualTo("cc");
 		assertThat(args.get(24)).isEqualTo("lease-1");
+	}
+
+	@Test
+	void sendsACalendarWindowTheStartsOfFourWindowsAroundTheTimeOfTheDecision() {
+		Limit monthly = Limit.builder(Algorithm.FIXED_WINDOW)
+			.rate("100/1mo")
+			.align(WindowAlignment.CALENDAR)
+			.zone("Europe/Paris")
+			.build();
+		SlotPlan plan = new SlotPlan(List.of(new KeyedLimit("api", "alice", monthly)), new RedisKeys("rl"));
+		long time = micros("2028-02-15T12:00:00+01:00");
+		String window = new String(new ScriptArguments(0, new ManualTimeSource(0))
+			.of(ScriptOperation.ACQUIRE, plan, new int[] { 0 }, new String[] { "" }, 1, 0, Long.toString(time))
+			.get(5 + 7), StandardCharsets.UTF_8);
+		assertThat(window).isEqualTo(micros("2028-01-01T00:00:00+01:00") + "," + micros("2028-02-01T00:00:00+01:00")
+				+ "," + micros("2028-03-01T00:00:00+01:00") + "," + micros("2028-04-01T00:00:00+02:00"));
+		String byRedisTime = new String(new ScriptArguments(0, new ManualTimeSource(time))
+			.of(ScriptOperation.ACQUIRE, plan, new int[] { 0 }, new String[] { "" }, 1, 0, "")
+			.get(5 + 7), StandardCharsets.UTF_8);
+		assertThat(byRedisTime).as("around the application's time when the script reads Redis TIME").isEqualTo(window);
+	}
+
+	private static long micros(String offsetDateTime) {
+		return OffsetDateTime.parse(offsetDateTime).toEpochSecond() * 1_000_000L;
 	}
 
 	@Test

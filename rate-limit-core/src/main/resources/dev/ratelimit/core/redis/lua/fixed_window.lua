@@ -8,20 +8,49 @@ function FixedWindow.windowStart(at, window)
 	return at - fmod(at, window)
 end
 
+-- The place in a calendar window's bounds (see limitAt) of the window that holds at; an error if no window there
+-- does: the application's clock and Redis's are then more than a window apart.
+local function calendarWindowAt(bounds, at)
+	for i = 1, #bounds - 1 do
+		if at >= bounds[i] and at < bounds[i + 1] then
+			return i
+		end
+	end
+	error('calendar window: the time ' .. int(at) .. ' is outside the windows the application sent, from '
+		.. int(bounds[1]) .. ' to ' .. int(bounds[#bounds]) .. '; are its clock and Redis\'s a window apart?')
+end
+
+-- FixedWindow.startOf (CalendarWindow.start)
+function FixedWindow.startOf(limit, at)
+	local bounds = limit.bounds
+	if not bounds then
+		return FixedWindow.windowStart(at, limit.window)
+	end
+	return bounds[calendarWindowAt(bounds, at)]
+end
+
+-- FixedWindow.endOf (CalendarWindow.end)
+function FixedWindow.endOf(limit, start)
+	local bounds = limit.bounds
+	if not bounds then
+		return start + limit.window
+	end
+	return bounds[calendarWindowAt(bounds, start) + 1]
+end
+
 -- FixedWindow.fresh, or the saved state
 function FixedWindow.load(key, limit)
-	return WindowState.load(key, FixedWindow.windowStart(now, limit.window))
+	return WindowState.load(key, FixedWindow.startOf(limit, now))
 end
 
 -- FixedWindow.evaluate
 function FixedWindow.evaluate(limit, state, c)
-	local window = limit.window
-	local start = math.max(FixedWindow.windowStart(now, window), state.start)
+	local start = math.max(FixedWindow.startOf(limit, now), state.start)
 	local count = 0
 	if start == state.start then
 		count = state.current
 	end
-	local untilEnd = start + window - now
+	local untilEnd = FixedWindow.endOf(limit, start) - now
 	local permits = limit.capacity
 	if c > permits then
 		local reset = untilEnd
@@ -38,7 +67,7 @@ end
 
 -- FixedWindow.apply; returns the window start, the mark a refund needs
 function FixedWindow.apply(key, limit, state, c, reset)
-	local start = math.max(FixedWindow.windowStart(now, limit.window), state.start)
+	local start = math.max(FixedWindow.startOf(limit, now), state.start)
 	local current = state.current
 	if start ~= state.start then
 		current = 0

@@ -15,7 +15,10 @@
 --         reservoir size.
 -- then per key, ARGS_PER_KEY values: algorithm, unitsPerMicro, unitsPerPermit, capacity, initial, shape (1/0),
 --         maxWait (-1: none), window, retention, extra (the lease member of a concurrency limit; for a refund of
---         another algorithm, the mark its acquire returned).
+--         another algorithm, the mark its acquire returned). A fixed window aligned to the calendar sends for its
+--         window the starts of four windows around the application's time, 'b1,b2,b3,b4' (CalendarWindow.around):
+--         Lua knows no time zones, so the application computes the boundaries, and the script picks among them
+--         the window that holds its time, Redis's.
 -- Returns: { now, allAllowed (1/0), then per key: allowed, remaining, retryAfter, resetAfter, delay, exceeds, mark }
 -- where mark is what a refund needs: the window start (fixed window, sliding counter), the log time (sliding log)
 -- or the permits granted ('l').
@@ -127,6 +130,12 @@ local function limitAt(i)
 			window = tonumber(ARGV[a + 7]),
 			retention = tonumber(ARGV[a + 8]),
 		}
+		if not limit.window then
+			limit.bounds = {}
+			for bound in string.gmatch(ARGV[a + 7], '[^,]+') do
+				table.insert(limit.bounds, tonumber(bound))
+			end
+		end
 		limits[i] = limit
 	end
 	limit.member = ARGV[a + 9]
