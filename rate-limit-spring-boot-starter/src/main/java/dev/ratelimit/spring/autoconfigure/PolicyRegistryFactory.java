@@ -325,7 +325,13 @@ final class PolicyRegistryFactory {
 		if (spec.getLeaseTime() != null) {
 			builder.leaseTime(spec.getLeaseTime());
 		}
+		if (spec.getAlign() != null) {
+			builder.align(spec.getAlign());
+		}
 		try {
+			if (spec.getZone() != null) {
+				builder.zone(spec.getZone());
+			}
 			return builder.build();
 		}
 		catch (InvalidLimitException ex) {

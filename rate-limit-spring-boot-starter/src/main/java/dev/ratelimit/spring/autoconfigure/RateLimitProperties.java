@@ -14,6 +14,7 @@ import org.springframework.boot.context.properties.DeprecatedConfigurationProper
 import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.FailureMode;
 import dev.ratelimit.core.LeakMode;
+import dev.ratelimit.core.WindowAlignment;
 import dev.ratelimit.spring.key.ForwardedHeader;
 
 /**
@@ -484,7 +485,8 @@ public class RateLimitProperties {
 
 		/**
 		 * Permits per period, N/PERIOD, such as 5/1s, 60/1m or 1/10s. For window
-		 * algorithms, N per window of that length. Not used by concurrency limits.
+		 * algorithms, N per window of that length. Not used by concurrency limits. A
+		 * period in months, such as 100000/1mo, needs 'align: calendar'.
 		 */
 		private @Nullable String rate;
 
@@ -520,6 +522,19 @@ public class RateLimitProperties {
 		 * instance). Defaults to 1m.
 		 */
 		private @Nullable Duration leaseTime;
+
+		/**
+		 * Fixed window: where windows start. 'epoch' (the default) counts windows of the
+		 * rate's length from the epoch; 'calendar' starts a window of 1d, 1w (from
+		 * Monday) or 1mo at midnight in 'zone'.
+		 */
+		private @Nullable WindowAlignment align;
+
+		/**
+		 * Fixed window with 'align: calendar': the time zone whose midnights start the
+		 * windows, such as Europe/Paris. Defaults to UTC.
+		 */
+		private @Nullable String zone;
 
 		public Algorithm getAlgorithm() {
 			return this.algorithm;
@@ -583,6 +598,22 @@ public class RateLimitProperties {
 
 		public void setLeaseTime(@Nullable Duration leaseTime) {
 			this.leaseTime = leaseTime;
+		}
+
+		public @Nullable WindowAlignment getAlign() {
+			return this.align;
+		}
+
+		public void setAlign(@Nullable WindowAlignment align) {
+			this.align = align;
+		}
+
+		public @Nullable String getZone() {
+			return this.zone;
+		}
+
+		public void setZone(@Nullable String zone) {
+			this.zone = zone;
 		}
 
 	}

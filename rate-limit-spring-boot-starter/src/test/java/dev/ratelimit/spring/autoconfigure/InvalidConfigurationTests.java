@@ -53,6 +53,12 @@ class InvalidConfigurationTests {
 					max-wait too long | ratelimit.policies.api.limits[0].algorithm=leaky-bucket,ratelimit.policies.api.limits[0].mode=shape,ratelimit.policies.api.limits[0].max-wait=106751991167300d | ratelimit.policies.api.limits[0].max-wait | 'max-wait' of a leaky-bucket limit is too long
 					limit too fine-grained | ratelimit.policies.api.limits[0].rate=999999937/1d,ratelimit.policies.api.limits[0].capacity=999999937 | ratelimit.policies.api.limits[0] | is too fine-grained to count exactly
 					log too long | ratelimit.policies.api.limits[0].algorithm=sliding-window-log,ratelimit.policies.api.limits[0].rate=100001/1h | ratelimit.policies.api.limits[0] | would keep up to 100001 timestamps per key
+					unknown zone | ratelimit.policies.api.limits[0].algorithm=fixed-window,ratelimit.policies.api.limits[0].rate=10/1d,ratelimit.policies.api.limits[0].align=calendar,ratelimit.policies.api.limits[0].zone=Europe/Pariss | ratelimit.policies.api.limits[0].zone | Unknown time zone 'Europe/Pariss'; use a region such as Europe/Paris
+					months without calendar alignment | ratelimit.policies.api.limits[0].algorithm=fixed-window,ratelimit.policies.api.limits[0].rate=100000/1mo | ratelimit.policies.api.limits[0].rate | A period in months (rate 100000/1mo) has no fixed length: it needs a fixed-window limit with 'align: calendar'
+					months on a token bucket | ratelimit.policies.api.limits[0].rate=100000/1mo | ratelimit.policies.api.limits[0].rate | A period in months (rate 100000/1mo) has no fixed length
+					calendar alignment on a token bucket | ratelimit.policies.api.limits[0].rate=100/1d,ratelimit.policies.api.limits[0].align=calendar | ratelimit.policies.api.limits[0].align | 'align: calendar' applies to fixed-window limits only, not to a token-bucket limit
+					two days aligned to the calendar | ratelimit.policies.api.limits[0].algorithm=fixed-window,ratelimit.policies.api.limits[0].rate=100/2d,ratelimit.policies.api.limits[0].align=calendar | ratelimit.policies.api.limits[0].rate | with 'align: calendar' counts per calendar day, week or month: its period must be 1d, 1w or 1mo (rate was 100/2d)
+					zone without calendar alignment | ratelimit.policies.api.limits[0].algorithm=fixed-window,ratelimit.policies.api.limits[0].zone=Europe/Paris | ratelimit.policies.api.limits[0].zone | 'zone' applies to a fixed-window limit with 'align: calendar' only
 					unknown key strategy | ratelimit.policies.api.key=cookie | ratelimit.policies.api.key | unknown key strategy 'cookie'; expected principal, api-key, ip, global, header:NAME, bean:NAME or SpEL
 					unparsable SpEL key | ratelimit.policies.api.key=#{#request.getHeader(} | ratelimit.policies.api.key | the expression '#{#request.getHeader(}' does not parse
 					missing key resolver bean | ratelimit.policies.api.key=bean:tenantKeys | ratelimit.policies.api.key | names no bean 'tenantKeys'
@@ -86,6 +92,7 @@ class InvalidConfigurationTests {
 			textBlock = """
 					unknown algorithm | ratelimit.policies.api.limits[0].algorithm | token-bukket | concurrency,fixed-window,leaky-bucket,sliding-window-counter,sliding-window-log,token-bucket
 					unknown leaky-bucket mode | ratelimit.policies.api.limits[0].mode | queue | police,shape
+					unknown window alignment | ratelimit.policies.api.limits[0].align | monthly | calendar,epoch
 					unknown algorithm of a tier | ratelimit.policies.api.tiers.free[0].algorithm | leaky | concurrency,fixed-window,leaky-bucket,sliding-window-counter,sliding-window-log,token-bucket
 					""")
 	void failsStartUpForAnUnknownAlgorithmOrModeNamingThePropertyAndTheValuesItTakes(String description,

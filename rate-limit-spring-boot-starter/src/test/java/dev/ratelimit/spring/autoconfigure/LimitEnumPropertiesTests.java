@@ -1,6 +1,7 @@
 package dev.ratelimit.spring.autoconfigure;
 
 import java.io.IOException;
+import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -24,6 +25,7 @@ import org.springframework.core.env.MapPropertySource;
 import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.LeakMode;
 import dev.ratelimit.core.Limit;
+import dev.ratelimit.core.WindowAlignment;
 import dev.ratelimit.spring.PolicyRegistry;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -91,6 +93,19 @@ class LimitEnumPropertiesTests {
 		});
 	}
 
+	@Test
+	void startsACalendarWindowInItsZone() {
+		this.runner
+			.withPropertyValues(LIMIT + "algorithm=fixed-window", LIMIT + "rate=100000/1mo", LIMIT + "align=calendar",
+					LIMIT + "zone=Europe/Paris")
+			.run((context) -> assertThat(onlyLimit(context.getBean(PolicyRegistry.class)))
+				.isEqualTo(Limit.builder(Algorithm.FIXED_WINDOW)
+					.rate("100000/1mo")
+					.align(WindowAlignment.CALENDAR)
+					.zone(ZoneId.of("Europe/Paris"))
+					.build()));
+	}
+
 	@ParameterizedTest
 	@ValueSource(strings = { "ratelimit.policies.values.limits", "ratelimit.policies.values.tiers.values" })
 	void theMetadataListsEveryAlgorithmAndModeAsConfigurationSpellsThem(String limits) throws IOException {
@@ -104,6 +119,11 @@ class LimitEnumPropertiesTests {
 		List<String> modes = JsonPath.read(metadata, "$.hints[?(@.name == '" + limits + ".mode')].values[*].value");
 		assertThat(modes).containsExactly("police", "shape");
 		modes.forEach((value) -> assertThat(bind("mode", value).getMode()).isEqualTo(LeakMode.fromConfigName(value)));
+		List<String> alignments = JsonPath.read(metadata,
+				"$.hints[?(@.name == '" + limits + ".align')].values[*].value");
+		assertThat(alignments).containsExactly("epoch", "calendar");
+		alignments.forEach((value) -> assertThat(bind("align", value).getAlign())
+			.isEqualTo(WindowAlignment.fromConfigName(value)));
 	}
 
 	private static RateLimitProperties.LimitSpec bind(String property, String value) {
