@@ -23,7 +23,7 @@ import org.springframework.boot.context.properties.source.MapConfigurationProper
 final class LimitSpecParser {
 
 	private static final Set<String> KEYS = Set.of("algorithm", "rate", "capacity", "initial", "mode", "max-wait",
-			"max", "lease-time");
+			"max", "lease-time", "align", "zone");
 
 	private LimitSpecParser() {
 	}

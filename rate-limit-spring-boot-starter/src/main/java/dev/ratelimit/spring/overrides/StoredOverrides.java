@@ -14,6 +14,7 @@ import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.LeakMode;
 import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.Rate;
+import dev.ratelimit.core.WindowAlignment;
 
 /**
  * The text form of an override in a shared store: a first line {@code v1 EXPIRY} (epoch
@@ -84,7 +85,9 @@ final class StoredOverrides {
 		values.put("algorithm", limit.algorithm().configName());
 		Rate rate = limit.rate();
 		if (rate != null) {
-			values.put("rate", rate.permits() + "/" + rate.periodMicros() + "us");
+			// a period in months has no length in microseconds
+			values.put("rate",
+					(rate.months() > 0) ? rate.toString() : rate.permits() + "/" + rate.periodMicros() + "us");
 			values.put("capacity", Long.toString(limit.capacity()));
 			values.put("initial", Long.toString(limit.initial()));
 		}
@@ -97,6 +100,10 @@ final class StoredOverrides {
 			if (limit.maxWaitMicros() >= 0) {
 				values.put("max-wait", Long.toString(limit.maxWaitMicros()));
 			}
+		}
+		if (limit.alignment() == WindowAlignment.CALENDAR) {
+			values.put("align", limit.alignment().toString());
+			values.put("zone", limit.zone().getId());
 		}
 		return values;
 	}
@@ -122,6 +129,10 @@ final class StoredOverrides {
 			if (maxWait != null) {
 				builder.maxWait(micros(maxWait));
 			}
+		}
+		String align = values.get("align");
+		if (align != null) {
+			builder.align(WindowAlignment.fromConfigName(align)).zone(required(values, "zone"));
 		}
 		return builder.build();
 	}

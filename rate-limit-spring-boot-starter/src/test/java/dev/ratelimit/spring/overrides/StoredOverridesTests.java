@@ -9,6 +9,7 @@ import org.junit.jupiter.api.Test;
 import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.LeakMode;
 import dev.ratelimit.core.Limit;
+import dev.ratelimit.core.WindowAlignment;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
@@ -39,6 +40,19 @@ class StoredOverridesTests {
 
 		assertThat(names).containsExactly("api", override.client());
 		assertThat(StoredOverrides.decode(names[0], names[1], text)).isEqualTo(override);
+	}
+
+	@Test
+	void aCalendarQuotaReadsBackEqual() {
+		Limit monthly = Limit.builder(Algorithm.FIXED_WINDOW)
+			.rate("100000/1mo")
+			.align(WindowAlignment.CALENDAR)
+			.zone("Europe/Paris")
+			.build();
+		Limit weekly = Limit.builder(Algorithm.FIXED_WINDOW).rate("500/1w").align(WindowAlignment.CALENDAR).build();
+		LimitOverride override = new LimitOverride("api", "alice", List.of(monthly, weekly, Limit.fixedWindow("5/1w")),
+				Instant.parse("2027-01-01T00:00:00Z"));
+		assertThat(StoredOverrides.decode("api", "alice", StoredOverrides.encode(override))).isEqualTo(override);
 	}
 
 	@Test
