@@ -1,31 +1,89 @@
 package dev.ratelimit.core;
 
+import java.util.List;
 import java.util.Objects;
 
 /**
- * A limit applied to one key within one policy: the unit whose state a limiter keeps. Two
- * keyed limits share state only when policy, key and every parameter of the limit are
- * equal, so that a changed limit (or a caller moving to another tier with other limits)
- * starts from fresh state.
+ * A limit applied to one key within one policy: the unit whose state a limiter keeps.
+ *
+ * <p>
+ * A limiter keeps state per policy, client key, {@linkplain #name() name} and algorithm,
+ * never per parameter: when a limit keeps its name and algorithm but changes its rate or
+ * capacity (a reloaded configuration, a client moved to another tier), the client's spent
+ * permits carry over to the new limit ("spent stays spent"); a changed algorithm starts
+ * from fresh state. Equality is that of a value: two keyed limits are equal when all four
+ * components are, limit parameters included.
  *
  * @param policy the name of the policy the limit belongs to, such as
  * {@code geocode-burst}
  * @param key the client key, such as an API key or an address; any text, hashed by
  * backends that store it
+ * @param name the name of the limit within its policy, stable across versions of the
+ * configuration, such as {@code token-bucket} or {@code token-bucket-2}
  * @param limit the limit
  */
-public record KeyedLimit(String policy, String key, Limit limit) {
+public record KeyedLimit(String policy, String key, String name, Limit limit) {
 
 	/**
 	 * Checks the arguments.
 	 * @param policy the policy name
 	 * @param key the client key
+	 * @param name the name of the limit within its policy, not empty
 	 * @param limit the limit
 	 */
 	public KeyedLimit {
 		Objects.requireNonNull(policy, "policy must not be null");
 		Objects.requireNonNull(key, "key must not be null");
+		Objects.requireNonNull(name, "name must not be null");
 		Objects.requireNonNull(limit, "limit must not be null");
+		if (name.isEmpty()) {
+			throw new IllegalArgumentException("name of a limit of policy '" + policy + "' must not be empty");
+		}
+	}
+
+	/**
+	 * Creates a keyed limit named after its algorithm, such as {@code token-bucket}: the
+	 * name of a policy's only limit of that algorithm.
+	 * @param policy the policy name
+	 * @param key the client key
+	 * @param limit the limit
+	 */
+	public KeyedLimit(String policy, String key, Limit limit) {
+		this(policy, key, Objects.requireNonNull(limit, "limit must not be null").algorithm().configName(), limit);
+	}
+
+	/**
+	 * Returns whether this keyed limit and another share state in a limiter: same policy,
+	 * client key, name and algorithm, whatever their other parameters.
+	 * @param other the other keyed limit
+	 * @return whether they share state
+	 */
+	public boolean sharesStateWith(KeyedLimit other) {
+		return this.key.equals(other.key) && this.name.equals(other.name) && this.policy.equals(other.policy)
+				&& this.limit.algorithm() == other.limit.algorithm();
+	}
+
+	/**
+	 * Checks that the limits of one call give each name of a policy and client key one
+	 * limit only: a limiter could not tell which of two limits with one name its state
+	 * belongs to. Equal keyed limits given twice are allowed (they are decided once).
+	 * @param limits the limits of one call
+	 * @throws IllegalArgumentException naming the policy and the name, if two limits
+	 * share them with different parameters
+	 */
+	public static void requireOneLimitPerName(List<KeyedLimit> limits) {
+		for (int i = 1; i < limits.size(); i++) {
+			KeyedLimit later = limits.get(i);
+			for (int j = 0; j < i; j++) {
+				KeyedLimit earlier = limits.get(j);
+				if (earlier.name.equals(later.name) && earlier.key.equals(later.key)
+						&& earlier.policy.equals(later.policy) && !earlier.limit.equals(later.limit)) {
+					throw new IllegalArgumentException(
+							"Policy '" + later.policy + "' has two limits named '" + later.name + "' in one call ("
+									+ earlier.limit + " and " + later.limit + "); give each limit its own name");
+				}
+			}
+		}
 	}
 
 	// Written out rather than generated: a keyed limit is hashed and compared on every
@@ -36,12 +94,13 @@ public record KeyedLimit(String policy, String key, Limit limit) {
 			return true;
 		}
 		return other instanceof KeyedLimit that && this.key.equals(that.key) && this.policy.equals(that.policy)
-				&& this.limit.equals(that.limit);
+				&& this.name.equals(that.name) && this.limit.equals(that.limit);
 	}
 
 	@Override
 	public int hashCode() {
-		return (31 * this.policy.hashCode() + this.key.hashCode()) * 31 + this.limit.hashCode();
+		return ((31 * this.policy.hashCode() + this.key.hashCode()) * 31 + this.name.hashCode()) * 31
+				+ this.limit.hashCode();
 	}
 
 }

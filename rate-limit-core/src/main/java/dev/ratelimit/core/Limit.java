@@ -434,34 +434,6 @@ public final class Limit {
 		};
 	}
 
-	/**
-	 * Returns a short text that identifies every parameter of this limit, used to keep
-	 * the state of differently configured limits apart: a changed limit starts from fresh
-	 * state.
-	 * @return the fingerprint, such as {@code tb-5-1000000-10-10}
-	 */
-	public String fingerprint() {
-		return switch (this.algorithm) {
-			case TOKEN_BUCKET -> "tb-" + rateParts() + "-" + this.capacity + "-" + this.initial;
-			case LEAKY_BUCKET ->
-				"lb-" + rateParts() + "-" + this.capacity + "-" + this.mode.name().charAt(0) + this.maxWaitMicros;
-			case FIXED_WINDOW ->
-				"fw-" + rateParts() + ((this.alignment == WindowAlignment.CALENDAR) ? "-cal-" + this.zone.getId() : "");
-			// "swl2": the log's Redis members carry running totals since issue 18; a new
-			// name keeps the members of the
-			// previous format, which this script cannot read, apart from it during a
-			// rolling deploy
-			case SLIDING_WINDOW_LOG -> "swl2-" + rateParts();
-			case SLIDING_WINDOW_COUNTER -> "swc-" + rateParts();
-			case CONCURRENCY -> "cc-" + this.capacity + "-" + this.leaseTimeMicros;
-		};
-	}
-
-	private String rateParts() {
-		Rate r = requireRate();
-		return r.permits() + "-" + r.periodMicros();
-	}
-
 	private Rate requireRate() {
 		return Objects.requireNonNull(this.rate, "rate");
 	}
@@ -475,7 +447,7 @@ public final class Limit {
 		if (this == other) {
 			return true;
 		}
-		return other instanceof Limit limit && limit.algorithm == this.algorithm
+		return other instanceof Limit limit && limit.hash == this.hash && limit.algorithm == this.algorithm
 				&& Objects.equals(limit.rate, this.rate) && limit.capacity == this.capacity
 				&& limit.initial == this.initial && limit.mode == this.mode && limit.maxWaitMicros == this.maxWaitMicros
 				&& limit.leaseTimeMicros == this.leaseTimeMicros && limit.alignment == this.alignment

@@ -172,6 +172,8 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 		if (limits.isEmpty()) {
 			return Decision.unlimited();
 		}
+		// a caller's mistake, before the store could be blamed for it
+		KeyedLimit.requireOneLimitPerName(limits);
 		Decision withoutAsking;
 		try {
 			withoutAsking = this.backend.decideWithoutAsking(limits, cost);
@@ -366,6 +368,7 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 	 */
 	@Override
 	public List<LimitStatus> inspect(List<KeyedLimit> limits) {
+		KeyedLimit.requireOneLimitPerName(limits);
 		return this.backend.inspect(limits);
 	}
 

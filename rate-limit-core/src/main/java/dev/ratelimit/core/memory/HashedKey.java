@@ -4,42 +4,30 @@ import java.nio.ByteBuffer;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 
+import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.KeyedLimit;
-import dev.ratelimit.core.Limit;
 
 /**
- * The key under which the in-memory limiter stores a keyed limit whose client key is
- * longer than {@value #MAX_PLAIN_CHARS} characters: the SHA-256 of that key, so a long
- * key costs a few dozen bytes.
+ * The key under which the in-memory limiter stores the state of a keyed limit whose
+ * client key is longer than {@value #MAX_PLAIN_CHARS} characters: as {@link StateKey},
+ * with the SHA-256 of the client key in its place, so a long key costs a few dozen bytes.
  *
  * @param policy the policy name
- * @param limit the limit
+ * @param name the limit's name within its policy
+ * @param algorithm the limit's algorithm
  * @param digest0 bytes 0 to 7 of the digest
  * @param digest1 bytes 8 to 15
  * @param digest2 bytes 16 to 23
  * @param digest3 bytes 24 to 31
  */
-record HashedKey(String policy, Limit limit, long digest0, long digest1, long digest2, long digest3) {
+record HashedKey(String policy, String name, Algorithm algorithm, long digest0, long digest1, long digest2,
+		long digest3) {
 
 	/**
 	 * Client keys up to this long are stored as they are, which keeps the look-up of
 	 * ordinary keys as it was.
 	 */
 	static final int MAX_PLAIN_CHARS = 64;
-
-	/**
-	 * Returns the key a keyed limit is stored under: the keyed limit itself, or a
-	 * {@link HashedKey} of it when its client key is longer than
-	 * {@value #MAX_PLAIN_CHARS} characters.
-	 */
-	static Object storeKey(KeyedLimit target) {
-		return (target.key().length() <= MAX_PLAIN_CHARS) ? target : of(target);
-	}
-
-	/** Returns the limit of a key as {@link #storeKey} made it. */
-	static Limit limitOf(Object storeKey) {
-		return (storeKey instanceof KeyedLimit target) ? target.limit() : ((HashedKey) storeKey).limit();
-	}
 
 	// Two keys share state only if their digests collide, which SHA-256 makes practically
 	// impossible. The digest is
@@ -51,8 +39,8 @@ record HashedKey(String policy, Limit limit, long digest0, long digest1, long di
 		ByteBuffer units = ByteBuffer.allocate(2 * key.length());
 		units.asCharBuffer().put(key);
 		ByteBuffer digest = ByteBuffer.wrap(sha256().digest(units.array()));
-		return new HashedKey(target.policy(), target.limit(), digest.getLong(), digest.getLong(), digest.getLong(),
-				digest.getLong());
+		return new HashedKey(target.policy(), target.name(), target.limit().algorithm(), digest.getLong(),
+				digest.getLong(), digest.getLong(), digest.getLong());
 	}
 
 	private static MessageDigest sha256() {

@@ -58,8 +58,8 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	 */
 
 	/**
-	 * Each keyed limit's slot, under the key {@link HashedKey#storeKey} gives it: itself,
-	 * or its digest.
+	 * Each keyed limit's slot, under the key {@link StateKey#of} gives it: its policy,
+	 * client key (or its digest), name and algorithm, never the limit's parameters.
 	 */
 	private final Cache<Object, Slot> slots;
 
@@ -124,6 +124,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		if (count == 1) {
 			return acquireOne(limits.get(0), cost);
 		}
+		KeyedLimit.requireOneLimitPerName(limits);
 		for (;;) {
 			Decision decision = acquireAll(limits, cost);
 			if (decision != null) {
@@ -172,9 +173,18 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		long now;
 		long shownAt = 0;
 		boolean[] added = null;
+		boolean[] converted = null;
 		Decision decision = null;
 		try {
 			now = this.timeSource.nowMicros();
+			for (int i = 0; i < count; i++) {
+				if ((own == null || !own[i]) && held[i].convert(limits.get(i).limit(), now)) {
+					if (converted == null) {
+						converted = new boolean[count];
+					}
+					converted[i] = true;
+				}
+			}
 			List<LimitStatus> statuses = new ArrayList<>(count);
 			boolean allowed = true;
 			for (int i = 0; i < count; i++) {
@@ -197,7 +207,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 						}
 						// Added while locked: a call that finds it waits until this one
 						// has taken its permits.
-						added[i] = this.map.putIfAbsent(HashedKey.storeKey(limits.get(i)), held[i]) == null;
+						added[i] = this.map.putIfAbsent(StateKey.of(limits.get(i)), held[i]) == null;
 						lost = !added[i] && allowed;
 					}
 				}
@@ -216,6 +226,10 @@ public final class InMemoryRateLimiter implements RateLimiter {
 			if (added != null && added[i]) {
 				remember(limits.get(i), held[i], shownAt);
 				anyAdded = true;
+			}
+			else if (converted != null && converted[i]) {
+				held[i].recordSoon();
+				recordSometimes(held[i], limits.get(i), now);
 			}
 			else if (decision != null && (own == null || !own[i])) {
 				recordSometimes(held[i], limits.get(i), now);
@@ -329,14 +343,15 @@ public final class InMemoryRateLimiter implements RateLimiter {
 				}
 				continue;
 			}
-			if (slot instanceof Slot.BucketSlot bucket && algorithm == Algorithm.TOKEN_BUCKET) {
+			boolean unchanged = slot.writtenUnder(limit.limit());
+			if (unchanged && slot instanceof Slot.BucketSlot bucket && algorithm == Algorithm.TOKEN_BUCKET) {
 				Boolean taken = tryTakeTokens(bucket, limit, cost);
 				if (taken != null) {
 					return taken;
 				}
 			}
 			else {
-				Outcome outcome = slot.optimistic() ? decideOptimistically(slot, limit, cost)
+				Outcome outcome = (unchanged && slot.optimistic()) ? decideOptimistically(slot, limit, cost)
 						: outcomeOf(decideLockedOne(slot, limit, cost));
 				if (outcome != null) {
 					return outcome.allowed();
@@ -415,7 +430,8 @@ public final class InMemoryRateLimiter implements RateLimiter {
 				}
 				continue;
 			}
-			if (slot.optimistic()) {
+			// a changed limit converts the state under the lock
+			if (slot.optimistic() && slot.writtenUnder(target.limit())) {
 				Outcome outcome = decideOptimistically(slot, target, cost);
 				if (outcome != null) {
 					return Decision.of(outcome.statusOf(target));
@@ -457,7 +473,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		else if (keeps(limit, outcome.allowed(), cost)) {
 			advanceCacheTime(now);
 			long shownAt = this.cacheTime.get();
-			if (this.map.putIfAbsent(HashedKey.storeKey(target), slot) == null) {
+			if (this.map.putIfAbsent(StateKey.of(target), slot) == null) {
 				remember(target, slot, shownAt);
 				this.evictor.added();
 			}
@@ -515,14 +531,20 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		}
 		long now;
 		Locked locked;
+		boolean converted;
 		try {
 			now = this.timeSource.nowMicros();
+			converted = slot.convert(target.limit(), now);
 			Outcome outcome = slot.evaluate(target.limit(), now, cost);
 			String leaseId = outcome.allowed() ? slot.apply(target.limit(), now, cost) : null;
 			locked = new Locked(outcome, leaseId);
 		}
 		finally {
 			slot.unlock();
+		}
+		if (converted) {
+			// shown to Caffeine now, which keeps it for its new limit's retention
+			slot.recordSoon();
 		}
 		recordSometimes(slot, target, now);
 		return locked;
@@ -565,12 +587,13 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	 */
 	@Override
 	public List<LimitStatus> inspect(List<KeyedLimit> limits) {
+		KeyedLimit.requireOneLimitPerName(limits);
 		List<LimitStatus> statuses = new ArrayList<>(limits.size());
 		for (KeyedLimit target : limits) {
 			Limit limit = target.limit();
 			long now = this.timeSource.nowMicros();
 			advanceCacheTime(now);
-			Slot slot = this.policy.getIfPresentQuietly(HashedKey.storeKey(target));
+			Slot slot = this.policy.getIfPresentQuietly(StateKey.of(target));
 			Outcome outcome = (slot != null) ? slot.peek(limit, now) : null;
 			if (outcome == null) {
 				outcome = Slot.fresh(limit, now, now).evaluate(limit, now, 0);
@@ -583,7 +606,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	@Override
 	public void release(Decision decision) {
 		for (Lease lease : decision.leases()) {
-			Slot slot = this.policy.getIfPresentQuietly(HashedKey.storeKey(lease.target()));
+			Slot slot = this.policy.getIfPresentQuietly(StateKey.of(lease.target()));
 			// An evicted slot took its leases with it: the client got them back when it
 			// was evicted.
 			if (slot != null && slot.lockUnlessDiscarded()) {
@@ -605,7 +628,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	@Override
 	public void renew(Decision decision) {
 		for (Lease lease : decision.leases()) {
-			Slot slot = this.policy.getIfPresentQuietly(HashedKey.storeKey(lease.target()));
+			Slot slot = this.policy.getIfPresentQuietly(StateKey.of(lease.target()));
 			// An evicted slot took its leases with it: there is nothing left to renew.
 			if (slot != null && slot.lockUnlessDiscarded()) {
 				long now;
@@ -623,7 +646,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 
 	@Override
 	public void reset(KeyedLimit limit) {
-		Object key = HashedKey.storeKey(limit);
+		Object key = StateKey.of(limit);
 		Slot removed = this.map.remove(key);
 		if (removed != null) {
 			// A call that found this slot before the removal may be about to show it to
@@ -634,7 +657,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 			this.map.remove(key, removed);
 		}
 		Recent shown = this.recent;
-		if (shown != null && shown.key.equals(limit)) {
+		if (shown != null && shown.key.sharesStateWith(limit)) {
 			this.recent = null;
 		}
 	}
@@ -697,7 +720,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		if (shown != null && shown.key == target && this.cacheTime.get() < shown.validUntil) {
 			return shown.slot;
 		}
-		return this.policy.getIfPresentQuietly(HashedKey.storeKey(target));
+		return this.policy.getIfPresentQuietly(StateKey.of(target));
 	}
 
 	/**
@@ -706,7 +729,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	 * recent key's, the look-up would find it again.
 	 */
 	private void forgetRetired(KeyedLimit target, Slot slot) {
-		this.map.remove(HashedKey.storeKey(target), slot);
+		this.map.remove(StateKey.of(target), slot);
 		forgetRecent(slot);
 	}
 
@@ -733,14 +756,14 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		}
 		advanceCacheTime(now);
 		long shownAt = this.cacheTime.get();
-		Object key = HashedKey.storeKey(target);
+		Object key = StateKey.of(target);
 		Slot held = this.slots.get(key, (absent) -> slot);
 		// Caffeine (3.2) does not extend a variable expiry on a read hit: without this, a
 		// key in use would be
 		// forgotten one retention after its creation, and come back fresh
 		// (RetentionTest).
-		this.expiration.setExpiresAfter(key, RetentionExpiry.keepNanos(target.limit()), TimeUnit.NANOSECONDS);
-		if (!slot.recordNext(now + recordInterval(target.limit()))) {
+		this.expiration.setExpiresAfter(key, RetentionExpiry.keepNanos(slot.limit()), TimeUnit.NANOSECONDS);
+		if (!slot.recordNext(now + recordInterval(slot.limit()))) {
 			// discarded meanwhile: take it out again if this call put it back
 			this.map.remove(key, slot);
 			return;
@@ -756,7 +779,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	 * {@code shownAt}, so it returns this slot until a retention later.
 	 */
 	private void remember(KeyedLimit target, Slot slot, long shownAt) {
-		long keep = RetentionExpiry.keepNanos(target.limit()) / 1000;
+		long keep = RetentionExpiry.keepNanos(slot.limit()) / 1000;
 		this.recent = new Recent(target, slot, (shownAt > Long.MAX_VALUE - keep) ? Long.MAX_VALUE : shownAt + keep);
 		if (slot.isDiscarded()) {
 			// reset or an eviction ran meanwhile: it may have cleared the recent key
@@ -822,17 +845,17 @@ public final class InMemoryRateLimiter implements RateLimiter {
 
 		@Override
 		public long expireAfterCreate(Object key, Slot value, long currentTime) {
-			return keepNanos(HashedKey.limitOf(key));
+			return keepNanos(value.limit());
 		}
 
 		@Override
 		public long expireAfterUpdate(Object key, Slot value, long currentTime, long currentDuration) {
-			return keepNanos(HashedKey.limitOf(key));
+			return keepNanos(value.limit());
 		}
 
 		@Override
 		public long expireAfterRead(Object key, Slot value, long currentTime, long currentDuration) {
-			return keepNanos(HashedKey.limitOf(key));
+			return keepNanos(value.limit());
 		}
 
 	}

@@ -201,7 +201,7 @@ final class KeyEvictor {
 		int candidates = 0;
 		long evicted = 0;
 		for (Map.Entry<Object, Slot> entry : this.map.entrySet()) {
-			Limit limit = HashedKey.limitOf(entry.getKey());
+			Limit limit = entry.getValue().limit();
 			long cost = sweep.cost(entry.getValue(), limit);
 			if (cost == FRESH) {
 				evicted += (evict(entry.getKey(), entry.getValue(), limit, FRESH, sweep) >= 0) ? 1 : 0;
@@ -235,7 +235,7 @@ final class KeyEvictor {
 			if (evicted == need) {
 				return;
 			}
-			Limit limit = HashedKey.limitOf(entry.getKey());
+			Limit limit = entry.getValue().limit();
 			long cost = sweep.cost(entry.getValue(), limit);
 			if (cost >= 0 && (cost < threshold || (cost == threshold && ties > 0))) {
 				long maxCost = (ties > 0) ? threshold : threshold - 1;

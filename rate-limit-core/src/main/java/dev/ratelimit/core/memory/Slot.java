@@ -13,8 +13,10 @@ import dev.ratelimit.core.internal.algorithm.WindowState;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The state of one keyed limit and the stamp that guards it: even while the state is
- * stable, odd while a writer holds it.
+ * The state of one keyed limit, the limit it was last written under, and the stamp that
+ * guards both: even while the state is stable, odd while a writer holds it. A call with
+ * another limit of the same algorithm decides on the state converted to its limit
+ * ({@link LimitAlgorithm#convert}), and writes the converted state under the lock.
  */
 abstract class Slot {
 
@@ -48,7 +50,14 @@ abstract class Slot {
 	 */
 	long recordBy;
 
-	Slot(long recordBy) {
+	/**
+	 * The limit the state was last written under; written under the lock, read under the
+	 * stamp (a {@link Limit} is immutable, so a racy read sees a whole one).
+	 */
+	private Limit limit;
+
+	Slot(Limit limit, long recordBy) {
+		this.limit = limit;
 		this.recordBy = recordBy;
 	}
 
@@ -59,16 +68,61 @@ abstract class Slot {
 	static Slot fresh(Limit limit, long now, long recordBy) {
 		return switch (limit.algorithm()) {
 			case TOKEN_BUCKET, LEAKY_BUCKET ->
-				new BucketSlot(Slot.<BucketState>algorithm(limit).fresh(limit, now), recordBy);
+				new BucketSlot(limit, Slot.<BucketState>algorithm(limit).fresh(limit, now), recordBy);
 			case FIXED_WINDOW, SLIDING_WINDOW_COUNTER ->
-				new WindowSlot(Slot.<WindowState>algorithm(limit).fresh(limit, now), recordBy);
-			case SLIDING_WINDOW_LOG, CONCURRENCY -> new ObjectSlot(algorithm(limit).fresh(limit, now), recordBy);
+				new WindowSlot(limit, Slot.<WindowState>algorithm(limit).fresh(limit, now), recordBy);
+			case SLIDING_WINDOW_LOG, CONCURRENCY -> new ObjectSlot(limit, algorithm(limit).fresh(limit, now), recordBy);
 		};
 	}
 
 	@SuppressWarnings("unchecked")
 	static <S> LimitAlgorithm<S> algorithm(Limit limit) {
 		return (LimitAlgorithm<S>) LimitAlgorithm.of(limit);
+	}
+
+	/**
+	 * Returns the limit the state was last written under: the newest limit a call used.
+	 * @return the limit
+	 */
+	final Limit limit() {
+		return this.limit;
+	}
+
+	/**
+	 * Whether the state was last written under this limit, or an equal one: a call with
+	 * it needs no conversion.
+	 */
+	final boolean writtenUnder(Limit limit) {
+		Limit own = this.limit;
+		return own == limit || own.equals(limit);
+	}
+
+	/**
+	 * Writes the state converted to {@code limit}, if it was written under another one;
+	 * under the lock. A call that finds a changed limit writes the conversion whether it
+	 * is allowed or not, as the Redis script does, so that the new parameters count from
+	 * the first call that saw them.
+	 * @return whether the limit changed (the key's retention may have changed with it)
+	 */
+	final boolean convert(Limit limit, long now) {
+		Limit own = this.limit;
+		if (own == limit || own.equals(limit)) {
+			return false;
+		}
+		write(own, limit, now);
+		this.limit = limit;
+		return true;
+	}
+
+	/** Replaces the state by its conversion from {@code from} to {@code to}. */
+	abstract void write(Limit from, Limit to, long now);
+
+	/**
+	 * Makes the next call show this key to Caffeine, which then keeps it for its new
+	 * limit's retention, unless the slot was discarded.
+	 */
+	final void recordSoon() {
+		recordNext(Long.MIN_VALUE);
 	}
 
 	/**
@@ -121,16 +175,25 @@ abstract class Slot {
 	abstract boolean optimistic();
 
 	/**
-	 * Decides a call without changing the state; under the lock, or optimistically if
-	 * {@link #optimistic()}.
+	 * Decides a call without changing the state, on the state converted to {@code limit};
+	 * under the lock, or optimistically if {@link #optimistic()}.
 	 */
 	abstract Outcome evaluate(Limit limit, long now, long cost);
 
 	/**
-	 * Takes the permits of a call {@link #evaluate} allowed at the same {@code now};
+	 * Takes the permits of a call {@link #evaluate} allowed at the same {@code now}, from
+	 * the state converted to {@code limit} first; under the lock.
+	 */
+	final @Nullable String apply(Limit limit, long now, long cost) {
+		convert(limit, now);
+		return take(limit, now, cost);
+	}
+
+	/**
+	 * Takes the permits of an allowed call from a state written under {@code limit};
 	 * under the lock.
 	 */
-	abstract @Nullable String apply(Limit limit, long now, long cost);
+	abstract @Nullable String take(Limit limit, long now, long cost);
 
 	/** Gives back a lease; under the lock. */
 	void release(Limit limit, String leaseId, long now) {
@@ -248,8 +311,8 @@ abstract class Slot {
 
 		private long updatedAt;
 
-		BucketSlot(BucketState fresh, long recordBy) {
-			super(recordBy);
+		BucketSlot(Limit limit, BucketState fresh, long recordBy) {
+			super(limit, recordBy);
 			this.level = fresh.level();
 			this.updatedAt = fresh.updatedAt();
 		}
@@ -261,12 +324,25 @@ abstract class Slot {
 
 		@Override
 		Outcome evaluate(Limit limit, long now, long cost) {
-			return Slot.<BucketState>algorithm(limit)
-				.evaluate(limit, BucketState.of(this.level, this.updatedAt), now, cost);
+			LimitAlgorithm<BucketState> algorithm = algorithm(limit);
+			BucketState state = BucketState.of(this.level, this.updatedAt);
+			Limit own = limit();
+			if (own != limit && !own.equals(limit)) {
+				state = algorithm.convert(own, limit, state, now);
+			}
+			return algorithm.evaluate(limit, state, now, cost);
 		}
 
 		@Override
-		@Nullable String apply(Limit limit, long now, long cost) {
+		void write(Limit from, Limit to, long now) {
+			BucketState state = Slot.<BucketState>algorithm(to)
+				.convert(from, to, BucketState.of(this.level, this.updatedAt), now);
+			this.level = state.level();
+			this.updatedAt = state.updatedAt();
+		}
+
+		@Override
+		@Nullable String take(Limit limit, long now, long cost) {
 			BucketState state = BucketState.of(this.level, this.updatedAt);
 			String lease = Slot.<BucketState>algorithm(limit).apply(limit, state, now, cost);
 			this.level = state.level();
@@ -306,8 +382,8 @@ abstract class Slot {
 
 		private long previous;
 
-		WindowSlot(WindowState fresh, long recordBy) {
-			super(recordBy);
+		WindowSlot(Limit limit, WindowState fresh, long recordBy) {
+			super(limit, recordBy);
 			this.start = fresh.start();
 			this.current = fresh.current();
 			this.previous = fresh.previous();
@@ -320,12 +396,26 @@ abstract class Slot {
 
 		@Override
 		Outcome evaluate(Limit limit, long now, long cost) {
-			return Slot.<WindowState>algorithm(limit)
-				.evaluate(limit, WindowState.of(this.start, this.current, this.previous), now, cost);
+			LimitAlgorithm<WindowState> algorithm = algorithm(limit);
+			WindowState state = WindowState.of(this.start, this.current, this.previous);
+			Limit own = limit();
+			if (own != limit && !own.equals(limit)) {
+				state = algorithm.convert(own, limit, state, now);
+			}
+			return algorithm.evaluate(limit, state, now, cost);
 		}
 
 		@Override
-		@Nullable String apply(Limit limit, long now, long cost) {
+		void write(Limit from, Limit to, long now) {
+			WindowState state = Slot.<WindowState>algorithm(to)
+				.convert(from, to, WindowState.of(this.start, this.current, this.previous), now);
+			this.start = state.start();
+			this.current = state.current();
+			this.previous = state.previous();
+		}
+
+		@Override
+		@Nullable String take(Limit limit, long now, long cost) {
 			WindowState state = WindowState.of(this.start, this.current, this.previous);
 			String lease = Slot.<WindowState>algorithm(limit).apply(limit, state, now, cost);
 			this.start = state.start();
@@ -344,8 +434,8 @@ abstract class Slot {
 
 		private final Object state;
 
-		ObjectSlot(Object state, long recordBy) {
-			super(recordBy);
+		ObjectSlot(Limit limit, Object state, long recordBy) {
+			super(limit, recordBy);
 			this.state = state;
 		}
 
@@ -354,13 +444,19 @@ abstract class Slot {
 			return false;
 		}
 
+		// A log keeps its entries and a concurrency limit its leases under new parameters
+		// (LimitAlgorithm.convert): there is nothing to convert.
 		@Override
 		Outcome evaluate(Limit limit, long now, long cost) {
 			return algorithm(limit).evaluate(limit, this.state, now, cost);
 		}
 
 		@Override
-		@Nullable String apply(Limit limit, long now, long cost) {
+		void write(Limit from, Limit to, long now) {
+		}
+
+		@Override
+		@Nullable String take(Limit limit, long now, long cost) {
 			return algorithm(limit).apply(limit, this.state, now, cost);
 		}
 

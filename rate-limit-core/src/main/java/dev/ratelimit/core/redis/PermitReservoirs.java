@@ -9,6 +9,7 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import org.jspecify.annotations.Nullable;
 
 import dev.ratelimit.core.KeyedLimit;
+import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.LimitStatus;
 
 /**
@@ -22,7 +23,9 @@ final class PermitReservoirs {
 	 * N and the call that triggered it uses at least one), and its permits lapse after
 	 * the bucket's window, so that stale permits are not spent long after they were
 	 * taken. The last refusal lets calls that would be refused again be answered without
-	 * a round trip.
+	 * a round trip. Both hold for the limit they were filled under only: when a call
+	 * comes with other parameters (a reloaded configuration), the permits are dropped,
+	 * spent as Redis counts them (spent stays spent), and the refusal forgotten.
 	 */
 
 	private static final long MAX_RESERVOIRS = 100_000;
@@ -62,6 +65,9 @@ final class PermitReservoirs {
 
 		private final ReentrantLock lock = new ReentrantLock();
 
+		/** The limit of the last fill, or {@code null} before the first. */
+		private @Nullable Limit filledUnder;
+
 		private long permits;
 
 		private long expiresAt;
@@ -98,7 +104,7 @@ final class PermitReservoirs {
 
 		/**
 		 * Serves a call from this reservoir, after its permits lapsed if their window has
-		 * passed.
+		 * passed or its limit changed.
 		 * @param target the keyed limit
 		 * @param cost the permits the call takes
 		 * @param now the time
@@ -106,6 +112,12 @@ final class PermitReservoirs {
 		 * {@code null}
 		 */
 		@Nullable LimitStatus tryTake(KeyedLimit target, long cost, long now) {
+			Limit filledUnder = this.filledUnder;
+			if (filledUnder != null && filledUnder != target.limit() && !filledUnder.equals(target.limit())) {
+				this.permits = 0;
+				this.refusedUntil = 0;
+				this.filledUnder = null;
+			}
 			if (this.expiresAt <= now) {
 				this.permits = 0;
 			}
@@ -160,6 +172,7 @@ final class PermitReservoirs {
 		 * the remaining count
 		 */
 		LimitStatus filled(KeyedLimit target, long need, long cost, ScriptReply.KeyOutcome outcome, long now) {
+			this.filledUnder = target.limit();
 			if (outcome.allowed()) {
 				this.permits = this.permits + outcome.mark() - cost;
 				this.expiresAt = now + target.limit().windowMicros();

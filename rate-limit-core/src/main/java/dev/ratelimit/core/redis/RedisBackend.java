@@ -507,6 +507,7 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 		if (limits.isEmpty()) {
 			return List.of();
 		}
+		KeyedLimit.requireOneLimitPerName(limits);
 		long deadline = System.nanoTime() + this.timeoutNanos;
 		try {
 			SlotPlan plan = new SlotPlan(limits, this.keys);

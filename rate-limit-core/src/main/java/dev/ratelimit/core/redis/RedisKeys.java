@@ -5,14 +5,15 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Base64;
 
+import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.KeyedLimit;
 
 import org.springframework.data.redis.connection.ClusterSlotHashUtil;
 
 /**
- * Names the Redis key of a keyed limit: {@code prefix:{policy:HASH}:fingerprint}. The
+ * Names the Redis key of a keyed limit: {@code prefix:{policy:HASH}:name:layout}. The
  * braces are the Redis Cluster hash tag; {@code HASH} is 22 base64url characters of the
- * client key's SHA-256.
+ * client key's SHA-256; {@code layout} names the algorithm's state layout.
  */
 final class RedisKeys {
 
@@ -21,7 +22,7 @@ final class RedisKeys {
 	/** Cloned for each hash, never used itself. */
 	private static final MessageDigest SHA_256 = newSha256();
 
-	private static final int MAX_READABLE_POLICY = 64;
+	private static final int MAX_READABLE_NAME = 64;
 
 	private final String prefix;
 
@@ -38,32 +39,54 @@ final class RedisKeys {
 	 * script call. The client key is never stored: HASH is the first 132 bits of its
 	 * SHA-256, so API keys stay secret and braces, newlines, unicode or very long keys
 	 * are harmless. A policy name of at most 64 letters, digits, '.', '_' and '-' stays
-	 * readable; any other is hashed the same way. The limit's fingerprint keeps
-	 * differently configured limits apart, so a changed limit or a caller moving to
-	 * another tier starts from fresh state; the old state expires by itself.
+	 * readable; any other is hashed the same way, and so is the limit's name. The key
+	 * holds no parameter of the limit: a limit that keeps its name and algorithm keeps
+	 * its key when its rate or capacity changes, and the script converts its state (the
+	 * state records the parameters it was written under). The algorithm's layout is in
+	 * the key, so that a changed algorithm starts from fresh state and never reads a key
+	 * of another layout; the old key expires by itself.
 	 */
 	String key(KeyedLimit target) {
-		return this.prefix + ":{" + policy(target.policy()) + ":" + hash(target.key()) + "}:"
-				+ target.limit().fingerprint();
+		return this.prefix + ":{" + readable(target.policy()) + ":" + hash(target.key()) + "}:"
+				+ readable(target.name()) + ":" + layout(target.limit().algorithm());
+	}
+
+	/**
+	 * Returns the name of an algorithm's state layout in keys. Should a layout change,
+	 * its name changes too (as the sliding log's did, to {@code swl2}, when its members
+	 * gained running totals), so that old and new instances use different keys during a
+	 * rolling deploy.
+	 * @param algorithm the algorithm
+	 * @return the layout's name
+	 */
+	static String layout(Algorithm algorithm) {
+		return switch (algorithm) {
+			case TOKEN_BUCKET -> "tb";
+			case LEAKY_BUCKET -> "lb";
+			case FIXED_WINDOW -> "fw";
+			case SLIDING_WINDOW_LOG -> "swl2";
+			case SLIDING_WINDOW_COUNTER -> "swc";
+			case CONCURRENCY -> "cc";
+		};
 	}
 
 	static int slot(String key) {
 		return ClusterSlotHashUtil.calculateSlot(key);
 	}
 
-	private static String policy(String policy) {
-		if (policy.isEmpty() || policy.length() > MAX_READABLE_POLICY) {
-			return "~" + hash(policy);
+	private static String readable(String name) {
+		if (name.isEmpty() || name.length() > MAX_READABLE_NAME) {
+			return "~" + hash(name);
 		}
-		for (int i = 0; i < policy.length(); i++) {
-			char c = policy.charAt(i);
+		for (int i = 0; i < name.length(); i++) {
+			char c = name.charAt(i);
 			boolean readable = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.'
 					|| c == '_' || c == '-';
 			if (!readable) {
-				return "~" + hash(policy);
+				return "~" + hash(name);
 			}
 		}
-		return policy;
+		return name;
 	}
 
 	static String hash(String text) {

@@ -84,9 +84,11 @@ final class ScriptArguments {
 	}
 
 	/**
-	 * Returns a limit's window: its length, or for a calendar window the starts of the
-	 * windows around the time the script will decide at (the application's estimate when
-	 * the script reads Redis {@code TIME}), from which the script picks by its time.
+	 * Returns a limit's window: its length, or for a calendar window its zone, then
+	 * {@code |}, then the starts of the windows around the time the script will decide at
+	 * (the application's estimate when the script reads Redis {@code TIME}), from which
+	 * the script picks by its time. The zone tells a state written under another zone
+	 * apart.
 	 */
 	private String window(Limit limit, String time) {
 		if (!CalendarWindow.isCalendar(limit)) {
@@ -94,9 +96,9 @@ final class ScriptArguments {
 		}
 		long at = time.isEmpty() ? this.clock.nowMicros() : Long.parseLong(time);
 		long[] bounds = CalendarWindow.around(limit, at);
-		StringBuilder text = new StringBuilder();
-		for (long bound : bounds) {
-			text.append(text.isEmpty() ? "" : ",").append(bound);
+		StringBuilder text = new StringBuilder(limit.zone().getId()).append('|');
+		for (int i = 0; i < bounds.length; i++) {
+			text.append((i == 0) ? "" : ",").append(bounds[i]);
 		}
 		return text.toString();
 	}

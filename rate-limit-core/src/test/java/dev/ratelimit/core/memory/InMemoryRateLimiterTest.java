@@ -86,15 +86,29 @@ class InMemoryRateLimiterTest {
 	}
 
 	@Test
-	void keepsStateApartPerPolicyKeyAndLimitParameters() {
+	void keepsStateApartPerPolicyKeyNameAndAlgorithm() {
 		this.limiter.acquire(this.perClient, 10);
 		assertThat(remaining(this.perClient)).isZero();
 		assertThat(remaining(new KeyedLimit("api", "bob", this.perClient.limit()))).isEqualTo(10);
 		assertThat(remaining(new KeyedLimit("search", "alice", this.perClient.limit()))).isEqualTo(10);
-		// A changed limit (say the caller moved to another tier) starts from fresh state
-		// at its next call.
+		assertThat(remaining(new KeyedLimit("api", "alice", "token-bucket-2", this.perClient.limit()))).isEqualTo(10);
+		// A changed limit of the same name and algorithm (say the caller moved to another
+		// tier) keeps what was spent: 10 of 1000.
 		KeyedLimit upgraded = new KeyedLimit("api", "alice", Limit.tokenBucket("1000/1m"));
-		assertThat(this.limiter.acquire(upgraded).remaining()).isEqualTo(999);
+		assertThat(this.limiter.acquire(upgraded).remaining()).isEqualTo(989);
+		// A changed algorithm starts from fresh state.
+		KeyedLimit window = new KeyedLimit("api", "alice", "token-bucket", Limit.fixedWindow("10/1s"));
+		assertThat(this.limiter.acquire(window).remaining()).isEqualTo(9);
+	}
+
+	@Test
+	void refusesTwoLimitsOfOneNameWithDifferentParametersInOneCall() {
+		KeyedLimit other = new KeyedLimit("api", "alice", Limit.tokenBucket("20/1s"));
+		assertThatIllegalArgumentException().isThrownBy(() -> this.limiter.acquire(List.of(this.perClient, other), 1))
+			.withMessageContaining("'api'")
+			.withMessageContaining("'token-bucket'")
+			.withMessageContaining("give each limit its own name");
+		assertThat(this.limiter.acquire(List.of(this.perClient, this.perClient), 1).isAllowed()).isTrue();
 	}
 
 	@Test

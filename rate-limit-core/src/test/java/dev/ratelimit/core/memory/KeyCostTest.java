@@ -139,7 +139,7 @@ class KeyCostTest {
 	}
 
 	@Test
-	void longKeysKeepApartStateByEveryCharacterPolicyAndLimit() {
+	void longKeysKeepApartStateByEveryCharacterPolicyNameAndAlgorithm() {
 		Limit limit = Limit.tokenBucket("10/1d");
 		String base = "k".repeat(HashedKey.MAX_PLAIN_CHARS);
 		this.limiter.acquire(new KeyedLimit("api", base + "\uD800", limit), 10);
@@ -147,8 +147,13 @@ class KeyCostTest {
 			.isEqualTo(10);
 		assertThat(remaining(new KeyedLimit("api", base + "\uD800", limit))).isZero();
 		assertThat(remaining(new KeyedLimit("search", base + "\uD800", limit))).as("another policy").isEqualTo(10);
-		assertThat(remaining(new KeyedLimit("api", base + "\uD800", Limit.tokenBucket("11/1d")))).as("another limit")
-			.isEqualTo(11);
+		assertThat(remaining(new KeyedLimit("api", base + "\uD800", "other", limit))).as("another name").isEqualTo(10);
+		assertThat(remaining(new KeyedLimit("api", base + "\uD800", "token-bucket", Limit.fixedWindow("10/1d"))))
+			.as("another algorithm")
+			.isEqualTo(10);
+		assertThat(remaining(new KeyedLimit("api", base + "\uD800", Limit.tokenBucket("11/1d"))))
+			.as("other parameters: what was spent stays spent")
+			.isEqualTo(1);
 		this.limiter.acquire(new KeyedLimit("api", base, limit), 10);
 		assertThat(remaining(new KeyedLimit("api", base + "\u0000", limit))).as("one character longer").isEqualTo(10);
 	}

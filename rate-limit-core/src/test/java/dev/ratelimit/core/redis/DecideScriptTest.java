@@ -193,7 +193,7 @@ class DecideScriptTest {
 		String loops = body.replace(ONE_KEY_DISPATCH, "if false then")
 			.replace("local function decide(", "local function decideByTheLoops(");
 		String script = LOG_COMMANDS + loops + "\n" + body + RUN_BOTH;
-		Random random = new Random(limit.fingerprint().hashCode());
+		Random random = new Random(limit.toString().hashCode());
 		String prefix = TestRedis.uniquePrefix();
 		String oneKey = prefix + ":{k}:one";
 		String loopsKey = prefix + ":{k}:loops";

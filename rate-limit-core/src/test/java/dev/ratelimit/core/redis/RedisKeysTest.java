@@ -15,15 +15,21 @@ class RedisKeysTest {
 	private final RedisKeys keys = new RedisKeys("rl");
 
 	@Test
-	void namesAKeyByPrefixPolicyHashedClientAndFingerprint() {
+	void namesAKeyByPrefixPolicyHashedClientNameAndLayout() {
 		String key = this.keys.key(new KeyedLimit("geocode-burst", "demo-free", Limit.tokenBucket("5/1s", 10)));
-		assertThat(key).matches("rl:\\{geocode-burst:[A-Za-z0-9_-]{22}\\}:tb-5-1000000-10-10");
+		assertThat(key).matches("rl:\\{geocode-burst:[A-Za-z0-9_-]{22}\\}:token-bucket:tb");
 		assertThat(key).doesNotContain("demo-free");
 		// The hash is part of every stored key: it must never change, or every client
 		// would start afresh.
-		assertThat(key).isEqualTo("rl:{geocode-burst:4fT9uUaDoXyKXZ5txsyifE}:tb-5-1000000-10-10");
+		assertThat(key).isEqualTo("rl:{geocode-burst:4fT9uUaDoXyKXZ5txsyifE}:token-bucket:tb");
 		assertThat(this.keys.key(new KeyedLimit("geocode-burst", "demo-free", Limit.tokenBucket("5/1s", 10))))
 			.isEqualTo(key);
+	}
+
+	@Test
+	void hashesNamesThatAreNotPlain() {
+		String key = this.keys.key(new KeyedLimit("api", "alice", "per minute:{x}", Limit.tokenBucket("1/1s")));
+		assertThat(key).matches("rl:\\{api:[A-Za-z0-9_-]{22}\\}:~[A-Za-z0-9_-]{22}:tb");
 	}
 
 	@Test
@@ -53,10 +59,14 @@ class RedisKeysTest {
 	}
 
 	@Test
-	void separatesDifferentlyConfiguredLimitsOfOneClient() {
+	void keepsTheKeyOfALimitWhoseParametersChangeButNotOfOneWhoseAlgorithmDoes() {
 		String free = this.keys.key(new KeyedLimit("api", "alice", Limit.tokenBucket("60/1m")));
 		String paid = this.keys.key(new KeyedLimit("api", "alice", Limit.tokenBucket("1000/1m")));
-		assertThat(free).isNotEqualTo(paid);
+		assertThat(free).isEqualTo(paid);
+		String window = this.keys.key(new KeyedLimit("api", "alice", "token-bucket", Limit.fixedWindow("60/1m")));
+		assertThat(window).isNotEqualTo(free);
+		String second = this.keys.key(new KeyedLimit("api", "alice", "token-bucket-2", Limit.tokenBucket("60/1m")));
+		assertThat(second).isNotEqualTo(free);
 	}
 
 	@Test

@@ -51,6 +51,31 @@ final class FixedWindow implements LimitAlgorithm<WindowState> {
 		return Outcome.rejected(permits - count, untilEnd, untilEnd);
 	}
 
+	/**
+	 * Keeps the count, at most the new limit, while the window it was counted in lasts:
+	 * under other windows it is the count of the window that holds {@code now}. Under the
+	 * same windows a window ends where it does; under others where the old length says (a
+	 * calendar window's nominal length), as the script, which knows no zones, decides.
+	 */
+	@Override
+	public WindowState convert(Limit from, Limit to, WindowState state, long now) {
+		boolean same = sameWindows(from, to);
+		if (same && from.capacity() == to.capacity()) {
+			return state;
+		}
+		boolean ended = same ? now >= endOf(to, state.start) : now >= state.start + from.windowMicros();
+		if (ended) {
+			return fresh(to, now);
+		}
+		long start = same ? state.start : startOf(to, now);
+		return new WindowState(start, Math.min(state.current, to.capacity()), 0);
+	}
+
+	private static boolean sameWindows(Limit from, Limit to) {
+		return from.windowMicros() == to.windowMicros() && from.alignment() == to.alignment()
+				&& (!CalendarWindow.isCalendar(from) || from.zone().equals(to.zone()));
+	}
+
 	@Override
 	public @Nullable String apply(Limit limit, WindowState state, long now, long cost) {
 		long start = Math.max(startOf(limit, now), state.start);

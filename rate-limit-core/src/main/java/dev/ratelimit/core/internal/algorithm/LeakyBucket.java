@@ -70,6 +70,19 @@ final class LeakyBucket implements LimitAlgorithm<BucketState> {
 		return Outcome.rejected((full - water) / perPermit, lag + ceilDiv(water - bound, perMicro), reset);
 	}
 
+	/**
+	 * Keeps the water, drained under the old leak up to {@code now}, at most the new
+	 * depth.
+	 */
+	@Override
+	public BucketState convert(Limit from, Limit to, BucketState state, long now) {
+		if (TokenBucket.sameBucket(from, to)) {
+			return state;
+		}
+		long at = Math.max(now, state.updatedAt);
+		return new BucketState(TokenBucket.carryOver(from, to, drain(from, state, at)), at);
+	}
+
 	@Override
 	public @Nullable String apply(Limit limit, BucketState state, long now, long cost) {
 		long at = Math.max(now, state.updatedAt);

@@ -44,6 +44,23 @@ public interface LimitAlgorithm<S> {
 	@Nullable String apply(Limit limit, S state, long now, long cost);
 
 	/**
+	 * Returns the state a key holds under {@code to}, given its state written under
+	 * {@code from}, a limit of the same algorithm with other parameters, at {@code now}:
+	 * spent stays spent (docs/ALGORITHMS.md, "Changed limits"). A bucket keeps what was
+	 * spent under the old parameters up to {@code now}, a window its count, a log its
+	 * entries, a concurrency limit its leases. Never changes {@code state}; returns it as
+	 * it is when the parameters its state depends on are equal.
+	 * @param from the limit the state was written under
+	 * @param to the limit that decides from now on, of the same algorithm
+	 * @param state the key's state under {@code from}
+	 * @param now the current time
+	 * @return the state under {@code to}, possibly {@code state} itself
+	 */
+	default S convert(Limit from, Limit to, S state, long now) {
+		return state;
+	}
+
+	/**
 	 * Gives back the permits of a lease; does nothing for algorithms without leases or
 	 * for an unknown lease.
 	 * @param limit the limit

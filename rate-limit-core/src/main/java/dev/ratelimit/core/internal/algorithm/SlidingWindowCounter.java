@@ -93,6 +93,24 @@ final class SlidingWindowCounter implements LimitAlgorithm<WindowState> {
 		return next + window - now;
 	}
 
+	/**
+	 * Keeps the counts under the same window length. Under a new length, the old estimate
+	 * at {@code now} (the current count plus the previous one weighted, rounded up), at
+	 * most the new limit, becomes the count of the window that holds {@code now}, with no
+	 * previous count: what was spent stays spent, and decays as one window's count does.
+	 */
+	@Override
+	public WindowState convert(Limit from, Limit to, WindowState state, long now) {
+		long window = from.windowMicros();
+		if (window == to.windowMicros()) {
+			return state;
+		}
+		WindowState seen = roll(from, state, now);
+		long into = Math.min(Math.max(now - seen.start, 0), window - 1);
+		long estimate = seen.current + ceilDiv(seen.previous * (window - into), window);
+		return new WindowState(FixedWindow.windowStart(now, to.windowMicros()), Math.min(estimate, to.capacity()), 0);
+	}
+
 	@Override
 	public @Nullable String apply(Limit limit, WindowState state, long now, long cost) {
 		WindowState seen = roll(limit, state, now);

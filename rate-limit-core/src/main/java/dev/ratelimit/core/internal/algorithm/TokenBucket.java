@@ -103,6 +103,47 @@ public final class TokenBucket implements LimitAlgorithm<BucketState> {
 				lag + ceilDiv(full - level, perMicro));
 	}
 
+	/**
+	 * Whether two bucket limits count a state alike: same capacity, and same units.
+	 */
+	static boolean sameBucket(Limit from, Limit to) {
+		return from.capacity() == to.capacity() && from.unitsPerPermit() == to.unitsPerPermit()
+				&& from.unitsPerMicro() == to.unitsPerMicro();
+	}
+
+	/**
+	 * Returns {@code units} of {@code from} (tokens spent, or water) in units of
+	 * {@code to}, at most {@code to}'s capacity: exact when a permit is as many units
+	 * under both, else rounded up to whole permits, so that no conversion hands out a
+	 * fraction of a permit (and no product leaves 2<sup>53</sup>).
+	 * @param from the limit the units were counted under
+	 * @param to the limit they are carried over to
+	 * @param units the units, at least 0
+	 * @return the units under {@code to}
+	 */
+	static long carryOver(Limit from, Limit to, long units) {
+		long full = to.capacity() * to.unitsPerPermit();
+		if (from.unitsPerPermit() == to.unitsPerPermit()) {
+			return Math.min(units, full);
+		}
+		long permits = ceilDiv(units, from.unitsPerPermit());
+		return (permits >= to.capacity()) ? full : permits * to.unitsPerPermit();
+	}
+
+	/**
+	 * Refills under the old parameters up to {@code now}; what was spent then stays
+	 * spent: the level becomes max(0, new capacity - spent).
+	 */
+	@Override
+	public BucketState convert(Limit from, Limit to, BucketState state, long now) {
+		if (sameBucket(from, to)) {
+			return state;
+		}
+		long at = Math.max(now, state.updatedAt);
+		long spent = from.capacity() * from.unitsPerPermit() - refill(from, state, at);
+		return new BucketState(to.capacity() * to.unitsPerPermit() - carryOver(from, to, spent), at);
+	}
+
 	@Override
 	public @Nullable String apply(Limit limit, BucketState state, long now, long cost) {
 		long at = Math.max(now, state.updatedAt);

@@ -54,8 +54,8 @@ local function acquireOneKey()
 	local mark = 0
 	if allowed then
 		mark = algorithm.apply(KEYS[1], limit, state, cost, reset) or 0
-	elseif algorithm.firstSight then
-		algorithm.firstSight(KEYS[1], limit, state)
+	elseif algorithm.see then
+		algorithm.see(KEYS[1], limit, state)
 	end
 	local allowedFlag = allowed and 1 or 0
 	return { now, allowedFlag, allowedFlag, remaining, retry, reset, delay, exceeds and 1 or 0, mark }
@@ -125,12 +125,12 @@ local function decide(keys, argv)
 			reply[at + 7] = ALGORITHMS[limit.algorithm].apply(KEYS[i], limit, states[i], cost, reply[at + 4]) or 0
 		end
 	elseif op ~= 'e' then
-		-- First sight (a rejected 'a' or 'l', or 's'): see TokenBucket.firstSight.
+		-- What a call that applies nothing writes (a rejected 'a' or 'l', or 's'): see TokenBucket.see.
 		for i = 1, #KEYS do
 			local limit = limits[i]
-			local firstSight = ALGORITHMS[limit.algorithm].firstSight
-			if firstSight then
-				firstSight(KEYS[i], limit, states[i])
+			local see = ALGORITHMS[limit.algorithm].see
+			if see then
+				see(KEYS[i], limit, states[i])
 			end
 		end
 	end

@@ -38,9 +38,39 @@ function FixedWindow.endOf(limit, start)
 	return bounds[calendarWindowAt(bounds, start) + 1]
 end
 
--- FixedWindow.fresh, or the saved state
+-- FixedWindow.fresh, or the saved state converted to the limit (FixedWindow.convert)
 function FixedWindow.load(key, limit)
-	return WindowState.load(key, FixedWindow.startOf(limit, now))
+	local state = WindowState.load(key, limit, FixedWindow.startOf(limit, now))
+	if state.from then
+		return FixedWindow.convert(state.from, limit, state)
+	end
+	return state
+end
+
+-- FixedWindow.convert: the count, at most the new limit, while the window it was counted in lasts; under other
+-- windows, the count of the window that holds now. Under the same windows a window ends where it does; under
+-- others, where the old length says (a calendar window's nominal length, as the zone is not known here).
+function FixedWindow.convert(from, limit, state)
+	local same = from.windows == limit.windows
+	if same and from.capacity == limit.capacity then
+		state.converted = true
+		return state
+	end
+	local ended
+	if same then
+		ended = (limit.bounds and state.start < limit.bounds[1]) or now >= FixedWindow.endOf(limit, state.start)
+	else
+		ended = now >= state.start + from.capacity / from.perMicro * from.perPermit
+	end
+	if ended then
+		return { start = FixedWindow.startOf(limit, now), current = 0, previous = 0, stored = true, converted = true }
+	end
+	local start = state.start
+	if not same then
+		start = FixedWindow.startOf(limit, now)
+	end
+	return { start = start, current = math.min(state.current, limit.capacity), previous = 0, stored = true,
+		converted = true }
 end
 
 -- FixedWindow.evaluate
@@ -73,15 +103,28 @@ function FixedWindow.apply(key, limit, state, c, reset)
 		current = 0
 	end
 	current = current + c
-	redis.call('HSET', key, 's', int(start), 'c', int(current))
+	local params = WindowState.params(limit, state)
+	if params then
+		redis.call('HSET', key, 's', int(start), 'c', int(current), 'v', params)
+	else
+		redis.call('HSET', key, 's', int(start), 'c', int(current))
+	end
 	expire(key, reset)
 	return start
 end
 
+-- A state converted to new parameters is written by a call that applies nothing too (see TokenBucket.see).
+function FixedWindow.see(key, limit, state)
+	if state.converted then
+		local _, _, _, reset = FixedWindow.evaluate(limit, state, 0)
+		FixedWindow.apply(key, limit, state, 0, reset)
+	end
+end
+
 -- Gives back c permits taken in the window that starts at mark, if it is still the current one.
 function FixedWindow.refund(key, limit, c, mark)
-	local state = WindowState.load(key, 0)
-	if state.stored and state.start == tonumber(mark) then
+	local state = WindowState.load(key, limit, 0)
+	if state.stored and not state.from and state.start == tonumber(mark) then
 		redis.call('HSET', key, 'c', int(math.max(0, state.current - c)))
 	end
 end

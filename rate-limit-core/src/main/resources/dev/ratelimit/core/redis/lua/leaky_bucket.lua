@@ -3,9 +3,13 @@
 
 local LeakyBucket = {}
 
--- LeakyBucket.fresh, or the saved state
+-- LeakyBucket.fresh, or the saved state converted to the limit (LeakyBucket.convert)
 function LeakyBucket.load(key, limit)
-	return BucketState.load(key, 0)
+	local state = BucketState.load(key, limit, 0)
+	if state.from then
+		return LeakyBucket.convert(state.from, limit, state)
+	end
+	return state
 end
 
 -- LeakyBucket.drain
@@ -21,6 +25,17 @@ function LeakyBucket.drain(limit, state, at)
 		return 0
 	end
 	return state.level - elapsed * limit.perMicro
+end
+
+-- LeakyBucket.convert: the water, drained under the old leak up to now, at most the new depth
+function LeakyBucket.convert(from, limit, state)
+	if BucketState.sameBucket(from, limit) then
+		state.converted = true
+		return state
+	end
+	local at = math.max(now, state.updatedAt)
+	return { level = BucketState.carryOver(from, limit, LeakyBucket.drain(from, state, at)), updatedAt = at,
+		stored = true, converted = true }
 end
 
 -- LeakyBucket.evaluate
@@ -57,16 +72,24 @@ end
 function LeakyBucket.apply(key, limit, state, c, reset)
 	local at = math.max(now, state.updatedAt)
 	local level = LeakyBucket.drain(limit, state, at) + c * limit.perPermit
-	BucketState.save(key, level, at, math.min(reset, limit.retention))
+	BucketState.save(key, limit, state, level, at, math.min(reset, limit.retention))
+end
+
+-- A state converted to new parameters is written by a call that applies nothing too (see TokenBucket.see).
+function LeakyBucket.see(key, limit, state)
+	if state.converted then
+		local _, _, _, reset = LeakyBucket.evaluate(limit, state, 0)
+		LeakyBucket.apply(key, limit, state, 0, reset)
+	end
 end
 
 -- Takes back c permits' worth of the water that an acquire poured, down to empty.
 function LeakyBucket.refund(key, limit, c)
-	local state = BucketState.load(key, 0)
-	if not state.stored then
+	local state = BucketState.load(key, limit, 0)
+	if not state.stored or state.from then
 		return
 	end
 	local at = math.max(now, state.updatedAt)
 	local level = math.max(0, LeakyBucket.drain(limit, state, at) - c * limit.perPermit)
-	BucketState.save(key, level, at, math.min((at - now) + cdiv(level, limit.perMicro), limit.retention))
+	BucketState.save(key, limit, state, level, at, math.min((at - now) + cdiv(level, limit.perMicro), limit.retention))
 end

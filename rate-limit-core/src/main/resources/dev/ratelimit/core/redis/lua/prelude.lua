@@ -1,6 +1,6 @@
 -- Decides every limit of one call (all keys in one hash slot) atomically, in two phases: evaluate every limit,
--- then, only if all allow, apply them. A rejected call changes nothing (see TokenBucket.firstSight for the one
--- exception, which mirrors the in-memory backend).
+-- then, only if all allow, apply them. A rejected call changes nothing, but for what the in-memory backend writes
+-- too: a token bucket's first sight and a state converted to new parameters (see TokenBucket.see).
 --
 -- KEYS: the state keys, one per distinct keyed limit.
 -- ARGV[1] op, one of (the Java enum ScriptOperation has the same codes):
@@ -22,6 +22,11 @@
 -- Returns: { now, allAllowed (1/0), then per key: allowed, remaining, retryAfter, resetAfter, delay, exceeds, mark }
 -- where mark is what a refund needs: the window start (fixed window, sliding counter), the log time (sliding log)
 -- or the permits granted ('l').
+--
+-- A key's name holds no parameter of its limit (RedisKeys): the hash of a bucket or a window also holds, in its field
+-- v, the parameters it was written under (limit.params). A call with other parameters converts the state first
+-- (each algorithm's convert, after LimitAlgorithm.convert: spent stays spent), then decides under its own; the
+-- converted state is written with the call's parameters, whether the call is allowed or not ('e' writes nothing).
 --
 -- The script is assembled from these sources, in the order of DecideScript.PARTS: this prelude; one source per
 -- algorithm, named after the Java class in dev.ratelimit.core.internal.algorithm whose math it ports line by line
@@ -130,16 +135,34 @@ local function limitAt(i)
 			window = tonumber(ARGV[a + 7]),
 			retention = tonumber(ARGV[a + 8]),
 		}
+		-- what a state remembers of the limit it was written under: capacity, perMicro, perPermit and its windows,
+		-- the length, or for a calendar window c, the nominal length (FixedWindow.nominal), @ and the zone
+		local windows = ARGV[a + 7]
 		if not limit.window then
+			local zone, list = string.match(ARGV[a + 7], '^([^|]*)|(.*)$')
 			limit.bounds = {}
-			for bound in string.gmatch(ARGV[a + 7], '[^,]+') do
+			for bound in string.gmatch(list, '[^,]+') do
 				table.insert(limit.bounds, tonumber(bound))
 			end
+			windows = 'c' .. int(limit.capacity / limit.perMicro * limit.perPermit) .. '@' .. zone
 		end
+		limit.windows = windows
+		limit.params = ARGV[a + 3] .. ':' .. ARGV[a + 1] .. ':' .. ARGV[a + 2] .. ':' .. windows
 		limits[i] = limit
 	end
 	limit.member = ARGV[a + 9]
 	return limit
+end
+
+-- The parameters a saved state was written under (its field v), when they are not the limit's: a table with the
+-- fields of a limit that the algorithms' convert reads. Else (or for a state saved without them) nil.
+local function writtenUnder(limit, saved)
+	if not saved or saved == limit.params then
+		return nil
+	end
+	local capacity, perMicro, perPermit, windows = string.match(saved, '^(%d+):(%d+):(%d+):(.+)$')
+	return { capacity = tonumber(capacity), perMicro = tonumber(perMicro), perPermit = tonumber(perPermit),
+		window = tonumber(windows), windows = windows }
 end
 
 -- Sets a key's time to live from the time (µs) until its state equals a fresh one; 0 or less deletes it.

@@ -3,9 +3,13 @@
 
 local SlidingWindowCounter = {}
 
--- SlidingWindowCounter.fresh, or the saved state
+-- SlidingWindowCounter.fresh, or the saved state converted to the limit (SlidingWindowCounter.convert)
 function SlidingWindowCounter.load(key, limit)
-	return WindowState.load(key, FixedWindow.windowStart(now, limit.window))
+	local state = WindowState.load(key, limit, FixedWindow.windowStart(now, limit.window))
+	if state.from then
+		return SlidingWindowCounter.convert(state.from, limit, state)
+	end
+	return state
 end
 
 -- SlidingWindowCounter.roll
@@ -19,6 +23,21 @@ function SlidingWindowCounter.roll(limit, state)
 		return { start = start, current = 0, previous = state.current }
 	end
 	return { start = start, current = 0, previous = 0 }
+end
+
+-- SlidingWindowCounter.convert: the counts under the same window length; under a new one, the old estimate at now,
+-- at most the new limit, as the count of the window that holds now
+function SlidingWindowCounter.convert(from, limit, state)
+	local window = from.window
+	if window == limit.window then
+		state.converted = true
+		return state
+	end
+	local seen = SlidingWindowCounter.roll(from, state)
+	local into = math.min(math.max(now - seen.start, 0), window - 1)
+	local estimate = seen.current + cdiv(seen.previous * (window - into), window)
+	return { start = FixedWindow.windowStart(now, limit.window), current = math.min(estimate, limit.capacity),
+		previous = 0, stored = true, converted = true }
 end
 
 -- SlidingWindowCounter.remaining
@@ -84,16 +103,29 @@ end
 -- SlidingWindowCounter.apply; returns the window start, the mark a refund needs
 function SlidingWindowCounter.apply(key, limit, state, c, reset)
 	local seen = SlidingWindowCounter.roll(limit, state)
-	redis.call('HSET', key, 's', int(seen.start), 'c', int(seen.current + c), 'p', int(seen.previous))
+	local params = WindowState.params(limit, state)
+	if params then
+		redis.call('HSET', key, 's', int(seen.start), 'c', int(seen.current + c), 'p', int(seen.previous), 'v', params)
+	else
+		redis.call('HSET', key, 's', int(seen.start), 'c', int(seen.current + c), 'p', int(seen.previous))
+	end
 	expire(key, reset)
 	return seen.start
+end
+
+-- A state converted to new parameters is written by a call that applies nothing too (see TokenBucket.see).
+function SlidingWindowCounter.see(key, limit, state)
+	if state.converted then
+		local _, _, _, reset = SlidingWindowCounter.evaluate(limit, state, 0)
+		SlidingWindowCounter.apply(key, limit, state, 0, reset)
+	end
 end
 
 -- Gives back c permits taken in the window that starts at mark: from the current window's count, or from the
 -- previous window's once the window has moved on by one.
 function SlidingWindowCounter.refund(key, limit, c, mark)
-	local state = WindowState.load(key, 0)
-	if not state.stored then
+	local state = WindowState.load(key, limit, 0)
+	if not state.stored or state.from then
 		return
 	end
 	local start = tonumber(mark)

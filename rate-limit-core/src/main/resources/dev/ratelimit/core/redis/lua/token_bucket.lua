@@ -3,9 +3,13 @@
 
 local TokenBucket = {}
 
--- TokenBucket.fresh, or the saved state
+-- TokenBucket.fresh, or the saved state converted to the limit (TokenBucket.convert)
 function TokenBucket.load(key, limit)
-	return BucketState.load(key, limit.initial * limit.perPermit)
+	local state = BucketState.load(key, limit, limit.initial * limit.perPermit)
+	if state.from then
+		return TokenBucket.convert(state.from, limit, state)
+	end
+	return state
 end
 
 -- TokenBucket.refill
@@ -23,6 +27,18 @@ function TokenBucket.refill(limit, state, at)
 		return full
 	end
 	return state.level + elapsed * limit.perMicro
+end
+
+-- TokenBucket.convert: refilled under the old parameters up to now, what was spent then stays spent
+function TokenBucket.convert(from, limit, state)
+	if BucketState.sameBucket(from, limit) then
+		state.converted = true
+		return state
+	end
+	local at = math.max(now, state.updatedAt)
+	local spent = from.capacity * from.perPermit - TokenBucket.refill(from, state, at)
+	return { level = limit.capacity * limit.perPermit - BucketState.carryOver(from, limit, spent), updatedAt = at,
+		stored = true, converted = true }
 end
 
 -- TokenBucket.evaluate
@@ -53,13 +69,16 @@ end
 -- TokenBucket.apply; reset is evaluate's for the same cost: the time until full after it
 function TokenBucket.apply(key, limit, state, c, reset)
 	local at = math.max(now, state.updatedAt)
-	BucketState.save(key, TokenBucket.refill(limit, state, at) - c * limit.perPermit, at, tokenBucketTtl(limit, reset))
+	BucketState.save(key, limit, state, TokenBucket.refill(limit, state, at) - c * limit.perPermit, at,
+		tokenBucketTtl(limit, reset))
 end
 
--- First sight: the in-memory backend creates a key's state when it first decides a call, even a rejected one. Only
--- a token bucket that starts below capacity tells the difference (its refill starts then).
-function TokenBucket.firstSight(key, limit, state)
-	if not state.stored and limit.initial < limit.capacity then
+-- What a call that applies nothing (rejected, or op 's') writes, as the in-memory backend does. A state converted to
+-- new parameters, so that they count from the first call that saw them. And first sight: the in-memory backend
+-- creates a key's state when it first decides a call, even a rejected one; only a token bucket that starts below
+-- capacity tells the difference (its refill starts then).
+function TokenBucket.see(key, limit, state)
+	if state.converted or (not state.stored and limit.initial < limit.capacity) then
 		local _, _, _, reset = TokenBucket.evaluate(limit, state, 0)
 		TokenBucket.apply(key, limit, state, 0, reset)
 	end
@@ -74,12 +93,13 @@ end
 
 -- Gives back c permits that an acquire took, capped at the capacity.
 function TokenBucket.refund(key, limit, c)
-	local state = BucketState.load(key, 0)
-	if not state.stored then
+	local state = BucketState.load(key, limit, 0)
+	if not state.stored or state.from then
+		-- another call converted the state to other parameters meanwhile: what was taken stays spent
 		return
 	end
 	local at = math.max(now, state.updatedAt)
 	local full = limit.capacity * limit.perPermit
 	local level = math.min(full, TokenBucket.refill(limit, state, at) + c * limit.perPermit)
-	BucketState.save(key, level, at, tokenBucketTtl(limit, (at - now) + cdiv(full - level, limit.perMicro)))
+	BucketState.save(key, limit, state, level, at, tokenBucketTtl(limit, (at - now) + cdiv(full - level, limit.perMicro)))
 end
