@@ -149,14 +149,14 @@ class RedisRateLimiterTest {
 	}
 
 	@Test
-	void aTierChangeAppliesAtTheNextRequest() {
+	void aTierChangeAppliesAtTheNextRequestAndKeepsWhatWasSpent() {
 		ManualTimeSource clock = new ManualTimeSource();
 		RedisRateLimiter redis = limiter(clock);
 		KeyedLimit free = new KeyedLimit("api", "alice", Limit.tokenBucket("2/1m"));
 		KeyedLimit paid = new KeyedLimit("api", "alice", Limit.tokenBucket("1000/1m"));
 		assertThat(allowed(redis, free, 3)).isEqualTo(2);
 		assertThat(redis.acquire(paid).isAllowed()).isTrue();
-		assertThat(redis.acquire(paid).remaining()).isEqualTo(998);
+		assertThat(redis.acquire(paid).remaining()).isEqualTo(996);
 	}
 
 	@Test

@@ -53,8 +53,10 @@ final class ConcurrencyLimit implements LimitAlgorithm<LeaseState> {
 				lastExpiry = Math.max(lastExpiry, lease.expiresAt());
 			}
 		}
+		// more in flight than max after max was lowered: none left until enough end
+		long left = Math.max(0, max - active);
 		if (cost > max) {
-			return Outcome.neverAllowed(max - active, lastExpiry - now);
+			return Outcome.neverAllowed(left, lastExpiry - now);
 		}
 		if (active + cost <= max) {
 			long reset = (cost > 0) ? limit.leaseTimeMicros() : lastExpiry - now;
@@ -72,7 +74,7 @@ final class ConcurrencyLimit implements LimitAlgorithm<LeaseState> {
 				}
 			}
 		}
-		return Outcome.rejected(max - active, retry, lastExpiry - now);
+		return Outcome.rejected(left, retry, lastExpiry - now);
 	}
 
 	@Override

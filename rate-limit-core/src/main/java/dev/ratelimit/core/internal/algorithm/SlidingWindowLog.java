@@ -59,8 +59,10 @@ final class SlidingWindowLog implements LimitAlgorithm<LogState> {
 			active = LogState.permitsBetween(base, state.total(newest));
 			resetBefore = state.time(newest) + window - now;
 		}
+		// more in the window than the limit after it was lowered: none left
+		long left = Math.max(0, permits - active);
 		if (cost > permits) {
-			return Outcome.neverAllowed(permits - active, resetBefore);
+			return Outcome.neverAllowed(left, resetBefore);
 		}
 		if (active + cost <= permits) {
 			long reset = (cost > 0) ? at + window - now : resetBefore;
@@ -68,7 +70,7 @@ final class SlidingWindowLog implements LimitAlgorithm<LogState> {
 		}
 		long excess = active + cost - permits;
 		int freeing = state.firstReaching(first, base, excess);
-		return Outcome.rejected(permits - active, state.time(freeing) + window - now, resetBefore);
+		return Outcome.rejected(left, state.time(freeing) + window - now, resetBefore);
 	}
 
 	@Override

@@ -26,8 +26,10 @@ function ConcurrencyLimit.evaluate(limit, state, c)
 		active = active + costOf(entries[j])
 		lastExpiry = math.max(lastExpiry, tonumber(entries[j + 1]))
 	end
+	-- more in flight than max after max was lowered: none left until enough end
+	local left = math.max(0, max - active)
 	if c > max then
-		return neverAllowed(max - active, lastExpiry - now)
+		return neverAllowed(left, lastExpiry - now)
 	end
 	if active + c <= max then
 		local reset = lastExpiry - now
@@ -46,7 +48,7 @@ function ConcurrencyLimit.evaluate(limit, state, c)
 			break
 		end
 	end
-	return rejected(max - active, retry, lastExpiry - now)
+	return rejected(left, retry, lastExpiry - now)
 end
 
 -- ConcurrencyLimit.apply

@@ -82,8 +82,10 @@ function SlidingWindowLog.evaluate(limit, state, c)
 		active = permitsBetween(base, state.newest.total)
 		resetBefore = state.newest.time + window - now
 	end
+	-- more in the window than the limit after it was lowered: none left
+	local left = math.max(0, permits - active)
 	if c > permits then
-		return neverAllowed(permits - active, resetBefore)
+		return neverAllowed(left, resetBefore)
 	end
 	if active + c <= permits then
 		local reset = resetBefore
@@ -93,7 +95,7 @@ function SlidingWindowLog.evaluate(limit, state, c)
 		return allowed(permits - active - c, reset)
 	end
 	local excess = active + c - permits
-	return rejected(permits - active, firstReachingTime(limit, state, base, excess) + window - now, resetBefore)
+	return rejected(left, firstReachingTime(limit, state, base, excess) + window - now, resetBefore)
 end
 
 -- SlidingWindowLog.apply; returns the log time, the mark a refund needs

@@ -1,0 +1,303 @@
+package dev.ratelimit.core.redis;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.stream.Stream;
+
+import dev.ratelimit.core.Algorithm;
+import dev.ratelimit.core.Decision;
+import dev.ratelimit.core.KeyedLimit;
+import dev.ratelimit.core.LeakMode;
+import dev.ratelimit.core.Limit;
+import dev.ratelimit.core.LimitStatus;
+import dev.ratelimit.core.ManualTimeSource;
+import dev.ratelimit.core.memory.InMemoryRateLimiter;
+import dev.ratelimit.core.redis.testing.TestRedis;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+
+/**
+ * A limit that changes its rate or capacity under the same name keeps each client's spent
+ * permits ("spent stays spent"), and a changed algorithm starts fresh, alike in memory
+ * and in Redis: every call runs on both, on one manual clock, and every status must be
+ * equal.
+ */
+class LimitChangeDifferentialTest {
+
+	private static LettuceConnectionFactory connectionFactory;
+
+	private final ManualTimeSource clock = new ManualTimeSource();
+
+	private final InMemoryRateLimiter memory = InMemoryRateLimiter.builder().timeSource(this.clock).build();
+
+	private final RedisRateLimiter redis = RedisRateLimiter.builder(connectionFactory)
+		.keyPrefix(TestRedis.uniquePrefix())
+		.timeout(Duration.ofSeconds(5))
+		.timeSource(this.clock)
+		.build();
+
+	@BeforeAll
+	static void connect() {
+		connectionFactory = TestRedis.standalone().lettuce();
+	}
+
+	@AfterAll
+	static void disconnect() {
+		connectionFactory.destroy();
+	}
+
+	@AfterEach
+	void close() {
+		this.redis.close();
+	}
+
+	@Test
+	void aRaisedTokenBucketKeepsWhatWasSpent() {
+		// The worked example: 60/1m with 50 spent becomes 100/1m: 50 left, not 100.
+		acquire(limit(Limit.tokenBucket("60/1m")), 50);
+		assertThat(remaining(limit(Limit.tokenBucket("100/1m")))).isEqualTo(50);
+		assertThat(acquire(limit(Limit.tokenBucket("100/1m")), 1).remaining()).isEqualTo(49);
+	}
+
+	@Test
+	void aLoweredTokenBucketIsEmptyAndRefillsFromTheChangeAtTheNewRate() {
+		acquire(limit(Limit.tokenBucket("100/1m")), 30);
+		KeyedLimit lowered = limit(Limit.tokenBucket("20/1m"));
+		assertThat(remaining(lowered)).isZero();
+		Decision first = acquire(lowered, 1);
+		assertThat(first.isAllowed()).isFalse();
+		assertThat(first.retryAfter()).isEqualTo(Duration.ofSeconds(3));
+		// a rejected call wrote the conversion: the new rate counts from it, not the old
+		this.clock.advance(Duration.ofSeconds(3));
+		assertThat(acquire(lowered, 1).remaining()).isZero();
+		this.clock.advance(Duration.ofSeconds(6));
+		assertThat(remaining(lowered)).isEqualTo(2);
+	}
+
+	@Test
+	void aTokenBucketsCapacityUpAndDownKeepsWhatWasSpentInExactUnits() {
+		acquire(limit(Limit.tokenBucket("10/1s", 10)), 4);
+		this.clock.advance(Duration.ofMillis(150));
+		// 1.5 tokens refilled under the old limit: 2.5 spent
+		assertThat(acquire(limit(Limit.tokenBucket("10/1s", 20)), 0).remaining()).isEqualTo(17);
+		this.clock.advance(Duration.ofMillis(50));
+		assertThat(acquire(limit(Limit.tokenBucket("10/1s", 5)), 1).remaining()).isEqualTo(2);
+		this.clock.advance(Duration.ofMillis(100));
+		assertThat(remaining(limit(Limit.tokenBucket("10/1s", 5)))).isEqualTo(3);
+	}
+
+	@Test
+	void aLeakyBucketKeepsItsWater() {
+		acquire(limit(Limit.leakyBucket("10/1s")), 6);
+		assertThat(remaining(limit(Limit.builder(Algorithm.LEAKY_BUCKET).rate("10/1s").capacity(20).build())))
+			.isEqualTo(14);
+		KeyedLimit shallow = limit(Limit.builder(Algorithm.LEAKY_BUCKET).rate("2/1s").capacity(4).build());
+		Decision rejected = acquire(shallow, 1);
+		assertThat(rejected.isAllowed()).isFalse();
+		assertThat(rejected.remaining()).isZero();
+		// at most the new depth is kept, and it leaks at the new rate
+		this.clock.advance(Duration.ofMillis(500));
+		assertThat(acquire(shallow, 1).remaining()).isZero();
+	}
+
+	@Test
+	void aFixedWindowsCountLivesInTheShorterWindowThatHoldsNow() {
+		this.clock.advance(Duration.ofSeconds(12));
+		acquire(limit(Limit.fixedWindow("100/1m")), 30);
+		KeyedLimit shorter = limit(Limit.fixedWindow("50/10s"));
+		assertThat(acquire(shorter, 1).remaining()).isEqualTo(19);
+		this.clock.advance(Duration.ofSeconds(8));
+		assertThat(remaining(shorter)).isEqualTo(50);
+	}
+
+	@Test
+	void aFixedWindowsCountLivesInTheLongerWindowThatHoldsNow() {
+		this.clock.advance(Duration.ofSeconds(12));
+		acquire(limit(Limit.fixedWindow("100/1m")), 30);
+		KeyedLimit longer = limit(Limit.fixedWindow("200/1h"));
+		assertThat(acquire(longer, 1).remaining()).isEqualTo(169);
+		this.clock.advance(Duration.ofMinutes(30));
+		assertThat(remaining(longer)).isEqualTo(169);
+		this.clock.advance(Duration.ofMinutes(30));
+		assertThat(remaining(longer)).isEqualTo(200);
+	}
+
+	@Test
+	void aFixedWindowLoweredBelowItsCountIsSpentUntilTheWindowEnds() {
+		acquire(limit(Limit.fixedWindow("100/1m")), 30);
+		KeyedLimit lowered = limit(Limit.fixedWindow("20/1m"));
+		assertThat(acquire(lowered, 1).isAllowed()).isFalse();
+		assertThat(remaining(lowered)).isZero();
+		this.clock.advance(Duration.ofMinutes(1));
+		assertThat(remaining(lowered)).isEqualTo(20);
+	}
+
+	@Test
+	void aSlidingLogKeepsItsEntries() {
+		acquire(limit(Limit.slidingWindowLog("10/1s")), 6);
+		assertThat(remaining(limit(Limit.slidingWindowLog("20/2s")))).isEqualTo(14);
+		this.clock.advance(Duration.ofMillis(500));
+		KeyedLimit lowered = limit(Limit.slidingWindowLog("5/1s"));
+		assertThat(acquire(lowered, 1).isAllowed()).isFalse();
+		assertThat(remaining(lowered)).isZero();
+		this.clock.advance(Duration.ofMillis(500));
+		assertThat(acquire(lowered, 1).remaining()).isEqualTo(4);
+	}
+
+	@Test
+	void aSlidingCounterKeepsItsCountsOrItsEstimate() {
+		acquire(limit(Limit.slidingWindowCounter("10/1s")), 6);
+		assertThat(remaining(limit(Limit.slidingWindowCounter("20/1s")))).isEqualTo(14);
+		this.clock.advance(Duration.ofMillis(1500));
+		// 6 in the previous window, half of it still covered: an estimate of 3
+		KeyedLimit longer = limit(Limit.slidingWindowCounter("40/4s"));
+		assertThat(acquire(longer, 1).remaining()).isEqualTo(36);
+		this.clock.advance(Duration.ofSeconds(3));
+		assertThat(remaining(longer)).isEqualTo(36);
+	}
+
+	@Test
+	void aConcurrencyLimitKeepsItsCallsInFlight() {
+		List<Decision> held = new ArrayList<>();
+		for (int i = 0; i < 3; i++) {
+			held.add(acquire(limit(Limit.concurrency(3)), 1));
+		}
+		assertThat(remaining(limit(Limit.concurrency(5)))).isEqualTo(2);
+		KeyedLimit lowered = limit(Limit.concurrency(2));
+		assertThat(acquire(lowered, 1).isAllowed()).isFalse();
+		assertThat(remaining(lowered)).isZero();
+		release(held.remove(0));
+		assertThat(acquire(lowered, 1).isAllowed()).isFalse();
+		release(held.remove(0));
+		assertThat(acquire(lowered, 1).isAllowed()).isTrue();
+	}
+
+	@Test
+	void aChangedAlgorithmStartsFresh() {
+		acquire(limit(Limit.tokenBucket("10/1m")), 10);
+		assertThat(remaining(limit(Limit.fixedWindow("10/1m")))).isEqualTo(10);
+		assertThat(acquire(limit(Limit.fixedWindow("10/1m")), 4).remaining()).isEqualTo(6);
+		// the other algorithm's state is its own
+		assertThat(remaining(limit(Limit.tokenBucket("10/1m")))).isZero();
+	}
+
+	@Test
+	void refusesTwoLimitsOfOneNameWithDifferentParametersInOneCall() {
+		List<KeyedLimit> limits = List.of(limit(Limit.tokenBucket("10/1m")), limit(Limit.tokenBucket("20/1m")));
+		assertThatIllegalArgumentException().isThrownBy(() -> this.redis.acquire(limits, 1))
+			.withMessageContaining("'p'")
+			.withMessageContaining("'the-limit'");
+		assertThatIllegalArgumentException().isThrownBy(() -> this.redis.inspect(limits))
+			.withMessageContaining("give each limit its own name");
+	}
+
+	static Stream<List<Limit>> variants() {
+		return Stream.of(
+				List.of(Limit.tokenBucket("60/1m"), Limit.tokenBucket("100/1m"), Limit.tokenBucket("20/1m"),
+						Limit.tokenBucket("7/3s", 5), Limit.tokenBucket("60/1m", 10)),
+				List.of(Limit.leakyBucket("10/1s"), Limit.leakyBucket("3/1s"),
+						Limit.builder(Algorithm.LEAKY_BUCKET).rate("10/1s").capacity(4).build(),
+						Limit.builder(Algorithm.LEAKY_BUCKET).rate("5/1s").capacity(8).mode(LeakMode.SHAPE).build()),
+				List.of(Limit.fixedWindow("10/1s"), Limit.fixedWindow("4/1s"), Limit.fixedWindow("20/3s"),
+						Limit.fixedWindow("6/300ms")),
+				List.of(Limit.slidingWindowCounter("10/1s"), Limit.slidingWindowCounter("4/1s"),
+						Limit.slidingWindowCounter("20/3s"), Limit.slidingWindowCounter("6/300ms")),
+				List.of(Limit.slidingWindowLog("10/1s"), Limit.slidingWindowLog("4/1s"),
+						Limit.slidingWindowLog("20/3s"), Limit.slidingWindowLog("6/300ms")),
+				List.of(Limit.concurrency(3), Limit.concurrency(1), Limit.concurrency(6)));
+	}
+
+	/**
+	 * A key whose limit moves at random between limits of one name and algorithm: every
+	 * decision equal in memory and in Redis, and no change hands out quota: at the
+	 * instant of a change, what is left is at most the new capacity less what was spent.
+	 */
+	@ParameterizedTest(name = "{0}")
+	@MethodSource("variants")
+	void aKeyMovingBetweenLimitsOfOneNameNeverGainsQuota(List<Limit> variants) {
+		Random random = new Random(variants.toString().hashCode());
+		Algorithm algorithm = variants.get(0).algorithm();
+		// within every variant's retention, so that memory keeps the key as Redis does
+		long longestStep = variants.stream().mapToLong(Limit::retentionMicros).min().orElseThrow() / 2;
+		boolean bounded = algorithm != Algorithm.SLIDING_WINDOW_LOG;
+		Limit current = variants.get(0);
+		List<Decision> held = new ArrayList<>();
+		for (int step = 0; step < 300; step++) {
+			this.clock.advanceMicros((random.nextInt(3) == 0) ? 0 : random.nextLong(longestStep));
+			if (!held.isEmpty() && random.nextInt(3) == 0) {
+				release(held.remove(random.nextInt(held.size())));
+				continue;
+			}
+			if (random.nextInt(5) == 0) {
+				Limit next = variants.get(random.nextInt(variants.size()));
+				long before = remaining(limit(current));
+				long after = remaining(limit(next));
+				if (bounded) {
+					long spent = current.capacity() - before;
+					assertThat(after).as("step %d: %s to %s", step, current, next)
+						.isLessThanOrEqualTo(Math.max(0, next.capacity() - spent));
+				}
+				current = next;
+			}
+			long cost = (random.nextInt(6) == 0) ? random.nextLong(current.capacity() + 2) : 1;
+			Decision decision = acquire(limit(current), cost);
+			if (!decision.leases().isEmpty()) {
+				held.add(decision);
+			}
+		}
+	}
+
+	private static KeyedLimit limit(Limit limit) {
+		return new KeyedLimit("p", "alice", "the-limit", limit);
+	}
+
+	/**
+	 * Acquires on both backends, requires equal statuses, and returns Redis's decision
+	 * with memory's as its pair for a release.
+	 */
+	private Decision acquire(KeyedLimit target, long cost) {
+		Decision expected = this.memory.acquire(List.of(target), cost);
+		Decision actual = this.redis.acquire(List.of(target), cost);
+		assertThat(actual.source()).isEqualTo(Decision.Source.BACKEND);
+		assertThat(actual.statuses()).as("%s cost %d", target.limit(), cost).isEqualTo(expected.statuses());
+		assertThat(actual.leases()).hasSameSizeAs(expected.leases());
+		if (!actual.leases().isEmpty()) {
+			this.pairs.add(new Decision[] { actual, expected });
+		}
+		return actual;
+	}
+
+	private final List<Decision[]> pairs = new ArrayList<>();
+
+	private void release(Decision decision) {
+		for (Decision[] pair : this.pairs) {
+			if (pair[0] == decision) {
+				this.redis.release(pair[0]);
+				this.memory.release(pair[1]);
+				this.pairs.remove(pair);
+				return;
+			}
+		}
+		throw new IllegalArgumentException("not a decision of this test");
+	}
+
+	/** Inspects on both backends, requires equal statuses, and returns the remaining. */
+	private long remaining(KeyedLimit target) {
+		LimitStatus expected = this.memory.inspect(List.of(target)).get(0);
+		LimitStatus actual = this.redis.inspect(List.of(target)).get(0);
+		assertThat(actual).as("inspect %s", target.limit()).isEqualTo(expected);
+		return actual.remaining();
+	}
+
+}
