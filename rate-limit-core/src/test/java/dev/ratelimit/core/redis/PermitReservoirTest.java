@@ -107,6 +107,21 @@ class PermitReservoirTest {
 		assertThat(this.reservoir.tryTake(TARGET, 1, 20)).isNotNull();
 	}
 
+	@Test
+	void aChangedLimitDropsThePermitsAndTheRefusalHeldHere() {
+		KeyedLimit raised = new KeyedLimit("api", "client", Limit.tokenBucket("100/1s"));
+		this.reservoir.filled(TARGET, 1, 1, granted(5, 0), 0);
+		// taken from Redis under the old limit: spent there, never served under the new
+		// one
+		assertThat(this.reservoir.tryTake(raised, 1, 10)).isNull();
+		assertThat(this.reservoir.shortfall(1)).isEqualTo(1);
+		this.reservoir.filled(raised, 1, 1, granted(5, 0), 20);
+		assertThat(this.reservoir.tryTake(raised, 1, 30)).isNotNull();
+		this.reservoir.filled(raised, 2, 2, refused(300_000), 40);
+		assertThat(this.reservoir.tryTake(TARGET, 2, 50)).isNull();
+		assertThat(this.reservoir.refusal(TARGET, 2, 50)).isNull();
+	}
+
 	private static ScriptReply.KeyOutcome granted(long permits, long redisRemaining) {
 		return new ScriptReply.KeyOutcome(true, redisRemaining, 0, 0, 0, false, permits);
 	}
