@@ -41,6 +41,24 @@ class RetentionTest {
 	}
 
 	@Test
+	void aChangedLimitKeepsTheKeyForItsOwnRetention() {
+		// 10/s: a retention of 1 s; 10/h: an hour
+		this.limiter.acquire(new KeyedLimit("p", "k", Limit.tokenBucket("10/1s")), 10);
+		KeyedLimit slower = new KeyedLimit("p", "k", Limit.tokenBucket("10/1h"));
+		assertThat(this.limiter.acquire(slower).isAllowed()).isFalse();
+		this.clock.advance(Duration.ofSeconds(5));
+		this.limiter.cleanUp();
+		assertThat(this.limiter.keyCount()).isOne();
+		assertThat(this.limiter.inspect(List.of(slower)).get(0).remaining()).isZero();
+		for (KeyedLimit faster : List.of(new KeyedLimit("p", "k", Limit.tokenBucket("10/1s")),
+				new KeyedLimit("p", "j", Limit.tokenBucket("10/1s")))) {
+			this.limiter.acquire(faster);
+		}
+		this.clock.advance(Duration.ofSeconds(2));
+		assertThat(this.limiter.keyCount()).isZero();
+	}
+
+	@Test
 	void theKeyCountForgetsIdleKeysWithoutAnotherCall() {
 		// 5/s, capacity 10: a retention of 2 s, plus up to half of it (see the class
 		// description)
