@@ -143,7 +143,8 @@ class CalendarWindowTest {
 	}
 
 	private static KeyedLimit calendar(String rate, ZoneId zone) {
-		return new KeyedLimit("quota", "alice",
+		// named by rate: the daily and the monthly quota of one test are two limits
+		return new KeyedLimit("quota", "alice", "per-" + rate.substring(rate.indexOf('/') + 1),
 				Limit.builder(Algorithm.FIXED_WINDOW).rate(rate).align(WindowAlignment.CALENDAR).zone(zone).build());
 	}
 

@@ -134,6 +134,46 @@ class LimitChangeDifferentialTest {
 	}
 
 	@Test
+	void aCalendarDaysCountStaysUntilItsRealEndWhenOnlyTheQuotaChanges() {
+		// 23:00 in Paris on the day of 25 hours: the day ends two hours later, not one
+		this.clock.set(micros("2027-10-31T22:00:00Z"));
+		acquire(limit(calendar("100/1d", "Europe/Paris")), 30);
+		KeyedLimit raised = limit(calendar("200/1d", "Europe/Paris"));
+		assertThat(acquire(raised, 1).remaining()).isEqualTo(169);
+		this.clock.advance(Duration.ofMinutes(59));
+		assertThat(remaining(raised)).isEqualTo(169);
+		this.clock.advance(Duration.ofMinutes(1));
+		assertThat(remaining(raised)).isEqualTo(200);
+	}
+
+	@Test
+	void aCalendarCountMovesIntoTheWindowOfANewPeriodOrZone() {
+		this.clock.set(micros("2027-03-10T12:00:00Z"));
+		acquire(limit(calendar("100/1d", "Europe/Paris")), 30);
+		KeyedLimit monthly = limit(calendar("1000/1mo", "Europe/Paris"));
+		assertThat(acquire(monthly, 1).remaining()).isEqualTo(969);
+		KeyedLimit utc = limit(calendar("1000/1mo", "UTC"));
+		assertThat(acquire(utc, 1).remaining()).isEqualTo(968);
+		KeyedLimit epoch = limit(Limit.fixedWindow("1000/1d"));
+		assertThat(acquire(epoch, 1).remaining()).isEqualTo(967);
+		this.clock.set(micros("2027-03-11T00:00:00Z"));
+		assertThat(remaining(epoch)).isEqualTo(1000);
+	}
+
+	private static Limit calendar(String rate, String zone) {
+		return Limit.builder(dev.ratelimit.core.Algorithm.FIXED_WINDOW)
+			.rate(rate)
+			.align(dev.ratelimit.core.WindowAlignment.CALENDAR)
+			.zone(zone)
+			.build();
+	}
+
+	private static long micros(String instant) {
+		java.time.Instant at = java.time.Instant.parse(instant);
+		return at.getEpochSecond() * 1_000_000L + at.getNano() / 1000;
+	}
+
+	@Test
 	void aFixedWindowLoweredBelowItsCountIsSpentUntilTheWindowEnds() {
 		acquire(limit(Limit.fixedWindow("100/1m")), 30);
 		KeyedLimit lowered = limit(Limit.fixedWindow("20/1m"));

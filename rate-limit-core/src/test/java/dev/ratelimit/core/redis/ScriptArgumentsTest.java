@@ -52,8 +52,9 @@ class ScriptArgumentsTest {
 		String window = new String(new ScriptArguments(0, new ManualTimeSource(0))
 			.of(ScriptOperation.ACQUIRE, plan, new int[] { 0 }, new String[] { "" }, 1, 0, Long.toString(time))
 			.get(5 + 7), StandardCharsets.UTF_8);
-		assertThat(window).isEqualTo(micros("2028-01-01T00:00:00+01:00") + "," + micros("2028-02-01T00:00:00+01:00")
-				+ "," + micros("2028-03-01T00:00:00+01:00") + "," + micros("2028-04-01T00:00:00+02:00"));
+		assertThat(window)
+			.isEqualTo("Europe/Paris|" + micros("2028-01-01T00:00:00+01:00") + "," + micros("2028-02-01T00:00:00+01:00")
+					+ "," + micros("2028-03-01T00:00:00+01:00") + "," + micros("2028-04-01T00:00:00+02:00"));
 		String byRedisTime = new String(new ScriptArguments(0, new ManualTimeSource(time))
 			.of(ScriptOperation.ACQUIRE, plan, new int[] { 0 }, new String[] { "" }, 1, 0, "")
 			.get(5 + 7), StandardCharsets.UTF_8);
