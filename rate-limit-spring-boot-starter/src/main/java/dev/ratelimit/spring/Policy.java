@@ -160,8 +160,7 @@ public final class Policy {
 	 * @return the keyed limit
 	 */
 	public static KeyedLimit keyedLimit(String policy, String key, List<Limit> limits, int index) {
-		// TODO(identity) pass limitName(limits, index) once KeyedLimit carries a name
-		return new KeyedLimit(policy, key, limits.get(index));
+		return new KeyedLimit(policy, key, limitName(limits, index), limits.get(index));
 	}
 
 	@Override

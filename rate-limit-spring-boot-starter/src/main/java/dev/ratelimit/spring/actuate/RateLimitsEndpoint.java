@@ -2,11 +2,9 @@ package dev.ratelimit.spring.actuate;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -18,6 +16,8 @@ import dev.ratelimit.spring.KeyResolver;
 import dev.ratelimit.spring.Policy;
 import dev.ratelimit.spring.PolicyRegistry;
 import dev.ratelimit.spring.RateLimitService;
+import dev.ratelimit.spring.overrides.LimitOverride;
+import dev.ratelimit.spring.overrides.LimitOverrides;
 import dev.ratelimit.spring.actuate.KeyStateDescriptor.LimitStateDescriptor;
 
 import org.jspecify.annotations.Nullable;
@@ -141,10 +141,11 @@ public class RateLimitsEndpoint {
 		String effectiveTier = (tier == null || tier.isBlank()) ? this.service.policies().defaultTier()
 				: PolicyRegistry.normalizeTier(tier);
 		String storedKey = storedKey(found, key, strategy);
-		List<KeyedLimit> targets = found.limitsFor(effectiveTier, this.service.policies().defaultTier())
-			.stream()
-			.map((limit) -> new KeyedLimit(found.name(), storedKey, limit))
-			.toList();
+		List<Limit> applied = this.service.limitsFor(found, storedKey, effectiveTier);
+		List<KeyedLimit> targets = new ArrayList<>(applied.size());
+		for (int i = 0; i < applied.size(); i++) {
+			targets.add(Policy.keyedLimit(found.name(), storedKey, applied, i));
+		}
 		List<LimitStatus> statuses = targets.isEmpty() ? List.of() : this.service.limiter().inspect(targets);
 		List<LimitStateDescriptor> limits = new ArrayList<>(statuses.size());
 		for (LimitStatus status : statuses) {
@@ -184,10 +185,24 @@ public class RateLimitsEndpoint {
 					"No such rate-limit policy");
 		}
 		String storedKey = storedKey(found, key, strategy);
-		Set<Limit> limits = new LinkedHashSet<>(found.limits());
-		found.tiers().values().forEach(limits::addAll);
-		for (Limit limit : limits) {
-			this.service.limiter().reset(new KeyedLimit(found.name(), storedKey, limit));
+		List<List<Limit>> lists = new ArrayList<>();
+		lists.add(found.limits());
+		lists.addAll(found.tiers().values());
+		LimitOverrides overrides = this.service.overrides();
+		LimitOverride override = (overrides != null) ? overrides.find(found.name(), storedKey) : null;
+		if (override != null) {
+			lists.add(override.limits());
+		}
+		// state belongs to a limit's name and algorithm: one reset for each
+		List<KeyedLimit> reset = new ArrayList<>();
+		for (List<Limit> limits : lists) {
+			for (int i = 0; i < limits.size(); i++) {
+				KeyedLimit target = Policy.keyedLimit(found.name(), storedKey, limits, i);
+				if (reset.stream().noneMatch(target::sharesStateWith)) {
+					reset.add(target);
+					this.service.limiter().reset(target);
+				}
+			}
 		}
 	}
 

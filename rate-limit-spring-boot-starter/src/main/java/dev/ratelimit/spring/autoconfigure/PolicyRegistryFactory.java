@@ -195,6 +195,16 @@ final class PolicyRegistryFactory {
 		});
 	}
 
+	/**
+	 * Checks the settings outside the policies, for a bean that may be created before the
+	 * policies are read.
+	 */
+	static void checkGeneral(RateLimitProperties properties) {
+		List<Problem> problems = new ArrayList<>();
+		checkGeneral(properties, problems);
+		throwIfAny(problems);
+	}
+
 	private static void checkGeneral(RateLimitProperties properties, List<Problem> problems) {
 		if (properties.getMemory().getMaxKeys() < 1) {
 			problems.add(new Problem("ratelimit.memory.max-keys",

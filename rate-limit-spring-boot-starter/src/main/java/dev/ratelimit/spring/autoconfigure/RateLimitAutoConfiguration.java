@@ -85,6 +85,8 @@ public final class RateLimitAutoConfiguration {
 	@ConditionalOnMissingBean(RateLimiter.class)
 	@ConditionalOnRateLimitBackend(RateLimitProperties.Backend.MEMORY)
 	InMemoryRateLimiter rateLimiter(RateLimitProperties properties, TimeSource timeSource) {
+		// this bean may be created before the policies, whose checks include these
+		PolicyRegistryFactory.checkGeneral(properties);
 		return InMemoryRateLimiter.builder()
 			.maxKeys(properties.getMemory().getMaxKeys())
 			.timeSource(timeSource)
