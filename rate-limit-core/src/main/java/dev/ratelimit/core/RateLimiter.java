@@ -75,4 +75,16 @@ public interface RateLimiter {
 	 */
 	void reset(KeyedLimit limit);
 
+	/**
+	 * Forgets the state of every keyed limit, so that every next call sees fresh state:
+	 * one call that clears all limits between tests. Not meant for production, where
+	 * {@link #reset(KeyedLimit)} resets one client; calls made while it runs may keep
+	 * their permits. The default throws: a limiter that holds state implements it.
+	 * @throws UnsupportedOperationException if this limiter cannot forget all its state
+	 * at once
+	 */
+	default void resetAll() {
+		throw new UnsupportedOperationException(getClass().getName() + " does not implement resetAll()");
+	}
+
 }

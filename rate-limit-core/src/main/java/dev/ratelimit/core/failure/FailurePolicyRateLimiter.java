@@ -441,6 +441,19 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 	}
 
 	/**
+	 * Forgets every keyed limit here (this instance's own limits, and the permits they
+	 * hold for calls the store allowed) and in the store, which throws if it fails.
+	 */
+	@Override
+	public void resetAll() {
+		if (this.local != null) {
+			this.local.resetAll();
+		}
+		this.permitsHere.clear();
+		this.backend.resetAll();
+	}
+
+	/**
 	 * Stops the recovery checks; the backend is closed by its owner.
 	 */
 	@Override
@@ -616,6 +629,11 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 		@Override
 		public void reset(KeyedLimit limit) {
 			this.delegate.reset(limit);
+		}
+
+		@Override
+		public void resetAll() {
+			this.delegate.resetAll();
 		}
 
 		@Override

@@ -663,6 +663,24 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	}
 
 	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * Each key held is removed as {@link #reset(KeyedLimit)} removes one, so that a call
+	 * in flight on it cannot put it back. The counts of evicted keys are kept.
+	 */
+	@Override
+	public void resetAll() {
+		for (Object key : this.map.keySet()) {
+			Slot removed = this.map.remove(key);
+			if (removed != null) {
+				removed.discard();
+				this.map.remove(key, removed);
+			}
+		}
+		this.recent = null;
+	}
+
+	/**
 	 * Returns the number of keyed limits held, after forgetting the keys idle for longer
 	 * than their retention: Caffeine's clock moves only with calls, so without this the
 	 * count would stay where the last call left it once calls stop (a gauge read by every

@@ -56,6 +56,10 @@ final class PermitReservoirs {
 		this.reservoirs.invalidate(key);
 	}
 
+	void forgetAll() {
+		this.reservoirs.invalidateAll();
+	}
+
 	/**
 	 * The unused permits of one key. Callers hold its lock from {@link #tryTake} to
 	 * {@link #filled}, so that one fill serves the callers that queue behind it. Time

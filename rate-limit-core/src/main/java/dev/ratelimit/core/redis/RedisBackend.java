@@ -31,6 +31,7 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessResourceFailureException;
 import org.springframework.dao.QueryTimeoutException;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 /**
  * Decides calls in Redis and nothing else: plans the keys by hash slot, runs the script,
@@ -85,7 +86,10 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 
 	private final TimeSource clock;
 
+	private final RedisConnectionFactory connectionFactory;
+
 	RedisBackend(RedisRateLimiter.Builder builder) {
+		this.connectionFactory = builder.connectionFactory;
 		this.runner = ScriptRunner.of(builder.connectionFactory, SCRIPT);
 		this.keys = new RedisKeys(builder.keyPrefix);
 		this.arguments = new ScriptArguments((builder.timeSource != null) ? EXPLICIT_TIME_TTL_FLOOR_MILLIS : 0);
@@ -636,6 +640,26 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 		}
 		catch (Exception ex) {
 			throw backendException("reset rate-limit state in Redis", ex);
+		}
+	}
+
+	/**
+	 * Deletes every key of this limiter's prefix in Redis (on every master of a cluster),
+	 * then its permit reservoirs.
+	 * @throws DataAccessResourceFailureException if Redis fails
+	 */
+	@Override
+	public void resetAll() {
+		try {
+			RedisStateReset.delete(this.connectionFactory, this.keys.pattern());
+		}
+		catch (RuntimeException ex) {
+			throw backendException("reset all rate-limit state in Redis", ex);
+		}
+		finally {
+			if (this.reservoirs != null) {
+				this.reservoirs.forgetAll();
+			}
 		}
 	}
 

@@ -70,6 +70,22 @@ final class RedisKeys {
 		};
 	}
 
+	/**
+	 * Returns the {@code SCAN MATCH} pattern of every key this names, and of no key of a
+	 * limiter with another prefix (one that starts with this one included).
+	 */
+	String pattern() {
+		StringBuilder pattern = new StringBuilder(this.prefix.length() + 4);
+		for (int i = 0; i < this.prefix.length(); i++) {
+			char c = this.prefix.charAt(i);
+			if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') {
+				pattern.append('\\');
+			}
+			pattern.append(c);
+		}
+		return pattern.append(":{*").toString();
+	}
+
 	static int slot(String key) {
 		return ClusterSlotHashUtil.calculateSlot(key);
 	}

@@ -197,6 +197,18 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	}
 
 	/**
+	 * Deletes the state of every keyed limit: every key of this limiter's prefix in Redis
+	 * (on every master of a cluster, with {@code SCAN} and {@code UNLINK}), its permit
+	 * reservoirs and its own in-memory limits. For tests: it waits for Redis as long as
+	 * the scan takes, and other limiters that share the prefix lose their state too.
+	 * @throws DataAccessResourceFailureException if Redis fails
+	 */
+	@Override
+	public void resetAll() {
+		this.policy.resetAll();
+	}
+
+	/**
 	 * Releases this limiter's threads and its connection (the connection factory stays
 	 * open).
 	 */

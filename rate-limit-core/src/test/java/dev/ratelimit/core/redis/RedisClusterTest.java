@@ -19,6 +19,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -156,6 +158,57 @@ class RedisClusterTest {
 			clock.addAndGet(1_000_000);
 			assertThat(limiter.inspect(List.of(filling)).get(0).remaining()).isEqualTo(10);
 		}
+	}
+
+	@Test
+	void resetAllDeletesTheKeysOfEveryMasterWithLettuceAndJedis() {
+		resetAllDeletesTheKeysOfEveryMaster(factories.get(0));
+		JedisConnectionFactory jedis = new JedisConnectionFactory(cluster.configuration());
+		jedis.afterPropertiesSet();
+		jedis.start();
+		try {
+			resetAllDeletesTheKeysOfEveryMaster(jedis);
+		}
+		finally {
+			jedis.destroy();
+		}
+	}
+
+	private static void resetAllDeletesTheKeysOfEveryMaster(RedisConnectionFactory factory) {
+		String prefix = TestRedis.uniquePrefix();
+		RedisKeys keys = new RedisKeys(prefix);
+		List<KeyedLimit> clients = new ArrayList<>();
+		Set<RedisServer> masters = new HashSet<>();
+		for (int i = 0; i < 30; i++) {
+			KeyedLimit client = new KeyedLimit("api", "client-" + i, Limit.fixedWindow("1/1h"));
+			clients.add(client);
+			masters.add(cluster.nodeOf(RedisKeys.slot(keys.key(client))));
+		}
+		assertThat(masters).hasSize(3);
+		try (RedisRateLimiter limiter = RedisRateLimiter.builder(factory)
+			.keyPrefix(prefix)
+			.timeout(Duration.ofSeconds(5))
+			.build()) {
+			for (KeyedLimit client : clients) {
+				assertThat(limiter.acquire(client).isAllowed()).isTrue();
+			}
+			assertThat(keyCount(prefix)).isEqualTo(clients.size());
+			limiter.resetAll();
+			assertThat(keyCount(prefix)).isZero();
+			for (KeyedLimit client : clients) {
+				assertThat(limiter.acquire(client).isAllowed()).isTrue();
+			}
+		}
+	}
+
+	private static long keyCount(String prefix) {
+		long count = 0;
+		for (RedisServer node : cluster.nodes()) {
+			try (RespClient client = node.endpoint().client()) {
+				count += ((List<?>) client.command("KEYS", prefix + ":*")).size();
+			}
+		}
+		return count;
 	}
 
 	private static List<RedisRateLimiter> fleet(String prefix) {
