@@ -16,6 +16,8 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
+import org.springframework.util.ClassUtils;
+import org.springframework.util.StringUtils;
 
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.core.TimeSource;
@@ -47,6 +49,10 @@ public final class RateLimitAutoConfiguration {
 	private static final String SECURITY_CONTEXT = "org.springframework.security.core.context.SecurityContextHolder";
 
 	private static final String DISPATCHER_SERVLET = "org.springframework.web.servlet.DispatcherServlet";
+
+	private static final String CLAIM_ACCESSOR = "org.springframework.security.oauth2.core.ClaimAccessor";
+
+	private static final String TIER_CLAIM = "ratelimit.client.tier-claim";
 
 	@Bean
 	@ConditionalOnMissingBean
@@ -179,8 +185,18 @@ public final class RateLimitAutoConfiguration {
 
 		@Bean
 		@ConditionalOnMissingBean
-		TierResolver rateLimitTierResolver() {
-			return new AuthorityTierResolver();
+		TierResolver rateLimitTierResolver(RateLimitProperties properties, ApplicationContext applicationContext) {
+			String claim = properties.getClient().getTierClaim();
+			if (!StringUtils.hasText(claim)) {
+				return new AuthorityTierResolver();
+			}
+			if (!ClassUtils.isPresent(CLAIM_ACCESSOR, applicationContext.getClassLoader())) {
+				throw new RateLimitConfigurationException(TIER_CLAIM, "is '" + claim
+						+ "', but spring-security-oauth2-core, which reads claims, is not on the class path; add"
+						+ " spring-boot-starter-security-oauth2-resource-server (JWTs) or"
+						+ " spring-boot-starter-security-oauth2-client (OIDC login), or remove " + TIER_CLAIM);
+			}
+			return new AuthorityTierResolver(claim);
 		}
 
 	}
@@ -191,7 +207,14 @@ public final class RateLimitAutoConfiguration {
 
 		@Bean
 		@ConditionalOnMissingBean
-		TierResolver rateLimitTierResolver() {
+		TierResolver rateLimitTierResolver(RateLimitProperties properties) {
+			String claim = properties.getClient().getTierClaim();
+			if (StringUtils.hasText(claim)) {
+				throw new RateLimitConfigurationException(TIER_CLAIM, "is '" + claim
+						+ "', but Spring Security, whose authentication holds the claim, is not on the class path;"
+						+ " add spring-boot-starter-security-oauth2-resource-server (JWTs) or"
+						+ " spring-boot-starter-security-oauth2-client (OIDC login), or remove " + TIER_CLAIM);
+			}
 			return new RequestAttributeTierResolver();
 		}
 

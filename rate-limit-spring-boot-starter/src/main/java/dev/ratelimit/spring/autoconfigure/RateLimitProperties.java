@@ -367,6 +367,22 @@ public class RateLimitProperties {
 		 */
 		private int ipv6PrefixLength = 128;
 
+		/**
+		 * Claim that holds a caller's tier in a Spring Security JWT (OAuth2 resource
+		 * server) or OIDC user, such as 'plan'; read by the default tier resolver when
+		 * the caller has no TIER_ authority. A string claim is the tier; a list claim,
+		 * its first string. Empty: no claim is read. Needs spring-security-oauth2-core.
+		 */
+		private @Nullable String tierClaim;
+
+		public @Nullable String getTierClaim() {
+			return this.tierClaim;
+		}
+
+		public void setTierClaim(@Nullable String tierClaim) {
+			this.tierClaim = tierClaim;
+		}
+
 		public int getIpv6PrefixLength() {
 			return this.ipv6PrefixLength;
 		}
