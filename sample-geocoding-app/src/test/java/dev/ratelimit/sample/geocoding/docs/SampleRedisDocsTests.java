@@ -100,13 +100,9 @@ class SampleRedisDocsTests {
 			while (!cursor.equals("0"));
 		}
 		List<String> shownKeys = commands.get(7).outputLines();
-		assertThat(keys).hasSameSizeAs(shownKeys);
-		assertThat(keys).contains(shownKeys.get(1));
-		// the api key's hash of demo-free, and its token bucket of 60 at a rate of 60
-		// per period
-		String api = shownKeys.get(0);
-		String bucketOfSixty = api.substring(0, api.indexOf(":tb-60-") + ":tb-60-".length());
-		assertThat(keys).anySatisfy((key) -> assertThat(key).startsWith(bucketOfSixty).matches(".*:tb-60-\\d+-60-60"));
+		// one key per limit, named by the policy, the client key's hash, the limit's name
+		// and its layout: not by its parameters, so that a changed limit keeps its state
+		assertThat(keys).containsExactlyInAnyOrderElementsOf(shownKeys);
 	}
 
 	/**
