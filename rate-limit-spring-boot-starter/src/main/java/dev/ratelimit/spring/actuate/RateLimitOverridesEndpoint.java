@@ -137,6 +137,9 @@ public class RateLimitOverridesEndpoint {
 		catch (BadRequest ex) {
 			return ex.response();
 		}
+		catch (RuntimeException ex) {
+			return unavailable(ex);
+		}
 	}
 
 	/**
@@ -156,6 +159,9 @@ public class RateLimitOverridesEndpoint {
 		}
 		catch (BadRequest ex) {
 			return ex.response();
+		}
+		catch (RuntimeException ex) {
+			return unavailable(ex);
 		}
 	}
 
@@ -198,6 +204,19 @@ public class RateLimitOverridesEndpoint {
 		catch (IllegalArgumentException ex) {
 			throw new BadRequest("Invalid client key: " + ex.getMessage());
 		}
+	}
+
+	/**
+	 * The answer when the store cannot take a change, such as while Redis is down: 503,
+	 * and nothing changed.
+	 */
+	private static WebEndpointResponse<Object> unavailable(RuntimeException failure) {
+		Map<String, Object> body = new LinkedHashMap<>();
+		body.put("status", WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE);
+		body.put("error", "Service Unavailable");
+		body.put("message", "The overrides could not be changed, try again: their store failed ("
+				+ failure.getClass().getName() + ")");
+		return new WebEndpointResponse<>(body, WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE);
 	}
 
 	static WebEndpointResponse<Object> badRequest(String message) {

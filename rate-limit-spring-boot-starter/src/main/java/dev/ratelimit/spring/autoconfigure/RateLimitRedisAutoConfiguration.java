@@ -50,7 +50,9 @@ public final class RateLimitRedisAutoConfiguration {
 	@ConditionalOnMissingBean(LimitOverrides.class)
 	@ConditionalOnBean(RedisConnectionFactory.class)
 	RedisLimitOverrides rateLimitOverrides(RateLimitProperties properties, RedisConnectionFactory connectionFactory) {
-		return new RedisLimitOverrides(connectionFactory, properties.getRedis().getKeyPrefix(), OVERRIDES_CHECK_MILLIS);
+		Duration startupWait = properties.getRedis().getStartupTimeout();
+		return new RedisLimitOverrides(connectionFactory, properties.getRedis().getKeyPrefix(), OVERRIDES_CHECK_MILLIS,
+				(startupWait != null && !startupWait.isNegative()) ? startupWait : Duration.ZERO);
 	}
 
 	@Bean(destroyMethod = "close")

@@ -1,12 +1,16 @@
 package dev.ratelimit.spring.overrides;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -40,6 +44,8 @@ public class RedisLimitOverrides extends InMemoryLimitOverrides implements Initi
 
 	private final long checkMillis;
 
+	private final Duration startupWait;
+
 	private final Object reloading = new Object();
 
 	private @Nullable ScheduledExecutorService checker;
@@ -49,31 +55,56 @@ public class RedisLimitOverrides extends InMemoryLimitOverrides implements Initi
 	private volatile boolean loaded;
 
 	/**
-	 * Creates the store; {@link #afterPropertiesSet()} loads it and starts listening.
+	 * Creates the store; {@link #afterPropertiesSet()} loads it and starts checking.
 	 * @param connectionFactory the Redis connection factory
 	 * @param keyPrefix the prefix of every key the library writes
 	 * ({@code ratelimit.redis.key-prefix})
 	 * @param checkMillis how often the version is checked, in milliseconds (500 in the
 	 * starter)
+	 * @param startupWait the longest start-up waits for the first load; a Redis that
+	 * refuses ends the wait at once, and the overrides then load as soon as it answers
 	 */
-	public RedisLimitOverrides(RedisConnectionFactory connectionFactory, String keyPrefix, long checkMillis) {
+	public RedisLimitOverrides(RedisConnectionFactory connectionFactory, String keyPrefix, long checkMillis,
+			Duration startupWait) {
 		Objects.requireNonNull(connectionFactory, "connectionFactory must not be null");
 		this.redis = new StringRedisTemplate(connectionFactory);
 		this.hashKey = keyPrefix + ":overrides";
 		this.versionKey = keyPrefix + ":overrides:version";
 		this.checkMillis = checkMillis;
+		this.startupWait = Objects.requireNonNull(startupWait, "startupWait must not be null");
 	}
 
+	/**
+	 * Starts checking the version, the first check at once, and waits for the first load
+	 * at most the start-up wait, so that an instance that starts while Redis is slow or
+	 * gone is not held up by its overrides.
+	 */
 	@Override
 	public void afterPropertiesSet() {
-		reloadQuietly();
 		ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor((task) -> {
 			Thread thread = new Thread(task, "ratelimit-overrides");
 			thread.setDaemon(true);
 			return thread;
 		});
-		executor.scheduleWithFixedDelay(this::checkVersion, this.checkMillis, this.checkMillis, TimeUnit.MILLISECONDS);
 		this.checker = executor;
+		Future<?> first = executor.submit(this::reloadQuietly);
+		executor.scheduleWithFixedDelay(this::checkVersion, this.checkMillis, this.checkMillis, TimeUnit.MILLISECONDS);
+		if (this.startupWait.isZero()) {
+			return;
+		}
+		try {
+			first.get(this.startupWait.toMillis(), TimeUnit.MILLISECONDS);
+		}
+		catch (TimeoutException ex) {
+			logger.warn("Rate-limit overrides did not load from Redis within " + this.startupWait
+					+ "; they apply once Redis answers");
+		}
+		catch (ExecutionException ex) {
+			// reloadQuietly logs its own failures
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
 	}
 
 	@Override

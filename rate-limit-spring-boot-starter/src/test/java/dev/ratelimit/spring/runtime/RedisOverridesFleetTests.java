@@ -69,6 +69,31 @@ class RedisOverridesFleetTests {
 		}
 	}
 
+	@Test
+	void whileRedisIsDownAChangeIsRefusedWith503AndTheLastCopyKeepsApplying() throws Exception {
+		try (RedisServer server = RedisServer.start()) {
+			List<String> settings = new ArrayList<>(List.of(settings(server.endpoint(), TestRedis.uniquePrefix())));
+			settings.add("--ratelimit.on-backend-failure=local");
+			try (ConfigurableApplicationContext context = start(settings.toArray(String[]::new))) {
+				Http http = new Http(port(context));
+				assertThat(http
+					.operator("POST", "/actuator/ratelimitoverrides/api/steady-customer",
+							"{\"limits\":[{\"rate\":\"50/1h\"}]}")
+					.statusCode()).isEqualTo(204);
+
+				server.stop();
+				HttpResponse<String> refused = http.operator("POST", "/actuator/ratelimitoverrides/api/other-customer",
+						"{\"limits\":[{\"rate\":\"50/1h\"}]}");
+				assertThat(refused.statusCode()).isEqualTo(503);
+				assertThat(refused.body()).contains("The overrides could not be changed");
+				// decided by this instance's own limits meanwhile, which take the
+				// override too
+				assertThat(quota(http.api("steady-customer"))).isEqualTo(50);
+				assertThat(quota(http.api("other-customer"))).isEqualTo(5);
+			}
+		}
+	}
+
 	private static ConfigurableApplicationContext start(String[] settings) {
 		return new SpringApplicationBuilder(RuntimeTestApplication.class).run(settings);
 	}
