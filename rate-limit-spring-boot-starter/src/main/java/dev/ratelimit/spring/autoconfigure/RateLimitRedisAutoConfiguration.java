@@ -46,13 +46,16 @@ public final class RateLimitRedisAutoConfiguration {
 	/** How often each instance checks whether the overrides in Redis changed. */
 	private static final long OVERRIDES_CHECK_MILLIS = 500;
 
+	/** The longest a change of the overrides in Redis, or a load of them, waits. */
+	private static final Duration OVERRIDES_TIMEOUT = Duration.ofSeconds(2);
+
 	@Bean
 	@ConditionalOnMissingBean(LimitOverrides.class)
 	@ConditionalOnBean(RedisConnectionFactory.class)
 	RedisLimitOverrides rateLimitOverrides(RateLimitProperties properties, RedisConnectionFactory connectionFactory) {
 		Duration startupWait = properties.getRedis().getStartupTimeout();
 		return new RedisLimitOverrides(connectionFactory, properties.getRedis().getKeyPrefix(), OVERRIDES_CHECK_MILLIS,
-				(startupWait != null && !startupWait.isNegative()) ? startupWait : Duration.ZERO);
+				(startupWait != null && !startupWait.isNegative()) ? startupWait : Duration.ZERO, OVERRIDES_TIMEOUT);
 	}
 
 	@Bean(destroyMethod = "close")

@@ -6,11 +6,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -18,17 +20,20 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.InitializingBean;
+import org.springframework.dao.QueryTimeoutException;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.data.redis.core.script.RedisScript;
 
 /**
  * Overrides kept in Redis, shared by every instance and kept across restarts. Each
  * instance answers decisions from its own copy, so a decision makes no extra Redis call.
- * A change is written to a hash ({@code PREFIX:overrides}) and counted in
- * {@code PREFIX:overrides:version}; every instance checks the version twice a second (one
- * small read, whatever the traffic) and reloads its copy when it moved, so a change
- * applies on every instance within a second, also one made while an instance could not
- * reach Redis, as soon as it can again. While Redis cannot be reached, the last copy
+ * A change is written to a hash ({@code PREFIX:overrides:{overrides}}) and counted in
+ * {@code PREFIX:overrides:{overrides}:version}; every instance checks the version twice a
+ * second (one small read, whatever the traffic) and reloads its copy when it moved, so a
+ * change applies on every instance within a second, also one made while an instance could
+ * not reach Redis, as soon as it can again. While Redis cannot be reached, the last copy
  * keeps applying; an instance that starts without Redis starts with none and loads them
  * once Redis answers.
  */
@@ -45,6 +50,29 @@ public class RedisLimitOverrides extends InMemoryLimitOverrides implements Initi
 	private final long checkMillis;
 
 	private final Duration startupWait;
+
+	private final Duration timeout;
+
+	private final ExecutorService calls = Executors.newCachedThreadPool((task) -> {
+		Thread thread = new Thread(task, "ratelimit-overrides-call");
+		thread.setDaemon(true);
+		return thread;
+	});
+
+	private static final RedisScript<Long> CHANGE = RedisScript.of("""
+			local time = redis.call('TIME')
+			if tonumber(time[1]) * 1000000 + tonumber(time[2]) > tonumber(ARGV[1]) then
+				return -1
+			end
+			local removed = 0
+			if ARGV[2] == 'put' then
+				redis.call('HSET', KEYS[1], ARGV[3], ARGV[4])
+			else
+				removed = redis.call('HDEL', KEYS[1], ARGV[3])
+			end
+			redis.call('INCR', KEYS[2])
+			return removed
+			""", Long.class);
 
 	private final Object reloading = new Object();
 
@@ -63,15 +91,19 @@ public class RedisLimitOverrides extends InMemoryLimitOverrides implements Initi
 	 * starter)
 	 * @param startupWait the longest start-up waits for the first load; a Redis that
 	 * refuses ends the wait at once, and the overrides then load as soon as it answers
+	 * @param timeout the longest a change or a load waits for Redis; a change not
+	 * answered in time fails, and never applies later
 	 */
 	public RedisLimitOverrides(RedisConnectionFactory connectionFactory, String keyPrefix, long checkMillis,
-			Duration startupWait) {
+			Duration startupWait, Duration timeout) {
 		Objects.requireNonNull(connectionFactory, "connectionFactory must not be null");
 		this.redis = new StringRedisTemplate(connectionFactory);
-		this.hashKey = keyPrefix + ":overrides";
-		this.versionKey = keyPrefix + ":overrides:version";
+		// one hash tag: the script that changes both runs on one Cluster slot
+		this.hashKey = keyPrefix + ":overrides:{overrides}";
+		this.versionKey = keyPrefix + ":overrides:{overrides}:version";
 		this.checkMillis = checkMillis;
 		this.startupWait = Objects.requireNonNull(startupWait, "startupWait must not be null");
+		this.timeout = Objects.requireNonNull(timeout, "timeout must not be null");
 	}
 
 	/**
@@ -113,26 +145,58 @@ public class RedisLimitOverrides extends InMemoryLimitOverrides implements Initi
 		if (executor != null) {
 			executor.shutdownNow();
 		}
+		this.calls.shutdownNow();
 	}
 
 	@Override
 	public void put(LimitOverride override) {
-		this.redis.opsForHash()
-			.put(this.hashKey, StoredOverrides.field(override.policy(), override.client()),
-					StoredOverrides.encode(override));
-		changed();
+		change("put", StoredOverrides.field(override.policy(), override.client()), StoredOverrides.encode(override));
 	}
 
 	@Override
 	public boolean remove(String policy, String client) {
-		Long removed = this.redis.opsForHash().delete(this.hashKey, StoredOverrides.field(policy, client));
-		changed();
-		return removed != null && removed > 0;
+		return change("remove", StoredOverrides.field(policy, client), "") > 0;
 	}
 
-	private void changed() {
-		this.redis.opsForValue().increment(this.versionKey);
+	/**
+	 * Writes a change and moves the version, in one script that does nothing once its
+	 * deadline (Redis's time when the change was asked, plus the timeout) has passed: a
+	 * change that did not answer in time, and was reported as failed, is never applied
+	 * later by a command that reached Redis late, such as one queued while the connection
+	 * was down.
+	 */
+	private long change(String operation, String field, String value) {
+		long redisNow = timed(() -> this.redis
+			.execute((RedisCallback<Long>) (connection) -> connection.serverCommands().time(TimeUnit.MICROSECONDS)));
+		long deadline = redisNow + TimeUnit.NANOSECONDS.toMicros(this.timeout.toNanos());
+		Long result = timed(() -> this.redis.execute(CHANGE, List.of(this.hashKey, this.versionKey),
+				Long.toString(deadline), operation, field, value));
+		if (result == null || result < 0) {
+			throw new QueryTimeoutException("The override change reached Redis after its deadline; nothing changed");
+		}
 		reload();
+		return result;
+	}
+
+	private <T> T timed(Supplier<T> call) {
+		Future<T> future = this.calls.submit(call::get);
+		try {
+			return future.get(this.timeout.toMillis(), TimeUnit.MILLISECONDS);
+		}
+		catch (TimeoutException ex) {
+			future.cancel(true);
+			throw new QueryTimeoutException("Redis did not answer within " + this.timeout, ex);
+		}
+		catch (ExecutionException ex) {
+			if (ex.getCause() instanceof RuntimeException failure) {
+				throw failure;
+			}
+			throw new IllegalStateException(ex.getCause());
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new QueryTimeoutException("Interrupted while waiting for Redis", ex);
+		}
 	}
 
 	/**
@@ -140,8 +204,8 @@ public class RedisLimitOverrides extends InMemoryLimitOverrides implements Initi
 	 */
 	public void reload() {
 		synchronized (this.reloading) {
-			String version = this.redis.opsForValue().get(this.versionKey);
-			Map<Object, Object> stored = this.redis.opsForHash().entries(this.hashKey);
+			String version = timed(() -> this.redis.opsForValue().get(this.versionKey));
+			Map<Object, Object> stored = timed(() -> this.redis.opsForHash().entries(this.hashKey));
 			List<LimitOverride> overrides = new ArrayList<>(stored.size());
 			stored.forEach((field, value) -> {
 				try {
@@ -170,7 +234,7 @@ public class RedisLimitOverrides extends InMemoryLimitOverrides implements Initi
 
 	private void checkVersion() {
 		try {
-			String version = this.redis.opsForValue().get(this.versionKey);
+			String version = timed(() -> this.redis.opsForValue().get(this.versionKey));
 			if (!this.loaded || !Objects.equals(version, this.loadedVersion)) {
 				reload();
 			}

@@ -90,6 +90,20 @@ class RedisOverridesFleetTests {
 				// override too
 				assertThat(quota(http.api("steady-customer"))).isEqualTo(50);
 				assertThat(quota(http.api("other-customer"))).isEqualTo(5);
+
+				// back, empty: the refused change never arrives later
+				server.restart();
+				await().atMost(Duration.ofSeconds(10))
+					.pollInterval(Duration.ofMillis(100))
+					.until(() -> http
+						.operator("POST", "/actuator/ratelimitoverrides/api/later-customer",
+								"{\"limits\":[{\"rate\":\"70/1h\"}]}")
+						.statusCode() == 204);
+				// clients are listed hashed: the one override is the later customer's
+				// 70/1h
+				assertThat(com.jayway.jsonpath.JsonPath.parse(http.get("/actuator/ratelimitoverrides").body())
+					.read("$.overrides[*].limits[0].rate", List.class)).containsExactly("70/1h");
+				assertThat(quota(http.api("other-customer"))).isEqualTo(5);
 			}
 		}
 	}
