@@ -5,10 +5,11 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Thrown, before anything is charged, when a cost or key expression cannot be evaluated
- * for what a call carries (a missing or malformed header or parameter). A web request
- * gets {@code 400 Bad Request} in fixed words; a {@code @RateLimited} method outside a
- * request gets an {@link IllegalStateException} with this exception suppressed.
+ * Thrown, before anything is charged, when a cost, key or condition ({@code when})
+ * expression cannot be evaluated for what a call carries (a missing or malformed header
+ * or parameter). A web request gets {@code 400 Bad Request} in fixed words; a
+ * {@code @RateLimited} method outside a request gets an {@link IllegalStateException}
+ * with this exception suppressed.
  */
 public class RateLimitEvaluationException extends RuntimeException {
 
@@ -64,6 +65,17 @@ public class RateLimitEvaluationException extends RuntimeException {
 	 */
 	public RateLimitEvaluationException ofKey(String owner) {
 		return attributed("key", owner);
+	}
+
+	/**
+	 * Returns this failure as the failure of the condition ({@code when}) of what the
+	 * expression belongs to.
+	 * @param owner what the condition belongs to, such as
+	 * {@code the filter for policy api}
+	 * @return the exception naming it
+	 */
+	public RateLimitEvaluationException ofCondition(String owner) {
+		return attributed("condition", owner);
 	}
 
 	private RateLimitEvaluationException attributed(String part, String owner) {

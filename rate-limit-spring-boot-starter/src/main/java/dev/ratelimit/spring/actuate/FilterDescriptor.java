@@ -2,6 +2,8 @@ package dev.ratelimit.spring.actuate;
 
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A filter rule, as the {@code ratelimits} endpoint describes it.
  *
@@ -9,8 +11,11 @@ import java.util.List;
  * @param methods the HTTP methods, empty for all
  * @param policies the names of the policies the rule applies
  * @param cost the cost of a matching request: a number or a SpEL expression
+ * @param when the condition under which the rule applies, as configured, or {@code null}
+ * if it applies to every matching request
  */
-public record FilterDescriptor(List<String> patterns, List<String> methods, List<String> policies, String cost) {
+public record FilterDescriptor(List<String> patterns, List<String> methods, List<String> policies, String cost,
+		@Nullable String when) {
 
 	/**
 	 * Copies the lists.
@@ -18,6 +23,7 @@ public record FilterDescriptor(List<String> patterns, List<String> methods, List
 	 * @param methods the methods
 	 * @param policies the policy names
 	 * @param cost the cost
+	 * @param when the condition
 	 */
 	public FilterDescriptor {
 		patterns = List.copyOf(patterns);

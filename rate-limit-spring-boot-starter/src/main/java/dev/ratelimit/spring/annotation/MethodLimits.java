@@ -3,7 +3,10 @@ package dev.ratelimit.spring.annotation;
 import java.util.ArrayList;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
+
 import dev.ratelimit.spring.AppliedPolicy;
+import dev.ratelimit.spring.RateLimitCondition;
 import dev.ratelimit.spring.RateLimitContext;
 import dev.ratelimit.spring.RateLimitCost;
 import dev.ratelimit.spring.RateLimitEvaluationException;
@@ -11,7 +14,8 @@ import dev.ratelimit.spring.RateLimitService;
 
 /**
  * The resolved {@link RateLimited} annotations of one method: its policies with their
- * keys, its cost expressions and its parameter names. Built once per method. Immutable.
+ * keys, its cost expressions, its conditions and its parameter names. Built once per
+ * method. Immutable.
  */
 final class MethodLimits {
 
@@ -19,15 +23,38 @@ final class MethodLimits {
 
 	private final List<RateLimitCost> costs;
 
+	private final @Nullable RateLimitCondition[] conditions;
+
+	private final boolean conditional;
+
 	private final String[] parameterNames;
 
 	MethodLimits(List<AppliedPolicy> policies, List<RateLimitCost> costs, String[] parameterNames) {
-		if (costs.size() != policies.size()) {
-			throw new IllegalArgumentException(
-					"one cost per policy is needed (" + costs.size() + " costs for " + policies.size() + " policies)");
+		this(policies, costs, new RateLimitCondition[policies.size()], parameterNames);
+	}
+
+	/**
+	 * Creates the limits.
+	 * @param policies the policy of each annotation
+	 * @param costs the cost of each annotation
+	 * @param conditions the condition of each annotation, {@code null} where it applies
+	 * to every call
+	 * @param parameterNames the parameter names of the method
+	 */
+	MethodLimits(List<AppliedPolicy> policies, List<RateLimitCost> costs, @Nullable RateLimitCondition[] conditions,
+			String[] parameterNames) {
+		if (costs.size() != policies.size() || conditions.length != policies.size()) {
+			throw new IllegalArgumentException("one cost and one condition per policy are needed (" + costs.size()
+					+ " costs and " + conditions.length + " conditions for " + policies.size() + " policies)");
 		}
 		this.policies = List.copyOf(policies);
 		this.costs = List.copyOf(costs);
+		this.conditions = conditions.clone();
+		boolean conditional = false;
+		for (RateLimitCondition condition : this.conditions) {
+			conditional |= condition != null;
+		}
+		this.conditional = conditional;
 		this.parameterNames = parameterNames.clone();
 	}
 
@@ -46,11 +73,14 @@ final class MethodLimits {
 	 * highest cost of all, what the call would cost were they enforced. The policy of an
 	 * annotation whose cost cannot be evaluated for the call refuses the call if it is
 	 * enforced; a shadow policy, which never refuses a call, is left out instead, not
-	 * decided for that call.
+	 * decided for that call. An annotation whose condition ({@code when}) is false for
+	 * the call is left out alike, and so is a shadow one whose condition cannot be
+	 * evaluated.
 	 * @param context the call
 	 * @return the policies and the costs
-	 * @throws RateLimitEvaluationException if the cost expression of an annotation with
-	 * an enforced policy cannot be evaluated for the call, naming the policy
+	 * @throws RateLimitEvaluationException if the condition or the cost expression of an
+	 * annotation with an enforced policy cannot be evaluated for the call, naming the
+	 * policy
 	 */
 	Charge charge(RateLimitContext context) {
 		// one cost per annotation, in the order of the policies
@@ -60,6 +90,12 @@ final class MethodLimits {
 		for (int i = 0; i < this.costs.size(); i++) {
 			AppliedPolicy policy = this.policies.get(i);
 			boolean shadow = policy.policy().isShadow();
+			if (this.conditional && !applies(i, policy, context)) {
+				if (charged == null) {
+					charged = new ArrayList<>(this.policies.subList(0, i));
+				}
+				continue;
+			}
 			long annotationCost;
 			try {
 				annotationCost = this.costs.get(i).evaluate(context);
@@ -82,6 +118,29 @@ final class MethodLimits {
 			}
 		}
 		return new Charge((charged != null) ? charged : this.policies, cost, shadowCost);
+	}
+
+	/**
+	 * Returns whether an annotation applies to a call: it has no condition, or its
+	 * condition holds. A shadow policy's annotation whose condition cannot be evaluated
+	 * does not apply.
+	 * @throws RateLimitEvaluationException if the condition of an annotation with an
+	 * enforced policy cannot be evaluated for the call, naming the policy
+	 */
+	private boolean applies(int annotation, AppliedPolicy policy, RateLimitContext context) {
+		RateLimitCondition condition = this.conditions[annotation];
+		if (condition == null) {
+			return true;
+		}
+		try {
+			return condition.test(context);
+		}
+		catch (RuntimeException ex) {
+			String name = policy.policy().name();
+			RateLimitService.throwUnlessShadow(ex, policy.policy().isShadow(),
+					(failure) -> failure.ofCondition("policy " + name), "shadow policy '" + name + "'");
+			return false;
+		}
 	}
 
 	/**

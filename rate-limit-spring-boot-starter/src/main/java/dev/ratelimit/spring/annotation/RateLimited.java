@@ -10,9 +10,10 @@ import java.lang.annotation.Target;
 /**
  * Limits calls of a method, or of every public method of a class, by a named policy of
  * {@code ratelimit.policies}, such as {@code @RateLimited(policy = "batch", cost =
- * "#{#queries.size()}")}. Repeatable: several are decided together. A rejected call
- * throws {@code RateLimitExceededException}, answered 429 in a web application.
- * Expressions and policy names are checked at start-up. Usable as a meta-annotation.
+ * "#{#queries.size()}")}, possibly only when a condition holds ({@link #when()}).
+ * Repeatable: several are decided together. A rejected call throws
+ * {@code RateLimitExceededException}, answered 429 in a web application. Expressions and
+ * policy names are checked at start-up. Usable as a meta-annotation.
  */
 @Target({ ElementType.METHOD, ElementType.TYPE, ElementType.ANNOTATION_TYPE })
 @Retention(RetentionPolicy.RUNTIME)
@@ -55,6 +56,19 @@ public @interface RateLimited {
 	 * @return the cost
 	 */
 	String cost() default "1";
+
+	/**
+	 * The condition under which this annotation applies to a call: SpEL {@code #{...}}
+	 * over the same variables as {@link #key()} that gives {@code true} or {@code false}
+	 * (or that text), such as {@code #{#userId != 'admin'}}, or {@code true} or
+	 * {@code false}. Empty: every call. A call for which it is false spends nothing from
+	 * this annotation's policy and gets no headers for it; the method's other annotations
+	 * and the filter rules of its request still apply. An expression that gives
+	 * {@code null} or anything else, or fails on a value of the call, fails as
+	 * {@link #key()} says.
+	 * @return the condition
+	 */
+	String when() default "";
 
 	/**
 	 * Holds repeated {@link RateLimited} annotations.

@@ -34,6 +34,7 @@ import dev.ratelimit.spring.KeyResolver;
 import dev.ratelimit.spring.Policy;
 import dev.ratelimit.spring.PolicyRegistry;
 import dev.ratelimit.spring.RateLimitConfigurationException;
+import dev.ratelimit.spring.RateLimitCondition;
 import dev.ratelimit.spring.RateLimitConfigurationException.Problem;
 import dev.ratelimit.spring.RateLimitCost;
 import dev.ratelimit.spring.RateLimitExpression;
@@ -162,6 +163,7 @@ public final class RateLimitedMethods implements SmartInitializingSingleton {
 		}
 		List<AppliedPolicy> applied = new ArrayList<>();
 		List<RateLimitCost> costs = new ArrayList<>();
+		List<@Nullable RateLimitCondition> conditions = new ArrayList<>();
 		int before = problems.size();
 		String[] names = this.parameterNames.getParameterNames(specific);
 		Set<String> parameters = known(names);
@@ -190,6 +192,7 @@ public final class RateLimitedMethods implements SmartInitializingSingleton {
 			catch (IllegalArgumentException ex) {
 				problems.add(new Problem(element, "cost " + ex.getMessage()));
 			}
+			conditions.add(condition(annotation.getString("when"), names != null, parameters, element, problems));
 			if (policy != null) {
 				applied.add(new AppliedPolicy(policy, key));
 			}
@@ -197,7 +200,28 @@ public final class RateLimitedMethods implements SmartInitializingSingleton {
 		if (problems.size() > before) {
 			return NONE;
 		}
-		return new MethodLimits(applied, costs, (names != null) ? names : new String[0]);
+		return new MethodLimits(applied, costs, conditions.toArray(new RateLimitCondition[0]),
+				(names != null) ? names : new String[0]);
+	}
+
+	/**
+	 * Parses the condition of an annotation: none when it is blank.
+	 */
+	private static @Nullable RateLimitCondition condition(String text, boolean namesKnown, Set<String> parameters,
+			String element, List<Problem> problems) {
+		if (text.isBlank()) {
+			return null;
+		}
+		try {
+			RateLimitCondition condition = RateLimitCondition.parse(text);
+			checkVariables("when", text, condition.unknownVariables(parameters), namesKnown, parameters, element,
+					problems);
+			return condition;
+		}
+		catch (IllegalArgumentException ex) {
+			problems.add(new Problem(element, "when " + ex.getMessage()));
+			return null;
+		}
 	}
 
 	private @Nullable Policy policy(MergedAnnotation<RateLimited> annotation, String element, List<Problem> problems) {

@@ -10,6 +10,7 @@ import java.util.regex.PatternSyntaxException;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.web.util.pattern.PathPattern;
 import org.springframework.web.util.pattern.PathPatternParser;
@@ -18,6 +19,7 @@ import org.springframework.web.util.pattern.PatternParseException;
 import dev.ratelimit.spring.AppliedPolicy;
 import dev.ratelimit.spring.Policy;
 import dev.ratelimit.spring.PolicyRegistry;
+import dev.ratelimit.spring.RateLimitCondition;
 import dev.ratelimit.spring.RateLimitConfigurationException.Problem;
 import dev.ratelimit.spring.RateLimitCost;
 import dev.ratelimit.spring.RateLimitExpression;
@@ -25,7 +27,8 @@ import dev.ratelimit.spring.web.FilterRule;
 
 /**
  * Reads {@code ratelimit.filters} into {@link FilterRule filter rules}, compiling each
- * path pattern once and reporting each mistake with the path of its property.
+ * path pattern and expression once and reporting each mistake with the path of its
+ * property.
  */
 final class FilterRuleFactory {
 
@@ -63,16 +66,51 @@ final class FilterRuleFactory {
 			catch (IllegalArgumentException ex) {
 				problems.add(new Problem(path + ".cost", ex.getMessage()));
 			}
+			RateLimitCondition when = condition(filter, path, problems);
 			List<String> patternTexts = patterns.stream().map(PathPattern::getPatternString).toList();
-			checkDuplicates(i, patternTexts, methods, patternsByFilter, methodsByFilter, problems);
-			patternsByFilter.add(patternTexts);
-			methodsByFilter.add(methods);
+			if (filter.getWhen() == null || filter.getWhen().isBlank()) {
+				// rules with conditions may share patterns: each applies to the requests
+				// its condition picks, such as internal and external callers
+				checkDuplicates(i, patternTexts, methods, patternsByFilter, methodsByFilter, problems);
+				patternsByFilter.add(patternTexts);
+				methodsByFilter.add(methods);
+			}
+			else {
+				patternsByFilter.add(List.of());
+				methodsByFilter.add(Set.of());
+			}
 			if (problems.size() == before) {
-				rules.add(new FilterRule(patterns, methods, policies, cost));
+				rules.add(new FilterRule(patterns, methods, policies, cost, when));
 			}
 		}
 		PolicyRegistryFactory.throwIfAny(problems);
 		return rules;
+	}
+
+	/**
+	 * Parses the condition of a filter: none when it is not set or blank.
+	 */
+	private static @Nullable RateLimitCondition condition(RateLimitProperties.Filter filter, String path,
+			List<Problem> problems) {
+		String text = filter.getWhen();
+		if (text == null || text.isBlank()) {
+			return null;
+		}
+		try {
+			RateLimitCondition when = RateLimitCondition.parse(text);
+			for (String variable : when.unknownRequestVariables()) {
+				String hint = variable.equals("response")
+						? "; a condition is decided before the handler runs, when there is no response yet"
+						: "; it can read #request and #principal";
+				problems.add(new Problem(path + ".when", "'" + text.trim() + "' reads #" + variable
+						+ ", which a filter's request does not have" + hint));
+			}
+			return when;
+		}
+		catch (IllegalArgumentException ex) {
+			problems.add(new Problem(path + ".when", ex.getMessage()));
+			return null;
+		}
 	}
 
 	private static List<PathPattern> patterns(RateLimitProperties.Filter filter, String path, List<Problem> problems) {

@@ -43,7 +43,7 @@ final class RateLimitFilterDescriptions {
 					.add(new FilterDescriptor(rule.patterns().stream().map(PathPattern::getPatternString).toList(),
 							rule.methods().stream().sorted().toList(),
 							rule.policies().stream().map((applied) -> applied.policy().name()).toList(),
-							rule.cost().toString()));
+							rule.cost().toString(), (rule.when() != null) ? rule.when().toString() : null));
 			}
 		}
 		return descriptors;

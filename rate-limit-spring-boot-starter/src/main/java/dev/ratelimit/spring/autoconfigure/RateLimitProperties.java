@@ -661,6 +661,13 @@ public class RateLimitProperties {
 		 */
 		private String cost = "1";
 
+		/**
+		 * Condition under which the filter applies to a matching request: SpEL "#{...}"
+		 * with #request and #principal that gives true or false, or true or false; none
+		 * for every matching request.
+		 */
+		private @Nullable String when;
+
 		public List<String> getPatterns() {
 			return this.patterns;
 		}
@@ -691,6 +698,14 @@ public class RateLimitProperties {
 
 		public void setCost(String cost) {
 			this.cost = cost;
+		}
+
+		public @Nullable String getWhen() {
+			return this.when;
+		}
+
+		public void setWhen(@Nullable String when) {
+			this.when = when;
 		}
 
 	}

@@ -6,16 +6,19 @@ import java.util.Locale;
 import java.util.Set;
 
 import jakarta.servlet.http.HttpServletRequest;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.http.server.PathContainer;
 import org.springframework.web.util.pattern.PathPattern;
 
 import dev.ratelimit.spring.AppliedPolicy;
+import dev.ratelimit.spring.RateLimitCondition;
 import dev.ratelimit.spring.RateLimitCost;
 
 /**
  * One entry of {@code ratelimit.filters}: the request paths and methods it matches, with
- * patterns compiled once, the policies it applies and the cost of a request. Immutable.
+ * patterns compiled once, the policies it applies, the cost of a request and the
+ * condition ({@code when}) under which it applies, if any. Immutable.
  */
 public final class FilterRule {
 
@@ -29,10 +32,12 @@ public final class FilterRule {
 
 	private final RateLimitCost cost;
 
+	private final @Nullable RateLimitCondition when;
+
 	private final boolean enforces;
 
 	/**
-	 * Creates a rule.
+	 * Creates a rule that applies to every matching request.
 	 * @param patterns the compiled path patterns
 	 * @param methods the upper-case HTTP methods, empty for all; {@code GET} also matches
 	 * {@code HEAD}, which Spring MVC answers with the {@code GET} handler
@@ -41,11 +46,27 @@ public final class FilterRule {
 	 */
 	public FilterRule(List<PathPattern> patterns, Set<String> methods, List<AppliedPolicy> policies,
 			RateLimitCost cost) {
+		this(patterns, methods, policies, cost, null);
+	}
+
+	/**
+	 * Creates a rule.
+	 * @param patterns the compiled path patterns
+	 * @param methods the upper-case HTTP methods, empty for all; {@code GET} also matches
+	 * {@code HEAD}, which Spring MVC answers with the {@code GET} handler
+	 * @param policies the policies
+	 * @param cost the cost of a matching request
+	 * @param when the condition under which the rule applies to a matching request, or
+	 * {@code null} to apply to every one
+	 */
+	public FilterRule(List<PathPattern> patterns, Set<String> methods, List<AppliedPolicy> policies, RateLimitCost cost,
+			@Nullable RateLimitCondition when) {
 		this.patterns = List.copyOf(patterns);
 		this.methods = Set.copyOf(methods);
 		this.matchedMethods = matchedMethods(this.methods);
 		this.policies = List.copyOf(policies);
 		this.cost = cost;
+		this.when = when;
 		this.enforces = this.policies.stream().anyMatch((applied) -> !applied.policy().isShadow());
 	}
 
@@ -135,11 +156,20 @@ public final class FilterRule {
 		return this.cost;
 	}
 
+	/**
+	 * Returns the condition under which the rule applies to a matching request.
+	 * @return the condition, or {@code null} if the rule applies to every matching
+	 * request
+	 */
+	public @Nullable RateLimitCondition when() {
+		return this.when;
+	}
+
 	@Override
 	public String toString() {
 		return "FilterRule[patterns=" + this.patterns + ", methods=" + this.methods + ", policies="
 				+ this.policies.stream().map((applied) -> applied.policy().name()).toList() + ", cost=" + this.cost
-				+ "]";
+				+ ((this.when != null) ? ", when=" + this.when : "") + "]";
 	}
 
 }

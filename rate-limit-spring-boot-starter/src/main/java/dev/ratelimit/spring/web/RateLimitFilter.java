@@ -33,6 +33,7 @@ import org.springframework.web.servlet.HandlerMapping;
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.RateLimitExceededException;
 import dev.ratelimit.spring.AppliedPolicy;
+import dev.ratelimit.spring.RateLimitCondition;
 import dev.ratelimit.spring.RateLimitContext;
 import dev.ratelimit.spring.RateLimitEvaluationException;
 import dev.ratelimit.spring.RateLimitResult;
@@ -43,9 +44,11 @@ import dev.ratelimit.spring.annotation.RateLimitedMethods;
 /**
  * Limits the requests that match {@code ratelimit.filters}: one decision per request, for
  * the matching rules' policies together. When the handler method carries
- * {@code @RateLimited}, the annotation's interceptor decides them with its own. A cost or
- * key of an enforced policy that cannot be evaluated is answered 400, before anything is
- * charged. Concurrency permits are released when the response completes.
+ * {@code @RateLimited}, the annotation's interceptor decides them with its own. A rule
+ * with a condition ({@code when}) applies only to the requests for which it holds. A
+ * condition, cost or key of an enforced policy that cannot be evaluated is answered 400,
+ * before anything is charged. Concurrency permits are released when the response
+ * completes.
  */
 public class RateLimitFilter extends OncePerRequestFilter {
 
@@ -194,20 +197,25 @@ public class RateLimitFilter extends OncePerRequestFilter {
 	}
 
 	/**
-	 * Returns the policies of the matched rules and their costs: for the enforced
-	 * policies the highest cost of the rules that name one, so that a shadow rule never
-	 * changes what the enforced policies are charged; for the shadow policies the highest
-	 * cost of all, what the request would cost were they enforced. A rule whose cost
-	 * cannot be evaluated for the request refuses it, unless its policies are all shadow
-	 * policies, which never refuse a request: they are then not decided for it.
-	 * @throws RateLimitEvaluationException if the cost of a rule with an enforced policy
-	 * cannot be evaluated
+	 * Returns the policies of the matched rules that apply to the request (whose
+	 * condition, if any, holds; the others charge nothing) and their costs: for the
+	 * enforced policies the highest cost of the rules that name one, so that a shadow
+	 * rule never changes what the enforced policies are charged; for the shadow policies
+	 * the highest cost of all, what the request would cost were they enforced. A rule
+	 * whose cost cannot be evaluated for the request refuses it, unless its policies are
+	 * all shadow policies, which never refuse a request: they are then not decided for
+	 * it.
+	 * @throws RateLimitEvaluationException if the condition or the cost of a rule with an
+	 * enforced policy cannot be evaluated
 	 */
 	private PendingLimits applicable(List<FilterRule> matched, RateLimitContext context) {
 		Map<String, AppliedPolicy> policies = new LinkedHashMap<>();
 		long cost = 0;
 		long shadowCost = 0;
 		for (FilterRule rule : matched) {
+			if (!applies(rule, context)) {
+				continue;
+			}
 			long ruleCost;
 			try {
 				ruleCost = rule.cost().evaluate(context);
@@ -225,6 +233,30 @@ public class RateLimitFilter extends OncePerRequestFilter {
 			shadowCost = Math.max(shadowCost, ruleCost);
 		}
 		return new PendingLimits(new ArrayList<>(policies.values()), cost, shadowCost);
+	}
+
+	/**
+	 * Returns whether a matched rule applies to the request: it has no condition, or its
+	 * condition holds. A rule of shadow policies only whose condition cannot be evaluated
+	 * does not apply.
+	 * @throws RateLimitEvaluationException if the condition of a rule with an enforced
+	 * policy cannot be evaluated
+	 */
+	private static boolean applies(FilterRule rule, RateLimitContext context) {
+		RateLimitCondition when = rule.when();
+		if (when == null) {
+			return true;
+		}
+		try {
+			return when.test(context);
+		}
+		catch (RuntimeException ex) {
+			String names = policyNames(rule);
+			RateLimitService.throwUnlessShadow(ex, !rule.enforces(),
+					(failure) -> failure.ofCondition("the filter for " + names),
+					"the shadow " + names + " of a filter");
+			return false;
+		}
 	}
 
 	private static String policyNames(FilterRule rule) {
