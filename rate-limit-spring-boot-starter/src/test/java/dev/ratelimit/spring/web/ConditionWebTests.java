@@ -213,6 +213,14 @@ class ConditionWebTests {
 					"#{#request.getHeader('X-Flag').isEmpty()}", null, "false");
 	}
 
+	@Test
+	void theEndpointsJsonLeavesOutTheConditionOfAFilterWithoutOne() throws Exception {
+		this.mvc.perform(get("/actuator/ratelimits"))
+			.andExpect(status().isOk())
+			.andExpect(jsonPath("$.filters[0].when").value("#{#request.getHeader('X-Internal') == null}"))
+			.andExpect(jsonPath("$.filters[5].when").doesNotExist());
+	}
+
 	private long remaining(String policy, String client) {
 		return this.endpoint.key(policy, client, null).limits().get(0).remaining();
 	}
