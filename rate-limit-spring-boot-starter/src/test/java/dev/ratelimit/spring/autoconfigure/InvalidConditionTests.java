@@ -1,6 +1,8 @@
 package dev.ratelimit.spring.autoconfigure;
 
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -9,16 +11,19 @@ import org.junit.jupiter.params.provider.CsvSource;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.core.env.MapPropertySource;
 
 import dev.ratelimit.spring.annotation.RateLimited;
 import dev.ratelimit.spring.web.FilterRule;
+import dev.ratelimit.spring.web.RateLimitFilter;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * A condition ({@code when}) of a filter rule or an annotation that is wrong for every
  * request fails start-up naming its property or annotated method: one that does not
- * parse, or that reads a variable the request or the method does not have.
+ * parse, or that reads a variable the request or the method does not have; a reload
+ * rebuilds the filters' conditions, or is refused for one that does not parse.
  */
 class InvalidConditionTests {
 
@@ -71,6 +76,36 @@ class InvalidConditionTests {
 					"ratelimit.filters[1].patterns=/api/**", "ratelimit.filters[1].policies=internal",
 					"ratelimit.filters[1].when=#{#request.getHeader('X-Internal') != null}")
 			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	@Test
+	void aReloadRebuildsTheConditionsAndRefusesOneThatDoesNotParse() {
+		Map<String, Object> editable = new HashMap<>(Map.of("ratelimit.filters[0].patterns", "/api/**",
+				"ratelimit.filters[0].policies", "api", "ratelimit.filters[0].when", "#{#principal == null}"));
+		this.runner
+			.withInitializer((context) -> context.getEnvironment()
+				.getPropertySources()
+				.addFirst(new MapPropertySource("editable", editable)))
+			.run((context) -> {
+				RateLimitConfigurationReloader reloader = context.getBean(RateLimitConfigurationReloader.class);
+				RateLimitFilter filter = RateLimitFilterDescriptions.filters(context).get(0);
+				assertThat(filter.getRules().get(0).when()).hasToString("#{#principal == null}");
+
+				editable.put("ratelimit.filters[0].when", "#{#request.getHeader('X-Internal') == null}");
+				assertThat(reloader.reload(List.of("ratelimit.filters[0].when"))).isTrue();
+				assertThat(filter.getRules().get(0).when()).hasToString("#{#request.getHeader('X-Internal') == null}");
+				assertThat(RateLimitFilterDescriptions.describe(context).get(0).when())
+					.isEqualTo("#{#request.getHeader('X-Internal') == null}");
+
+				editable.put("ratelimit.filters[0].when", "#{#request.getHeader(}");
+				assertThat(reloader.reload(List.of("ratelimit.filters[0].when"))).isFalse();
+				assertThat(filter.getRules().get(0).when()).hasToString("#{#request.getHeader('X-Internal') == null}");
+
+				editable.remove("ratelimit.filters[0].when");
+				assertThat(reloader.reload(List.of("ratelimit.filters[0].when"))).isTrue();
+				assertThat(filter.getRules().get(0).when()).isNull();
+				assertThat(RateLimitFilterDescriptions.describe(context).get(0).when()).isNull();
+			});
 	}
 
 	@Test
