@@ -28,8 +28,18 @@ public class ApiKeyProperties {
 	 */
 	private final Operator operator = new Operator();
 
+	/**
+	 * The users who may sign in with {@code POST /api/login}, by username: each with its
+	 * password and the API key it gets.
+	 */
+	private final Map<String, Login> logins = new LinkedHashMap<>();
+
 	public Map<String, Client> getApiKeys() {
 		return this.apiKeys;
+	}
+
+	public Map<String, Login> getLogins() {
+		return this.logins;
 	}
 
 	public Operator getOperator() {
@@ -97,6 +107,36 @@ public class ApiKeyProperties {
 	/**
 	 * Credentials of the operator, checked with HTTP basic authentication.
 	 */
+	public static class Login {
+
+		/**
+		 * The user's password (a demo: kept in the configuration as it is).
+		 */
+		private String password = "";
+
+		/**
+		 * The API key a successful sign-in returns.
+		 */
+		private String apiKey = "";
+
+		public String getPassword() {
+			return this.password;
+		}
+
+		public void setPassword(String password) {
+			this.password = password;
+		}
+
+		public String getApiKey() {
+			return this.apiKey;
+		}
+
+		public void setApiKey(String apiKey) {
+			this.apiKey = apiKey;
+		}
+
+	}
+
 	public static class Operator {
 
 		/**
