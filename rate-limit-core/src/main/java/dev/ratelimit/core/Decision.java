@@ -296,6 +296,24 @@ public final class Decision {
 	}
 
 	/**
+	 * Returns whether the call was rejected because a penalty is running for a policy and
+	 * client key of one of its limits ({@link LimitStatus#penalized()}), rather than
+	 * (only) by what the limits say.
+	 * @return whether a penalty rejected the call
+	 */
+	public boolean isPenalized() {
+		if (this.allowed) {
+			return false;
+		}
+		for (LimitStatus status : statuses()) {
+			if (status.penalized()) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/**
 	 * Returns the concurrency permits an allowed call holds until released.
 	 * @return the leases
 	 */

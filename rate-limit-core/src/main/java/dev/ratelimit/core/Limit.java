@@ -56,6 +56,8 @@ public final class Limit {
 
 	private final long unitsPerPermit;
 
+	private final long penaltyMicros;
+
 	private final int hash;
 
 	private Limit(Builder builder) {
@@ -163,9 +165,10 @@ public final class Limit {
 		else {
 			this.maxWaitMicros = -1;
 		}
+		this.penaltyMicros = (builder.penalty != null) ? micros(Parameter.PENALTY, builder.penalty, what) : 0;
 		// Limits are map keys on every decision; hash once.
 		this.hash = Objects.hash(this.algorithm, this.rate, this.capacity, this.initial, this.mode, this.maxWaitMicros,
-				this.leaseTimeMicros, this.alignment, this.zone);
+				this.leaseTimeMicros, this.alignment, this.zone, this.penaltyMicros);
 	}
 
 	/**
@@ -379,6 +382,18 @@ public final class Limit {
 	}
 
 	/**
+	 * Returns how long a client key is refused once this limit has rejected it, or 0 for
+	 * none. The penalty belongs to the limit's policy and client key: while it lasts,
+	 * every call with a limit of that policy and key that carries a penalty is rejected,
+	 * whatever the limits say, and consumes nothing. A change of penalty alone changes
+	 * nothing of a key's state (no conversion).
+	 * @return the penalty in microseconds, or 0
+	 */
+	public long penaltyMicros() {
+		return this.penaltyMicros;
+	}
+
+	/**
 	 * Returns the refill rate in units per microsecond, where a permit is
 	 * {@link #unitsPerPermit()} units. The two are the rate's permits and period divided
 	 * by their greatest common divisor, so that refill is continuous and exact.
@@ -451,7 +466,7 @@ public final class Limit {
 				&& Objects.equals(limit.rate, this.rate) && limit.capacity == this.capacity
 				&& limit.initial == this.initial && limit.mode == this.mode && limit.maxWaitMicros == this.maxWaitMicros
 				&& limit.leaseTimeMicros == this.leaseTimeMicros && limit.alignment == this.alignment
-				&& limit.zone.equals(this.zone);
+				&& limit.zone.equals(this.zone) && limit.penaltyMicros == this.penaltyMicros;
 	}
 
 	@Override
@@ -468,11 +483,11 @@ public final class Limit {
 	public String toString() {
 		StringBuilder text = new StringBuilder(this.algorithm.configName());
 		if (this.algorithm == Algorithm.CONCURRENCY) {
-			return text.append(" max=")
+			text.append(" max=")
 				.append(this.capacity)
 				.append(" lease-time=")
-				.append(Rate.formatMicros(this.leaseTimeMicros))
-				.toString();
+				.append(Rate.formatMicros(this.leaseTimeMicros));
+			return withPenalty(text);
 		}
 		text.append(' ').append(this.rate);
 		if (this.algorithm == Algorithm.TOKEN_BUCKET || this.algorithm == Algorithm.LEAKY_BUCKET) {
@@ -489,6 +504,13 @@ public final class Limit {
 			if (this.maxWaitMicros >= 0) {
 				text.append(" max-wait=").append(Rate.formatMicros(this.maxWaitMicros));
 			}
+		}
+		return withPenalty(text);
+	}
+
+	private String withPenalty(StringBuilder text) {
+		if (this.penaltyMicros > 0) {
+			text.append(" penalty=").append(Rate.formatMicros(this.penaltyMicros));
 		}
 		return text.toString();
 	}
@@ -515,6 +537,8 @@ public final class Limit {
 		private @Nullable WindowAlignment alignment;
 
 		private @Nullable ZoneId zone;
+
+		private @Nullable Duration penalty;
 
 		private Builder(Algorithm algorithm) {
 			this.algorithm = algorithm;
@@ -642,6 +666,18 @@ public final class Limit {
 		}
 
 		/**
+		 * Sets how long a client key is refused once this limit has rejected it; see
+		 * {@link Limit#penaltyMicros()}. Every limit of a policy carries the policy's
+		 * penalty.
+		 * @param penalty the penalty, positive
+		 * @return this builder
+		 */
+		public Builder penalty(Duration penalty) {
+			this.penalty = Objects.requireNonNull(penalty, "penalty must not be null");
+			return this;
+		}
+
+		/**
 		 * Checks every value and builds the limit.
 		 * @return the limit
 		 * @throws InvalidLimitException naming the parameter whose value is wrong
@@ -685,7 +721,10 @@ public final class Limit {
 		ALIGN("align"),
 
 		/** The zone of a calendar window, such as {@code Europe/Paris}. */
-		ZONE("zone");
+		ZONE("zone"),
+
+		/** How long a client key is refused once the limit has rejected it. */
+		PENALTY("penalty");
 
 		private final String configName;
 

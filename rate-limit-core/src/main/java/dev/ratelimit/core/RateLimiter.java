@@ -9,6 +9,12 @@ import java.util.List;
  * A call names one or more {@link KeyedLimit keyed limits} and a cost. They are decided
  * together: the call is allowed only if every limit allows it, and a rejected call
  * consumes nothing from any limit.
+ *
+ * <p>
+ * A limit may carry a {@linkplain Limit#penaltyMicros() penalty}: once such a limit
+ * rejects a call, every call with a limit of its policy and client key that carries a
+ * penalty is rejected for that long, consuming nothing, with a
+ * {@linkplain LimitStatus#penalized() penalized} status whose waits are the time left.
  */
 public interface RateLimiter {
 
@@ -70,7 +76,9 @@ public interface RateLimiter {
 	}
 
 	/**
-	 * Forgets the state of a keyed limit, so that its next call sees fresh state.
+	 * Forgets the state of a keyed limit, so that its next call sees fresh state, and
+	 * lifts the penalty of its policy and client key ({@link Limit#penaltyMicros()}), if
+	 * one is running.
 	 * @param limit the keyed limit
 	 */
 	void reset(KeyedLimit limit);

@@ -133,7 +133,7 @@ class InvalidLimitExceptionTest {
 	@Test
 	void namesEachParameterAsConfigurationDoes() {
 		assertThat(Stream.of(Parameter.values()).map(Parameter::configName)).containsExactly("algorithm", "rate",
-				"capacity", "initial", "mode", "max-wait", "max", "lease-time", "align", "zone");
+				"capacity", "initial", "mode", "max-wait", "max", "lease-time", "align", "zone", "penalty");
 	}
 
 	private static ThrowingCallable build(Limit.Builder builder) {

@@ -7,6 +7,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 class LimitTest {
@@ -217,6 +218,24 @@ class LimitTest {
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> Limit.builder(Algorithm.FIXED_WINDOW).rate("1/1d").zone("UTC").build())
 			.withMessageContaining("'zone' applies to a fixed-window limit with 'align: calendar' only");
+	}
+
+	@Test
+	void aPenaltyIsPartOfTheLimitAndMustBePositive() {
+		Limit penalized = Limit.builder(Algorithm.FIXED_WINDOW).rate("5/15m").penalty(Duration.ofMinutes(15)).build();
+		assertThat(penalized.penaltyMicros()).isEqualTo(Duration.ofMinutes(15).toNanos() / 1000);
+		assertThat(penalized).hasToString("fixed-window 5/15m penalty=15m");
+		assertThat(Limit.concurrency(2).penaltyMicros()).isZero();
+		assertThat(penalized).isNotEqualTo(Limit.fixedWindow("5/15m"))
+			.isEqualTo(Limit.builder(Algorithm.FIXED_WINDOW).rate("5/15m").penalty(Duration.ofMinutes(15)).build())
+			.hasSameHashCodeAs(
+					Limit.builder(Algorithm.FIXED_WINDOW).rate("5/15m").penalty(Duration.ofMinutes(15)).build());
+		assertThat(Limit.builder(Algorithm.CONCURRENCY).max(2).penalty(Duration.ofSeconds(30)).build())
+			.hasToString("concurrency max=2 lease-time=1m penalty=30s");
+		assertThatExceptionOfType(InvalidLimitException.class)
+			.isThrownBy(() -> Limit.builder(Algorithm.TOKEN_BUCKET).rate("5/1s").penalty(Duration.ZERO).build())
+			.withMessage("'penalty' of a token-bucket limit must be positive (was PT0S)")
+			.satisfies((ex) -> assertThat(ex.parameter()).isEqualTo(Limit.Parameter.PENALTY));
 	}
 
 }

@@ -80,6 +80,8 @@ public final class InMemoryRateLimiter implements RateLimiter {
 
 	private final KeyEvictor evictor;
 
+	private final Penalties penalties;
+
 	/*
 	 * The key last added or shown to Caffeine, with its slot and the cache time until
 	 * which Caffeine would return that slot. A call made with that very KeyedLimit
@@ -104,6 +106,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		this.expiration = this.policy.expireVariably().orElseThrow();
 		this.evictor = new KeyEvictor(this.slots, this.timeSource, this::cleanUp, this::forgetRecent, builder.maxKeys,
 				builder.sweeper);
+		this.penalties = new Penalties(this.timeSource, builder.maxKeys);
 	}
 
 	/**
@@ -125,8 +128,31 @@ public final class InMemoryRateLimiter implements RateLimiter {
 			return acquireOne(limits.get(0), cost);
 		}
 		KeyedLimit.requireOneLimitPerName(limits);
+		boolean penalties = hasPenalty(limits);
 		for (;;) {
-			Decision decision = acquireAll(limits, cost);
+			Decision decision = acquireAll(limits, cost, penalties);
+			if (decision != null) {
+				return decision;
+			}
+		}
+	}
+
+	private static boolean hasPenalty(List<KeyedLimit> limits) {
+		for (int i = 0; i < limits.size(); i++) {
+			if (limits.get(i).limit().penaltyMicros() > 0) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/**
+	 * Decides a call with a limit that carries a penalty, on the path of calls with
+	 * several limits, where penalties are checked and imposed.
+	 */
+	private Decision acquireWithPenalty(List<KeyedLimit> limits, long cost) {
+		for (;;) {
+			Decision decision = acquireAll(limits, cost, true);
 			if (decision != null) {
 				return decision;
 			}
@@ -138,9 +164,10 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	 * the call adds only if {@link #keeps} says so, under the locks of all the call's
 	 * slots. Returns {@code null} when the call must start again: a slot it found was
 	 * evicted meanwhile, or another call added a key that this allowed call was about to
-	 * add.
+	 * add. With {@code penalties}, a limit whose policy and client key serve a penalty
+	 * rejects the call, and a limit with a penalty that rejects it on its own starts one.
 	 */
-	private @Nullable Decision acquireAll(List<KeyedLimit> limits, long cost) {
+	private @Nullable Decision acquireAll(List<KeyedLimit> limits, long cost, boolean penalties) {
 		int count = limits.size();
 		Slot[] held = new Slot[count];
 		// Whether the slot is this call's own fresh one, not yet in the map.
@@ -192,6 +219,9 @@ public final class InMemoryRateLimiter implements RateLimiter {
 				allowed &= outcome.allowed();
 				statuses.add(outcome.statusOf(limits.get(i)));
 			}
+			if (penalties) {
+				allowed &= servePenalties(limits, statuses, now);
+			}
 			boolean lost = false;
 			if (own != null) {
 				advanceCacheTime(now);
@@ -239,7 +269,42 @@ public final class InMemoryRateLimiter implements RateLimiter {
 			// With every slot unlocked: a sweep takes their locks.
 			this.evictor.added();
 		}
+		if (penalties && decision != null && !decision.isAllowed()) {
+			imposePenalties(decision.statuses(), now);
+		}
 		return decision;
+	}
+
+	/**
+	 * Replaces the status of each limit with a penalty whose policy and client key serve
+	 * one by its penalized status.
+	 * @return whether no penalty is running for the call's limits
+	 */
+	private boolean servePenalties(List<KeyedLimit> limits, List<LimitStatus> statuses, long now) {
+		boolean none = true;
+		for (int i = 0; i < limits.size(); i++) {
+			KeyedLimit target = limits.get(i);
+			if (target.limit().penaltyMicros() > 0) {
+				long left = this.penalties.left(target, now);
+				if (left > 0) {
+					statuses.set(i, LimitStatus.ofPenalty(target, left));
+					none = false;
+				}
+			}
+		}
+		return none;
+	}
+
+	/**
+	 * Starts the penalty of each limit with a penalty that rejected a call on its own:
+	 * its policy and client key are refused from {@code now} on.
+	 */
+	private void imposePenalties(List<LimitStatus> statuses, long now) {
+		for (LimitStatus status : statuses) {
+			if (!status.allowed() && !status.penalized() && status.target().limit().penaltyMicros() > 0) {
+				this.penalties.impose(status.target(), now);
+			}
+		}
 	}
 
 	/**
@@ -334,6 +399,9 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		if (algorithm != Algorithm.TOKEN_BUCKET) {
 			checkTryable(limit);
 		}
+		if (limit.limit().penaltyMicros() > 0) {
+			return acquireWithPenalty(List.of(limit), cost).isAllowed();
+		}
 		for (;;) {
 			Slot slot = find(limit);
 			if (slot == null) {
@@ -421,6 +489,9 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	}
 
 	private Decision acquireOne(KeyedLimit target, long cost) {
+		if (target.limit().penaltyMicros() > 0) {
+			return acquireWithPenalty(List.of(target), cost);
+		}
 		for (;;) {
 			Slot slot = find(target);
 			if (slot == null) {
@@ -598,7 +669,8 @@ public final class InMemoryRateLimiter implements RateLimiter {
 			if (outcome == null) {
 				outcome = Slot.fresh(limit, now, now).evaluate(limit, now, 0);
 			}
-			statuses.add(outcome.statusOf(target));
+			long left = (limit.penaltyMicros() > 0) ? this.penalties.left(target, now) : 0;
+			statuses.add((left > 0) ? LimitStatus.ofPenalty(target, left) : outcome.statusOf(target));
 		}
 		return statuses;
 	}
@@ -660,6 +732,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		if (shown != null && shown.key.sharesStateWith(limit)) {
 			this.recent = null;
 		}
+		this.penalties.lift(limit);
 	}
 
 	/**
@@ -678,6 +751,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 			}
 		}
 		this.recent = null;
+		this.penalties.clear();
 	}
 
 	/**
