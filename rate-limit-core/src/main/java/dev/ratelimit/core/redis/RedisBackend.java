@@ -148,8 +148,9 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 			return false;
 		}
 		Limit limit = limits.get(0).limit();
+		// a penalty is decided in Redis, never from a reservoir
 		return limit.algorithm() == Algorithm.TOKEN_BUCKET && cost > 0 && cost <= reservoirs.size()
-				&& cost <= limit.capacity();
+				&& cost <= limit.capacity() && limit.penaltyMicros() == 0;
 	}
 
 	private Decision decide(List<KeyedLimit> limits, long cost, long deadline) throws Exception {
@@ -217,10 +218,7 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 				boolean concurrency = plan.target(j).limit().algorithm() == Algorithm.CONCURRENCY;
 				extra[i] = concurrency ? plan.leaseId(j) : Long.toString(outcomes[j].mark());
 			}
-			List<byte[]> keyBytes = new ArrayList<>(group.length);
-			for (int j : group) {
-				keyBytes.add(bytes(plan.key(j)));
-			}
+			List<byte[]> keyBytes = keyBytes(plan, group);
 			List<byte[]> args = this.arguments.of(ScriptOperation.REFUND, plan, group, extra, cost, 0, time);
 			CompletableFuture<?> giveBack = this.runner.evalAsync(keyBytes, args);
 			this.compensations.add(giveBack);
@@ -316,10 +314,7 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 
 	private ScriptReply run(ScriptOperation op, SlotPlan plan, int[] group, long cost, long want, String time,
 			long deadline) throws Exception {
-		List<byte[]> keyBytes = new ArrayList<>(group.length);
-		for (int j : group) {
-			keyBytes.add(bytes(plan.key(j)));
-		}
+		List<byte[]> keyBytes = keyBytes(plan, group);
 		String[] extra = new String[group.length];
 		for (int i = 0; i < group.length; i++) {
 			extra[i] = plan.leaseId(group[i]);
@@ -373,6 +368,19 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 	 */
 	private static byte[] leaseMember(String id, long cost) {
 		return bytes(id + ":" + cost);
+	}
+
+	/**
+	 * Returns the keys of one script call on a group: its state keys, then the penalty
+	 * keys of its limits that carry a penalty.
+	 */
+	private static List<byte[]> keyBytes(SlotPlan plan, int[] group) {
+		List<String> keys = plan.keys(group);
+		List<byte[]> keyBytes = new ArrayList<>(keys.size());
+		for (String key : keys) {
+			keyBytes.add(bytes(key));
+		}
+		return keyBytes;
 	}
 
 	private static byte[] bytes(String text) {
@@ -435,10 +443,9 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 				this.unanswered.decrementAndGet();
 				return;
 			}
-			List<byte[]> keyBytes = new ArrayList<>(group.length);
+			List<byte[]> keyBytes = keyBytes(plan, group);
 			String[] extra = new String[group.length];
 			for (int i = 0; i < group.length; i++) {
-				keyBytes.add(bytes(plan.key(group[i])));
 				extra[i] = plan.leaseId(group[i]);
 			}
 			CompletableFuture<?> sent;
@@ -608,7 +615,7 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 			String[] member = { lease.id() + ":" + lease.cost() };
 			CompletableFuture<?> sent;
 			try {
-				sent = this.runner.evalAsync(List.of(bytes(plan.key(0))),
+				sent = this.runner.evalAsync(keyBytes(plan, new int[] { 0 }),
 						this.arguments.of(ScriptOperation.RENEW, plan, new int[] { 0 }, member, 0, 0, time));
 			}
 			catch (RuntimeException ex) {
@@ -625,7 +632,8 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 	}
 
 	/**
-	 * Deletes a keyed limit's state in Redis and its permit reservoir.
+	 * Deletes a keyed limit's state in Redis and its permit reservoir, and the penalty of
+	 * its policy and client key.
 	 * @throws DataAccessResourceFailureException or {@link QueryTimeoutException} if
 	 * Redis fails
 	 */
@@ -636,7 +644,9 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 			this.reservoirs.forget(key);
 		}
 		try {
-			this.runner.delete(bytes(key), System.nanoTime() + this.timeoutNanos);
+			long deadline = System.nanoTime() + this.timeoutNanos;
+			this.runner.delete(bytes(key), deadline);
+			this.runner.delete(bytes(this.keys.penaltyKey(limit)), deadline);
 		}
 		catch (Exception ex) {
 			throw backendException("reset rate-limit state in Redis", ex);

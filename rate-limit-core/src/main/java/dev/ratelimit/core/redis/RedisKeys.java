@@ -13,7 +13,8 @@ import org.springframework.data.redis.connection.ClusterSlotHashUtil;
 /**
  * Names the Redis key of a keyed limit: {@code prefix:{policy:HASH}:name:layout}. The
  * braces are the Redis Cluster hash tag; {@code HASH} is 22 base64url characters of the
- * client key's SHA-256; {@code layout} names the algorithm's state layout.
+ * client key's SHA-256; {@code layout} names the algorithm's state layout. The penalty of
+ * a policy and client key is {@code prefix:{policy:HASH}:penalty}, in the same slot.
  */
 final class RedisKeys {
 
@@ -49,6 +50,17 @@ final class RedisKeys {
 	String key(KeyedLimit target) {
 		return this.prefix + ":{" + readable(target.policy()) + ":" + hash(target.key()) + "}:"
 				+ readable(target.name()) + ":" + layout(target.limit().algorithm());
+	}
+
+	/**
+	 * Returns the key of the penalty of a keyed limit's policy and client key: in the
+	 * slot of every limit of that policy and client key, and never the key of a limit,
+	 * whose name ends with its layout.
+	 * @param target the keyed limit
+	 * @return the penalty key
+	 */
+	String penaltyKey(KeyedLimit target) {
+		return this.prefix + ":{" + readable(target.policy()) + ":" + hash(target.key()) + "}:penalty";
 	}
 
 	/**

@@ -18,7 +18,7 @@ import dev.ratelimit.core.internal.algorithm.CalendarWindow;
 final class ScriptArguments {
 
 	/** Values per key, the script's {@code ARGS_PER_KEY}. */
-	static final int PER_KEY = 10;
+	static final int PER_KEY = 12;
 
 	/** Values before the first key's, the script's {@code FIRST_KEY_ARG - 1}. */
 	private static final int HEADER = 5;
@@ -53,7 +53,8 @@ final class ScriptArguments {
 	 * @param op the operation
 	 * @param plan the plan
 	 * @param group the indexes of the plan's keys this call decides
-	 * @param extra per key of the group: a lease id or member, a refund's mark, or empty
+	 * @param extra per key of the group: a lease id or member, a refund's mark, or empty;
+	 * the call's keys are {@link SlotPlan#keys(int[])}'s
 	 * @param cost the cost
 	 * @param want the reservoir size ({@link ScriptOperation#FILL_RESERVOIR}), else 0
 	 * @param time the time in microseconds, or empty for the script to read Redis
@@ -67,6 +68,7 @@ final class ScriptArguments {
 		args.add(bytes(time));
 		args.add(bytes(this.ttlFloorMillis));
 		args.add(bytes(Long.toString(want)));
+		int[] penaltyKeys = plan.penaltyKeyPlaces(group);
 		for (int i = 0; i < group.length; i++) {
 			Limit limit = plan.target(group[i]).limit();
 			args.add(bytes(code(limit.algorithm())));
@@ -78,6 +80,8 @@ final class ScriptArguments {
 			args.add(bytes(Long.toString(limit.maxWaitMicros())));
 			args.add(bytes(window(limit, time)));
 			args.add(bytes(Long.toString(limit.retentionMicros())));
+			args.add(bytes(Long.toString(limit.penaltyMicros())));
+			args.add(bytes(Integer.toString(penaltyKeys[i])));
 			args.add(bytes(extra[i]));
 		}
 		return args;

@@ -19,7 +19,7 @@ import dev.ratelimit.core.LimitStatus;
 record ScriptReply(long now, boolean allAllowed, List<KeyOutcome> outcomes) {
 
 	/** Values per key in the script's flat reply, after {@code now} and all-allowed. */
-	static final int VALUES_PER_KEY = 7;
+	static final int VALUES_PER_KEY = 8;
 
 	/**
 	 * Decodes the script's flat reply: {@code now}, all-allowed (1/0), then
@@ -47,7 +47,7 @@ record ScriptReply(long now, boolean allAllowed, List<KeyOutcome> outcomes) {
 		List<KeyOutcome> outcomes = new ArrayList<>(keys);
 		for (int i = 2; i < values.length; i += VALUES_PER_KEY) {
 			outcomes.add(new KeyOutcome(values[i] == 1, values[i + 1], values[i + 2], values[i + 3], values[i + 4],
-					values[i + 5] == 1, values[i + 6]));
+					values[i + 5] == 1, values[i + 6], values[i + 7] == 1));
 		}
 		return new ScriptReply(values[0], values[1] == 1, List.copyOf(outcomes));
 	}
@@ -65,9 +65,27 @@ record ScriptReply(long now, boolean allAllowed, List<KeyOutcome> outcomes) {
 	 * @param mark the window start (fixed window, sliding window counter), the log time
 	 * (sliding window log), the permits granted ({@link ScriptOperation#FILL_RESERVOIR}),
 	 * else 0
+	 * @param penalized whether a penalty of the limit's policy and client key rejected
+	 * the call
 	 */
 	record KeyOutcome(boolean allowed, long remaining, long retryAfterMicros, long resetAfterMicros, long delayMicros,
-			boolean exceeds, long mark) {
+			boolean exceeds, long mark, boolean penalized) {
+
+		/**
+		 * Creates the outcome of a key whose policy and client key serve no penalty.
+		 * @param allowed whether the key's limit allowed the call
+		 * @param remaining permits left after the call
+		 * @param retryAfterMicros when rejected, the wait until the limit would allow the
+		 * call
+		 * @param resetAfterMicros the wait until the limit is back to full capacity
+		 * @param delayMicros the shaping delay the limit imposes
+		 * @param exceeds whether the call costs more than the limit can ever grant
+		 * @param mark what a refund needs, else 0
+		 */
+		KeyOutcome(boolean allowed, long remaining, long retryAfterMicros, long resetAfterMicros, long delayMicros,
+				boolean exceeds, long mark) {
+			this(allowed, remaining, retryAfterMicros, resetAfterMicros, delayMicros, exceeds, mark, false);
+		}
 
 		/**
 		 * Returns this outcome as the status of a keyed limit.
@@ -76,7 +94,7 @@ record ScriptReply(long now, boolean allAllowed, List<KeyOutcome> outcomes) {
 		 */
 		LimitStatus status(KeyedLimit target) {
 			return new LimitStatus(target, this.allowed, this.remaining, this.retryAfterMicros, this.resetAfterMicros,
-					this.delayMicros, this.exceeds);
+					this.delayMicros, this.exceeds, this.penalized);
 		}
 
 		/**
@@ -86,7 +104,7 @@ record ScriptReply(long now, boolean allAllowed, List<KeyOutcome> outcomes) {
 		 */
 		KeyOutcome withRemaining(long remaining) {
 			return new KeyOutcome(this.allowed, remaining, this.retryAfterMicros, this.resetAfterMicros,
-					this.delayMicros, this.exceeds, this.mark);
+					this.delayMicros, this.exceeds, this.mark, this.penalized);
 		}
 
 	}

@@ -10,6 +10,8 @@ import java.util.concurrent.ThreadLocalRandom;
 import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.KeyedLimit;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The distinct state keys of one call, and their groups decided by one script call each:
  * all keys at once, or one group per hash slot in a cluster. A limit given twice is
@@ -27,6 +29,12 @@ final class SlotPlan {
 	/** Per distinct key: the lease id of a concurrency limit, else empty. */
 	private final String[] leaseIds;
 
+	/**
+	 * Per distinct key: the penalty key of its policy and client key if its limit carries
+	 * a penalty, else {@code null}.
+	 */
+	private final @Nullable String[] penaltyKeys;
+
 	SlotPlan(List<KeyedLimit> limits, RedisKeys redisKeys) {
 		this.keyIndex = new int[limits.size()];
 		Map<String, Integer> seen = new HashMap<>();
@@ -43,9 +51,56 @@ final class SlotPlan {
 			this.keyIndex[i] = known;
 		}
 		this.leaseIds = new String[this.targets.size()];
+		this.penaltyKeys = new String[this.targets.size()];
 		for (int j = 0; j < this.leaseIds.length; j++) {
-			this.leaseIds[j] = (this.targets.get(j).limit().algorithm() == Algorithm.CONCURRENCY) ? newLeaseId() : "";
+			KeyedLimit target = this.targets.get(j);
+			this.leaseIds[j] = (target.limit().algorithm() == Algorithm.CONCURRENCY) ? newLeaseId() : "";
+			this.penaltyKeys[j] = (target.limit().penaltyMicros() > 0) ? redisKeys.penaltyKey(target) : null;
 		}
+	}
+
+	/**
+	 * Returns the keys of one script call on a group: the group's state keys, in order,
+	 * then the distinct penalty keys of its limits that carry a penalty, in the order
+	 * first met.
+	 * @param group the indexes of the distinct keys the call decides
+	 * @return the keys
+	 */
+	List<String> keys(int[] group) {
+		List<String> keys = new ArrayList<>(group.length);
+		for (int j : group) {
+			keys.add(this.keys.get(j));
+		}
+		for (int j : group) {
+			String penaltyKey = this.penaltyKeys[j];
+			if (penaltyKey != null && !keys.subList(group.length, keys.size()).contains(penaltyKey)) {
+				keys.add(penaltyKey);
+			}
+		}
+		return keys;
+	}
+
+	/**
+	 * Returns, for each member of a group, the place (from 1) of its penalty key among
+	 * {@link #keys(int[]) the group's keys}, or 0 if its limit carries no penalty.
+	 * @param group the indexes of the distinct keys the call decides
+	 * @return the places, one per member of the group
+	 */
+	int[] penaltyKeyPlaces(int[] group) {
+		int[] places = new int[group.length];
+		List<String> penaltyKeys = new ArrayList<>(0);
+		for (int i = 0; i < group.length; i++) {
+			String penaltyKey = this.penaltyKeys[group[i]];
+			if (penaltyKey != null) {
+				int known = penaltyKeys.indexOf(penaltyKey);
+				if (known < 0) {
+					known = penaltyKeys.size();
+					penaltyKeys.add(penaltyKey);
+				}
+				places[i] = group.length + known + 1;
+			}
+		}
+		return places;
 	}
 
 	/**

@@ -57,7 +57,7 @@ class DecideScriptTest {
 	/**
 	 * The line of {@code decide} that sends one key acquiring to {@code acquireOneKey}.
 	 */
-	private static final String ONE_KEY_DISPATCH = "if op == 'a' and #KEYS == 1 then";
+	private static final String ONE_KEY_DISPATCH = "if op == 'a' and keyCount == 1 and ARGV[FIRST_KEY_ARG + 9] == '0' then";
 
 	/*
 	 * Two copies of the script in one chunk, behind a local 'redis' that logs every
@@ -126,7 +126,8 @@ class DecideScriptTest {
 				local limit = limitAt(1)
 				table.insert(calls, { limit.algorithm, int(limit.perMicro), int(limit.perPermit), int(limit.capacity),
 					int(limit.initial), limit.shape and '1' or '0', int(limit.maxWait), int(limit.window),
-					int(limit.retention), limit.member, rawequal(limit, previous) and 1 or 0 })
+					int(limit.retention), int(limit.penalty), int(limit.penaltyKey), limit.member,
+					rawequal(limit, previous) and 1 or 0 })
 				previous = limit
 			end
 			return calls
@@ -267,7 +268,8 @@ class DecideScriptTest {
 
 	@Test
 	void readsALimitAgainWhenAnyOfItsArgumentsChanges(RedisEndpoint endpoint) {
-		List<String> base = List.of("lb", "3", "200000", "5", "2", "1", "250000", "400000", "600000", "lease-1");
+		List<String> base = List.of("lb", "3", "200000", "5", "2", "1", "250000", "400000", "600000", "900000", "2",
+				"lease-1");
 		List<List<String>> calls = new ArrayList<>();
 		calls.add(base);
 		calls.add(changed(base, ScriptArguments.PER_KEY - 1, "lease-2"));

@@ -22,7 +22,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ScriptArgumentsTest {
 
 	@Test
-	void sendsTheHeaderThenTenValuesPerKey() {
+	void sendsTheHeaderThenTwelveValuesPerKey() {
 		KeyedLimit bucket = new KeyedLimit("api", "alice", Limit.tokenBucket("10/1s", 20));
 		KeyedLimit inFlight = new KeyedLimit("api", "alice", Limit.concurrency(3));
 		SlotPlan plan = new SlotPlan(List.of(bucket, inFlight), new RedisKeys("rl"));
@@ -36,8 +36,37 @@ class ScriptArgumentsTest {
 		assertThat(args.subList(0, 5)).containsExactly("a", "2", "", "3600000", "0");
 		assertThat(args.get(5)).isEqualTo("tb");
 		assertThat(args.get(5 + 3)).isEqualTo("20");
-		assertThat(args.get(15)).isEqualTo("cc");
-		assertThat(args.get(24)).isEqualTo("lease-1");
+		assertThat(args.get(5 + 9)).isEqualTo("0");
+		assertThat(args.get(5 + 10)).isEqualTo("0");
+		assertThat(args.get(17)).isEqualTo("cc");
+		assertThat(args.get(28)).isEqualTo("lease-1");
+	}
+
+	@Test
+	void sendsEachLimitWithAPenaltyThePlaceOfItsPolicysPenaltyKeyAfterTheStateKeys() {
+		Limit penalized = Limit.builder(Algorithm.FIXED_WINDOW)
+			.rate("5/1m")
+			.penalty(java.time.Duration.ofMinutes(15))
+			.build();
+		KeyedLimit window = new KeyedLimit("login", "alice", penalized);
+		KeyedLimit plain = new KeyedLimit("api", "alice", Limit.tokenBucket("10/1s"));
+		KeyedLimit burst = new KeyedLimit("login", "alice", "burst", penalized);
+		RedisKeys redisKeys = new RedisKeys("rl");
+		SlotPlan plan = new SlotPlan(List.of(window, plain, burst), redisKeys);
+		int[] group = { 0, 1, 2 };
+		assertThat(plan.keys(group)).containsExactly(redisKeys.key(window), redisKeys.key(plain), redisKeys.key(burst),
+				"rl:{login:" + RedisKeys.hash("alice") + "}:penalty");
+		assertThat(RedisKeys.slot(redisKeys.penaltyKey(window))).isEqualTo(RedisKeys.slot(redisKeys.key(window)));
+		List<String> args = new ScriptArguments(0)
+			.of(ScriptOperation.ACQUIRE, plan, group, new String[] { "", "", "" }, 1, 0, "")
+			.stream()
+			.map((arg) -> new String(arg, StandardCharsets.UTF_8))
+			.toList();
+		assertThat(args.get(5 + 9)).isEqualTo("900000000");
+		assertThat(args.get(5 + 10)).isEqualTo("4");
+		assertThat(args.get(5 + 12 + 9)).isEqualTo("0");
+		assertThat(args.get(5 + 12 + 10)).isEqualTo("0");
+		assertThat(args.get(5 + 24 + 10)).isEqualTo("4");
 	}
 
 	@Test

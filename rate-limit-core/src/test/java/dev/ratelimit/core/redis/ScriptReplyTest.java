@@ -18,11 +18,18 @@ class ScriptReplyTest {
 	@Test
 	void decodesTheTimeAndEachKeysOutcomeInOrder() {
 		ScriptReply reply = ScriptReply
-			.decode(List.of(1_000L, 0L, 1L, 4L, 0L, 600L, 250L, 0L, 900L, 0L, 0L, 30L, 80L, 0L, 1L, 0L), 2);
+			.decode(List.of(1_000L, 0L, 1L, 4L, 0L, 600L, 250L, 0L, 900L, 0L, 0L, 0L, 30L, 80L, 0L, 1L, 0L, 0L), 2);
 		assertThat(reply.now()).isEqualTo(1_000);
 		assertThat(reply.allAllowed()).isFalse();
 		assertThat(reply.outcomes()).containsExactly(new ScriptReply.KeyOutcome(true, 4, 0, 600, 250, false, 900),
 				new ScriptReply.KeyOutcome(false, 0, 30, 80, 0, true, 0));
+	}
+
+	@Test
+	void decodesAPenalizedOutcomeAsAPenalizedStatus() {
+		KeyedLimit target = new KeyedLimit("login", "alice", Limit.fixedWindow("5/1m"));
+		ScriptReply reply = ScriptReply.decode(List.of(1_000L, 0L, 0L, 0L, 500L, 500L, 0L, 0L, 0L, 1L), 1);
+		assertThat(reply.outcomes().get(0).status(target)).isEqualTo(LimitStatus.ofPenalty(target, 500));
 	}
 
 	@Test
@@ -42,21 +49,21 @@ class ScriptReplyTest {
 
 	@Test
 	void rejectsAReplyOfAnotherLength() {
-		List<Object> oneKey = List.of(1L, 1L, 1L, 2L, 0L, 3L, 0L, 0L, 0L);
+		List<Object> oneKey = List.of(1L, 1L, 1L, 2L, 0L, 3L, 0L, 0L, 0L, 0L);
 		assertThat(ScriptReply.decode(oneKey, 1).outcomes()).hasSize(1);
 		assertThatIllegalStateException().isThrownBy(() -> ScriptReply.decode(oneKey, 2))
 			.withMessage("Unexpected reply from the rate-limit script: " + oneKey);
-		assertThatIllegalStateException().isThrownBy(() -> ScriptReply.decode(oneKey.subList(0, 8), 1));
+		assertThatIllegalStateException().isThrownBy(() -> ScriptReply.decode(oneKey.subList(0, 9), 1));
 		assertThatIllegalStateException().isThrownBy(() -> ScriptReply.decode(List.of(1L, 1L), 1));
 	}
 
 	@Test
 	void rejectsAReplyWithAValueThatIsNotANumber() {
 		assertThatIllegalStateException()
-			.isThrownBy(() -> ScriptReply.decode(List.of(1L, 1L, 1L, "2", 0L, 3L, 0L, 0L, 0L), 1))
+			.isThrownBy(() -> ScriptReply.decode(List.of(1L, 1L, 1L, "2", 0L, 3L, 0L, 0L, 0L, 0L), 1))
 			.withMessageStartingWith("Unexpected reply from the rate-limit script: ");
 		assertThatIllegalStateException()
-			.isThrownBy(() -> ScriptReply.decode(List.of("OK".getBytes(), 1L, 1L, 2L, 0L, 3L, 0L, 0L, 0L), 1));
+			.isThrownBy(() -> ScriptReply.decode(List.of("OK".getBytes(), 1L, 1L, 2L, 0L, 3L, 0L, 0L, 0L, 0L), 1));
 	}
 
 }

@@ -17,11 +17,11 @@ local function unknownAlgorithm(limit)
 end
 
 -- The reply holds now, allAllowed, then REPLY_PER_KEY values per key: key i's follow 2 + (i - 1) * REPLY_PER_KEY.
-local REPLY_PER_KEY = 7
+local REPLY_PER_KEY = 8
 
 -- Gives back what an acquire took: the extra value of each key is its mark, or its lease member.
 local function refund()
-	for i = 1, #KEYS do
+	for i = 1, keyCount do
 		local limit = limitAt(i)
 		local algorithm = ALGORITHMS[limit.algorithm] or unknownAlgorithm(limit)
 		algorithm.refund(KEYS[i], limit, cost, limit.member)
@@ -32,7 +32,7 @@ end
 -- Renews leases: every key is a concurrency limit, its member the lease ("id:cost"); allowed = renewed.
 local function renew()
 	local reply = { now, 1 }
-	for i = 1, #KEYS do
+	for i = 1, keyCount do
 		local at = 2 + (i - 1) * REPLY_PER_KEY
 		reply[at + 1] = ConcurrencyLimit.renew(KEYS[i], limitAt(i))
 		for j = 2, REPLY_PER_KEY do
@@ -42,7 +42,7 @@ local function renew()
 	return reply
 end
 
--- The commonest call, one key acquiring: the steps of the loops in decide for that one key, without their tables
+-- The commonest call, one key without a penalty acquiring: the steps of the loops in decide for that one key, without their tables
 -- and index arithmetic, which takes about 4% off the server's instructions per call (callgrind, one token bucket).
 -- It calls the same algorithm functions as the loops; DecideScriptTest holds it to them, reply for reply and command
 -- for command.
@@ -58,7 +58,7 @@ local function acquireOneKey()
 		algorithm.see(KEYS[1], limit, state)
 	end
 	local allowedFlag = allowed and 1 or 0
-	return { now, allowedFlag, allowedFlag, remaining, retry, reset, delay, exceeds and 1 or 0, mark }
+	return { now, allowedFlag, allowedFlag, remaining, retry, reset, delay, exceeds and 1 or 0, mark, 0 }
 end
 
 -- Decides one call: the main body, run by FCALL (decide is the registered function) or by the EVAL form's last line.
@@ -74,27 +74,42 @@ local function decide(keys, argv)
 		now = tonumber(time[1]) * 1000000 + tonumber(time[2])
 	end
 	ttlFloorMillis = tonumber(ARGV[4])
+	keyCount = (#ARGV - FIRST_KEY_ARG + 1) / ARGS_PER_KEY
 	if op == 'r' then
 		return refund()
 	end
 	if op == 'n' then
 		return renew()
 	end
-	if op == 'a' and #KEYS == 1 then
+	if op == 'a' and keyCount == 1 and ARGV[FIRST_KEY_ARG + 9] == '0' then
 		return acquireOneKey()
 	end
 
-	-- Evaluate every key, writing each outcome (and a mark of 0) into the reply. Sized for one key; more keys extend
-	-- it.
-	local reply = { now, 1, 0, 0, 0, 0, 0, 0, 0 }
+	-- Evaluate every key, writing each outcome (and a mark of 0) into the reply; a key whose policy and client key
+	-- serve a penalty is rejected with its time left. Sized for one key; more keys extend it.
+	local reply = { now, 1, 0, 0, 0, 0, 0, 0, 0, 0 }
 	local states = {}
 	local allAllowed = true
-	for i = 1, #KEYS do
+	-- the time left of each penalty key read, by its place in KEYS
+	local penaltiesRead = {}
+	-- whether a key with a penalty rejected the call on its own
+	local imposing = false
+	for i = 1, keyCount do
 		local limit = limitAt(i)
 		local algorithm = ALGORITHMS[limit.algorithm] or unknownAlgorithm(limit)
 		local state = algorithm.load(KEYS[i], limit)
 		states[i] = state
 		local allowed, remaining, retry, reset, delay, exceeds = algorithm.evaluate(limit, state, cost)
+		local penalized = 0
+		if limit.penaltyKey ~= 0 then
+			local left = Penalties.left(limit, penaltiesRead)
+			if left > 0 then
+				allowed, remaining, retry, reset, delay, exceeds = false, 0, left, left, 0, false
+				penalized = 1
+			elseif not allowed then
+				imposing = true
+			end
+		end
 		local at = 2 + (i - 1) * REPLY_PER_KEY
 		reply[at + 1] = allowed and 1 or 0
 		reply[at + 2] = remaining
@@ -103,6 +118,7 @@ local function decide(keys, argv)
 		reply[at + 5] = delay
 		reply[at + 6] = exceeds and 1 or 0
 		reply[at + 7] = 0
+		reply[at + 8] = penalized
 		allAllowed = allAllowed and allowed
 	end
 
@@ -119,18 +135,30 @@ local function decide(keys, argv)
 		reply[at + 7] = grant
 	elseif op == 'a' and allAllowed then
 		-- Apply every key, with its outcome's reset; the mark a refund needs is the key's last value.
-		for i = 1, #KEYS do
+		for i = 1, keyCount do
 			local limit = limits[i]
 			local at = 2 + (i - 1) * REPLY_PER_KEY
 			reply[at + 7] = ALGORITHMS[limit.algorithm].apply(KEYS[i], limit, states[i], cost, reply[at + 4]) or 0
 		end
 	elseif op ~= 'e' then
 		-- What a call that applies nothing writes (a rejected 'a' or 'l', or 's'): see TokenBucket.see.
-		for i = 1, #KEYS do
+		for i = 1, keyCount do
 			local limit = limits[i]
 			local see = ALGORITHMS[limit.algorithm].see
 			if see then
 				see(KEYS[i], limit, states[i])
+			end
+		end
+	end
+
+	if imposing and op ~= 'e' then
+		-- Each key with a penalty that rejected the call on its own starts its penalty (after the loop above, which
+		-- read every running penalty before this call's).
+		for i = 1, keyCount do
+			local limit = limits[i]
+			local at = 2 + (i - 1) * REPLY_PER_KEY
+			if limit.penaltyKey ~= 0 and reply[at + 1] == 0 and reply[at + 8] == 0 then
+				Penalties.impose(limit)
 			end
 		end
 	end

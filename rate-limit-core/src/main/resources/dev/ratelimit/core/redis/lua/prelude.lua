@@ -2,7 +2,8 @@
 -- then, only if all allow, apply them. A rejected call changes nothing, but for what the in-memory backend writes
 -- too: a token bucket's first sight and a state converted to new parameters (see TokenBucket.see).
 --
--- KEYS: the state keys, one per distinct keyed limit.
+-- KEYS: the state keys, one per distinct keyed limit, then the penalty keys of their policies and client keys that
+--         carry a penalty (penalties.lua), each once.
 -- ARGV[1] op, one of (the Java enum ScriptOperation has the same codes):
 --         'a' acquire: evaluate every key, then apply all if all allow, else record first sight
 --         's' see: evaluate every key and record first sight, apply nothing (a cluster's slots after a rejected one)
@@ -14,14 +15,16 @@
 --         (0 in production; tests with an explicit clock set it, as their clock is not Redis's), ARGV[5] the
 --         reservoir size.
 -- then per key, ARGS_PER_KEY values: algorithm, unitsPerMicro, unitsPerPermit, capacity, initial, shape (1/0),
---         maxWait (-1: none), window, retention, extra (the lease member of a concurrency limit; for a refund of
---         another algorithm, the mark its acquire returned). A fixed window aligned to the calendar sends for its
+--         maxWait (-1: none), window, retention, penalty (µs, 0: none), penaltyKey (the place in KEYS of the
+--         penalty key of the limit's policy and client key, 0: none), extra (the lease member of a concurrency limit;
+--         for a refund of another algorithm, the mark its acquire returned). A fixed window aligned to the calendar sends for its
 --         window the starts of four windows around the application's time, 'b1,b2,b3,b4' (CalendarWindow.around):
 --         Lua knows no time zones, so the application computes the boundaries, and the script picks among them
 --         the window that holds its time, Redis's.
--- Returns: { now, allAllowed (1/0), then per key: allowed, remaining, retryAfter, resetAfter, delay, exceeds, mark }
--- where mark is what a refund needs: the window start (fixed window, sliding counter), the log time (sliding log)
--- or the permits granted ('l').
+-- Returns: { now, allAllowed (1/0), then per key: allowed, remaining, retryAfter, resetAfter, delay, exceeds, mark,
+-- penalized } where mark is what a refund needs: the window start (fixed window, sliding counter), the log time
+-- (sliding log) or the permits granted ('l'), and penalized (1/0) says that a penalty of the key's policy and client
+-- key rejected it (penalties.lua).
 --
 -- A key's name holds no parameter of its limit (RedisKeys): the hash of a bucket or a window also holds, in its field
 -- v, the parameters it was written under (limit.params). A call with other parameters converts the state first
@@ -53,7 +56,7 @@
 -- in op, cost, now and ttlFloorMillis, and in limits; decide assigns each before anything reads it, and Redis runs
 -- one script or function at a time, so no two calls ever share them.
 
-local ARGS_PER_KEY = 10
+local ARGS_PER_KEY = 12
 local FIRST_KEY_ARG = 6
 
 -- The current call's keys and arguments (shadowing the globals EVAL sets, which a function does not have).
@@ -92,8 +95,9 @@ local function int(x)
 	return string.format('%.0f', x)
 end
 
--- The current call's ARGV[1] to ARGV[4] and time, assigned by decide.
-local op, cost, now, ttlFloorMillis
+-- The current call's ARGV[1] to ARGV[4], time, and number of state keys (the keys that ARGV describes), assigned
+-- by decide.
+local op, cost, now, ttlFloorMillis, keyCount
 
 -- Outcome(allowed, remaining, retryAfter, resetAfter, delay, exceeds), as six values rather than a table: an
 -- evaluate returns them, and decide writes them straight into its reply.
@@ -106,7 +110,7 @@ local function neverAllowed(remaining, reset) return false, remaining, 0, reset,
 
 -- The limits of the current call's keys, by place: limitAt(i) reads key i's from ARGV. A limit stays in limits[i]
 -- after its call, and the next call takes it again if it sends the same arguments at the same place, as the calls
--- of one policy do: its seven numbers are then not parsed again, which was about 8% of a call's work on the server
+-- of one policy do: its numbers are then not parsed again, which was about 8% of a call's work on the server
 -- (one token bucket, counted with callgrind). The extra value, a concurrency lease's member, is read on every call.
 -- Only a function library keeps limits from call to call; a script starts each call with none.
 local limits = {}
@@ -116,6 +120,7 @@ local function sameArguments(arguments, a)
 	return arguments[1] == ARGV[a] and arguments[2] == ARGV[a + 1] and arguments[3] == ARGV[a + 2]
 		and arguments[4] == ARGV[a + 3] and arguments[5] == ARGV[a + 4] and arguments[6] == ARGV[a + 5]
 		and arguments[7] == ARGV[a + 6] and arguments[8] == ARGV[a + 7] and arguments[9] == ARGV[a + 8]
+		and arguments[10] == ARGV[a + 9] and arguments[11] == ARGV[a + 10]
 end
 
 local function limitAt(i)
@@ -124,7 +129,7 @@ local function limitAt(i)
 	if not (limit and sameArguments(limit.arguments, a)) then
 		limit = {
 			arguments = { ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], ARGV[a + 6],
-				ARGV[a + 7], ARGV[a + 8] },
+				ARGV[a + 7], ARGV[a + 8], ARGV[a + 9], ARGV[a + 10] },
 			algorithm = ARGV[a],
 			perMicro = tonumber(ARGV[a + 1]),
 			perPermit = tonumber(ARGV[a + 2]),
@@ -134,6 +139,8 @@ local function limitAt(i)
 			maxWait = tonumber(ARGV[a + 6]),
 			window = tonumber(ARGV[a + 7]),
 			retention = tonumber(ARGV[a + 8]),
+			penalty = tonumber(ARGV[a + 9]),
+			penaltyKey = tonumber(ARGV[a + 10]),
 		}
 		-- what a state remembers of the limit it was written under: capacity, perMicro, perPermit and its windows,
 		-- the length, or for a calendar window c, the nominal length (FixedWindow.nominal), @ and the zone
@@ -150,7 +157,7 @@ local function limitAt(i)
 		limit.params = ARGV[a + 3] .. ':' .. ARGV[a + 1] .. ':' .. ARGV[a + 2] .. ':' .. windows
 		limits[i] = limit
 	end
-	limit.member = ARGV[a + 9]
+	limit.member = ARGV[a + 11]
 	return limit
 end
 
