@@ -13,6 +13,12 @@ public enum RateLimitOutcome {
 	/** The call was rejected. */
 	REJECTED,
 
+	/**
+	 * The call was refused because the policy's client serves a penalty: the policy
+	 * rejected it earlier.
+	 */
+	PENALIZED,
+
 	/** The call was allowed after a shaping delay. */
 	DELAYED,
 

@@ -335,7 +335,10 @@ public final class RateLimitService implements AutoCloseable {
 	 */
 	private static RateLimitOutcome enforcedOutcome(String policy, Decision decision, boolean delayed) {
 		if (!decision.isAllowed()) {
-			return rejectedBy(policy, decision) ? RateLimitOutcome.REJECTED : RateLimitOutcome.ALLOWED;
+			if (!rejectedBy(policy, decision)) {
+				return RateLimitOutcome.ALLOWED;
+			}
+			return penalizedBy(policy, decision) ? RateLimitOutcome.PENALIZED : RateLimitOutcome.REJECTED;
 		}
 		return (delayed && delayedBy(policy, decision)) ? RateLimitOutcome.DELAYED : RateLimitOutcome.ALLOWED;
 	}
@@ -359,6 +362,15 @@ public final class RateLimitService implements AutoCloseable {
 	private static boolean delayedBy(String policy, Decision decision) {
 		for (LimitStatus status : decision.statuses()) {
 			if (status.delayMicros() > 0 && status.target().policy().equals(policy)) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	private static boolean penalizedBy(String policy, Decision decision) {
+		for (LimitStatus status : decision.rejectedBy()) {
+			if (status.penalized() && status.target().policy().equals(policy)) {
 				return true;
 			}
 		}

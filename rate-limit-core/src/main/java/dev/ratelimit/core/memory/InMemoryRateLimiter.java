@@ -221,6 +221,9 @@ public final class InMemoryRateLimiter implements RateLimiter {
 			}
 			if (penalties) {
 				allowed &= servePenalties(limits, statuses, now);
+				if (!allowed) {
+					awaitPenalties(statuses);
+				}
 			}
 			boolean lost = false;
 			if (own != null) {
@@ -293,6 +296,23 @@ public final class InMemoryRateLimiter implements RateLimiter {
 			}
 		}
 		return none;
+	}
+
+	/**
+	 * Makes each limit with a penalty that rejects a call on its own, and so starts its
+	 * penalty, wait for that penalty: the call that starts a penalty waits for it, as
+	 * every call during it does.
+	 */
+	private static void awaitPenalties(List<LimitStatus> statuses) {
+		for (int i = 0; i < statuses.size(); i++) {
+			LimitStatus status = statuses.get(i);
+			long penalty = status.target().limit().penaltyMicros();
+			if (!status.allowed() && !status.penalized() && penalty > 0) {
+				statuses.set(i, new LimitStatus(status.target(), false, status.remaining(),
+						Math.max(status.retryAfterMicros(), penalty), Math.max(status.resetAfterMicros(), penalty),
+						status.delayMicros(), status.exceedsCapacity(), false));
+			}
+		}
 	}
 
 	/**

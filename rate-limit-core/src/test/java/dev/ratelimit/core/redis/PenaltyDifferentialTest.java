@@ -74,6 +74,8 @@ class PenaltyDifferentialTest {
 		}
 		Decision rejected = acquire(List.of(this.login), 1);
 		assertThat(rejected.isPenalized()).isFalse();
+		// the call that starts the penalty waits for it too
+		assertThat(rejected.retryAfter()).isEqualTo(Duration.ofMinutes(15));
 		this.clock.advance(Duration.ofMinutes(4));
 		Decision penalized = acquire(List.of(this.login), 1);
 		assertThat(penalized.isPenalized()).isTrue();

@@ -19,9 +19,13 @@ public record KeyStateDescriptor(String policy, String tier, List<LimitStateDesc
 	 * @param limit the most permits the limit grants at once
 	 * @param remaining the permits the client has left now
 	 * @param resetSeconds the seconds until the limit is full again, rounded up as in
-	 * {@code X-RateLimit-Reset}
+	 * {@code X-RateLimit-Reset}; while the client serves a penalty, the seconds the
+	 * penalty has left
+	 * @param penalized whether the client serves a penalty in this limit's policy (the
+	 * endpoint's delete lifts it)
 	 */
-	public record LimitStateDescriptor(String algorithm, long limit, long remaining, long resetSeconds) {
+	public record LimitStateDescriptor(String algorithm, long limit, long remaining, long resetSeconds,
+			boolean penalized) {
 
 	}
 

@@ -1,5 +1,6 @@
 package dev.ratelimit.spring.actuate;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
@@ -43,7 +44,7 @@ public class RateLimitOverridesEndpoint {
 
 	private final LimitOverrides overrides;
 
-	private final BiFunction<List<?>, String, List<Limit>> limitParser;
+	private final BiFunction<List<?>, @Nullable Duration, List<Limit>> limitParser;
 
 	private final Supplier<Instant> clock;
 
@@ -51,13 +52,13 @@ public class RateLimitOverridesEndpoint {
 	 * Creates the endpoint.
 	 * @param service the decision path, whose running policies name the valid policies
 	 * @param overrides where overrides live
-	 * @param limitParser reads limits given as in YAML (a list of maps), under a property
-	 * path for messages; throws {@link RateLimitConfigurationException} naming what is
-	 * wrong
+	 * @param limitParser reads limits given as in YAML (a list of maps) with the policy's
+	 * penalty, if any, which every limit of a policy carries; throws
+	 * {@link RateLimitConfigurationException} naming what is wrong
 	 * @param clock the time that an expiry must lie after
 	 */
 	public RateLimitOverridesEndpoint(RateLimitService service, LimitOverrides overrides,
-			BiFunction<List<?>, String, List<Limit>> limitParser, Supplier<Instant> clock) {
+			BiFunction<List<?>, @Nullable Duration, List<Limit>> limitParser, Supplier<Instant> clock) {
 		this.service = Objects.requireNonNull(service, "service must not be null");
 		this.overrides = Objects.requireNonNull(overrides, "overrides must not be null");
 		this.limitParser = Objects.requireNonNull(limitParser, "limitParser must not be null");
@@ -125,7 +126,7 @@ public class RateLimitOverridesEndpoint {
 			}
 			List<Limit> parsed;
 			try {
-				parsed = this.limitParser.apply(specs, "limits");
+				parsed = this.limitParser.apply(specs, penalty(found));
 			}
 			catch (RateLimitConfigurationException ex) {
 				throw new BadRequest(ex.getMessage());
@@ -181,6 +182,21 @@ public class RateLimitOverridesEndpoint {
 			throw new BadRequest("'expires' lies in the past (was " + expires + ")");
 		}
 		return until;
+	}
+
+	/**
+	 * The policy's penalty, which its limits carry alike; an override's limits take it
+	 * too.
+	 */
+	private static @Nullable Duration penalty(Policy policy) {
+		List<Limit> limits = new ArrayList<>(policy.limits());
+		policy.tiers().values().forEach(limits::addAll);
+		for (Limit limit : limits) {
+			if (limit.penaltyMicros() > 0) {
+				return Duration.ofNanos(Math.multiplyExact(limit.penaltyMicros(), 1000L));
+			}
+		}
+		return null;
 	}
 
 	private Policy policy(String name) {

@@ -150,7 +150,7 @@ public class RateLimitsEndpoint {
 		List<LimitStateDescriptor> limits = new ArrayList<>(statuses.size());
 		for (LimitStatus status : statuses) {
 			limits.add(new LimitStateDescriptor(status.target().limit().algorithm().configName(), status.limit(),
-					status.remaining(), secondsRoundedUp(status.resetAfterMicros())));
+					status.remaining(), secondsRoundedUp(status.resetAfterMicros()), status.penalized()));
 		}
 		return new KeyStateDescriptor(found.name(), effectiveTier, limits);
 	}

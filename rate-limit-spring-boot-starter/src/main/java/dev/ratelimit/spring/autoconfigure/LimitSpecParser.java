@@ -1,5 +1,6 @@
 package dev.ratelimit.spring.autoconfigure;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -9,6 +10,7 @@ import java.util.Set;
 import dev.ratelimit.core.Limit;
 import dev.ratelimit.spring.RateLimitConfigurationException;
 import dev.ratelimit.spring.RateLimitConfigurationException.Problem;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.bind.BindException;
 import org.springframework.boot.context.properties.bind.Bindable;
@@ -36,6 +38,19 @@ final class LimitSpecParser {
 	 * @throws RateLimitConfigurationException naming every limit and key that is wrong
 	 */
 	static List<Limit> parse(List<?> specs, String path) {
+		return parse(specs, path, null);
+	}
+
+	/**
+	 * Reads the limits of a policy with a penalty, which every limit of the policy
+	 * carries.
+	 * @param specs the limits, each a map
+	 * @param path the path that messages name them under, such as {@code limits}
+	 * @param penalty the policy's penalty, or {@code null}
+	 * @return the limits
+	 * @throws RateLimitConfigurationException naming every limit and key that is wrong
+	 */
+	static List<Limit> parse(List<?> specs, String path, @Nullable Duration penalty) {
 		List<Problem> problems = new ArrayList<>();
 		List<Limit> limits = new ArrayList<>(specs.size());
 		for (int i = 0; i < specs.size(); i++) {
@@ -80,7 +95,7 @@ final class LimitSpecParser {
 				problems.add(new Problem(property, "is invalid: " + cause.getMessage()));
 				continue;
 			}
-			Limit limit = PolicyRegistryFactory.limit(bound, at, problems);
+			Limit limit = PolicyRegistryFactory.limit(bound, at, penalty, problems);
 			if (limit != null) {
 				limits.add(limit);
 			}

@@ -1,5 +1,6 @@
 package dev.ratelimit.spring.autoconfigure;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -261,7 +262,13 @@ final class PolicyRegistryFactory {
 		catch (IllegalArgumentException ex) {
 			problems.add(new Problem(path + ".key", ex.getMessage()));
 		}
-		List<Limit> limits = limits(spec.getLimits(), path + ".limits", problems);
+		Duration penalty = spec.getPenalty();
+		if (penalty != null && (penalty.isNegative() || penalty.isZero())) {
+			problems.add(new Problem(path + ".penalty", "must be positive, such as 15m (was " + penalty + ")"));
+			penalty = null;
+		}
+		Duration limitPenalty = penalty;
+		List<Limit> limits = limits(spec.getLimits(), path + ".limits", limitPenalty, problems);
 		Map<String, List<Limit>> tiers = new LinkedHashMap<>();
 		spec.getTiers().forEach((tier, tierLimits) -> {
 			String tierPath = path + ".tiers." + tier;
@@ -269,7 +276,8 @@ final class PolicyRegistryFactory {
 			if (tiers.containsKey(normalized)) {
 				problems.add(new Problem(tierPath, "repeats tier '" + normalized + "' (tiers are case-insensitive)"));
 			}
-			tiers.put(normalized, limits((tierLimits != null) ? tierLimits : List.of(), tierPath, problems));
+			tiers.put(normalized,
+					limits((tierLimits != null) ? tierLimits : List.of(), tierPath, limitPenalty, problems));
 		});
 		if (spec.getLimits().isEmpty() && spec.getTiers().isEmpty()) {
 			problems.add(new Problem(path, "defines no limits; add 'limits' (for every tier) or 'tiers'"));
@@ -280,10 +288,11 @@ final class PolicyRegistryFactory {
 		return new Policy(name, spec.getKey().trim(), keyResolver, spec.isShadow(), limits, tiers);
 	}
 
-	private static List<Limit> limits(List<RateLimitProperties.LimitSpec> specs, String path, List<Problem> problems) {
+	private static List<Limit> limits(List<RateLimitProperties.LimitSpec> specs, String path,
+			@Nullable Duration penalty, List<Problem> problems) {
 		List<Limit> limits = new ArrayList<>(specs.size());
 		for (int i = 0; i < specs.size(); i++) {
-			Limit limit = limit(specs.get(i), path + "[" + i + "]", problems);
+			Limit limit = limit(specs.get(i), path + "[" + i + "]", penalty, problems);
 			if (limit != null) {
 				limits.add(limit);
 			}
@@ -292,6 +301,14 @@ final class PolicyRegistryFactory {
 	}
 
 	static @Nullable Limit limit(RateLimitProperties.LimitSpec spec, String path, List<Problem> problems) {
+		return limit(spec, path, null, problems);
+	}
+
+	/**
+	 * Reads a limit, with its policy's penalty, which every limit of a policy carries.
+	 */
+	static @Nullable Limit limit(RateLimitProperties.LimitSpec spec, String path, @Nullable Duration penalty,
+			List<Problem> problems) {
 		Algorithm algorithm = spec.getAlgorithm();
 		Limit.Builder builder = Limit.builder(algorithm);
 		if (spec.getRate() != null) {
@@ -341,6 +358,9 @@ final class PolicyRegistryFactory {
 		try {
 			if (spec.getZone() != null) {
 				builder.zone(spec.getZone());
+			}
+			if (penalty != null) {
+				builder.penalty(penalty);
 			}
 			return builder.build();
 		}

@@ -70,7 +70,8 @@ public final class RateLimitEndpointAutoConfiguration {
 					"is available, but there is no LimitOverrides bean to keep overrides in;"
 							+ " define one, or leave the endpoint unexposed");
 		}
-		return new RateLimitOverridesEndpoint(service, overrides, LimitSpecParser::parse,
+		return new RateLimitOverridesEndpoint(service, overrides,
+				(specs, penalty) -> LimitSpecParser.parse(specs, "limits", penalty),
 				() -> instant(timeSource.nowMicros()));
 	}
 

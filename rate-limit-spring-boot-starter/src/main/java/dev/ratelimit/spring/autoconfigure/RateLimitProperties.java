@@ -454,6 +454,20 @@ public class RateLimitProperties {
 		 */
 		private Map<String, List<LimitSpec>> tiers = new LinkedHashMap<>();
 
+		/**
+		 * Once the policy rejects a client, how long that client is refused, whatever the
+		 * limits say. None by default.
+		 */
+		private @Nullable Duration penalty;
+
+		public @Nullable Duration getPenalty() {
+			return this.penalty;
+		}
+
+		public void setPenalty(@Nullable Duration penalty) {
+			this.penalty = penalty;
+		}
+
 		public String getKey() {
 			return this.key;
 		}

@@ -120,6 +120,9 @@ public class RateLimitMetrics implements RateLimitListener {
 				else {
 					counter(counters, policy.name(), tier, RateLimitOutcome.ALLOWED);
 					counter(counters, policy.name(), tier, RateLimitOutcome.REJECTED);
+					if (hasPenalty(policy)) {
+						counter(counters, policy.name(), tier, RateLimitOutcome.PENALIZED);
+					}
 				}
 			}
 			meters.put(policy.name(), policyMeters);
@@ -129,6 +132,16 @@ public class RateLimitMetrics implements RateLimitListener {
 		failureCounter(new FailureKey(backend, NO_EXCEPTION));
 		reloadCounter(true);
 		reloadCounter(false);
+	}
+
+	private static boolean hasPenalty(Policy policy) {
+		if (policy.limits().stream().anyMatch((limit) -> limit.penaltyMicros() > 0)) {
+			return true;
+		}
+		return policy.tiers()
+			.values()
+			.stream()
+			.anyMatch((limits) -> limits.stream().anyMatch((limit) -> limit.penaltyMicros() > 0));
 	}
 
 	@Override

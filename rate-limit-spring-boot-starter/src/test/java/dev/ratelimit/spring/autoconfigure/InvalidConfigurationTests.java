@@ -79,6 +79,9 @@ class InvalidConfigurationTests {
 					cost reading a variable no request has | ratelimit.filters[0].patterns=/api/**,ratelimit.filters[0].policies=api,ratelimit.filters[0].cost=#{#n} | ratelimit.filters[0].cost | '#{#n}' reads #n, which a filter's request does not have; it can read #request and #principal
 					invalid path pattern | ratelimit.filters[0].patterns=/api/{id/x,ratelimit.filters[0].policies=api | ratelimit.filters[0].patterns[0] | is not a valid path pattern
 					unknown HTTP method | ratelimit.filters[0].patterns=/api/**,ratelimit.filters[0].policies=api,ratelimit.filters[0].methods=FETCH | ratelimit.filters[0].methods[0] | 'FETCH' is not an HTTP method
+					penalty of zero | ratelimit.policies.api.penalty=0s | ratelimit.policies.api.penalty | must be positive, such as 15m (was PT0S)
+					negative penalty | ratelimit.policies.api.penalty=-1m | ratelimit.policies.api.penalty | must be positive, such as 15m (was PT-1M)
+					cost reading the response | ratelimit.filters[0].patterns=/api/**,ratelimit.filters[0].policies=api,ratelimit.filters[0].cost=#{#response.status} | ratelimit.filters[0].cost | reads #response, which a filter's request does not have
 					""")
 	void failsStartUpNamingThePropertyAndWhatIsWrong(String description, String properties, String property,
 			String reason) {

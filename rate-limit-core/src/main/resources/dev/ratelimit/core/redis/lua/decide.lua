@@ -159,6 +159,9 @@ local function decide(keys, argv)
 			local at = 2 + (i - 1) * REPLY_PER_KEY
 			if limit.penaltyKey ~= 0 and reply[at + 1] == 0 and reply[at + 8] == 0 then
 				Penalties.impose(limit)
+				-- the call that starts a penalty waits for it, as every call during it does
+				reply[at + 3] = math.max(reply[at + 3], limit.penalty)
+				reply[at + 4] = math.max(reply[at + 4], limit.penalty)
 			end
 		end
 	end
