@@ -2,6 +2,7 @@ package dev.ratelimit.spring.actuate;
 
 import java.util.List;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -15,7 +16,7 @@ import org.jspecify.annotations.Nullable;
  * if it applies to every matching request
  */
 public record FilterDescriptor(List<String> patterns, List<String> methods, List<String> policies, String cost,
-		@Nullable String when) {
+		@JsonInclude(JsonInclude.Include.NON_NULL) @Nullable String when) {
 
 	/**
 	 * Copies the lists.
