@@ -11,8 +11,9 @@ import dev.ratelimit.core.KeyedLimit;
 import dev.ratelimit.core.Limit;
 
 /**
- * A named policy: how to key a caller, the limits for each tier, and whether it only
- * observes (shadow). Immutable.
+ * A named policy: how to key a caller, the limits for each tier, whether it only observes
+ * (shadow), and whether it counts only the calls whose response meets a condition
+ * ({@code count-if}). Immutable.
  */
 public final class Policy {
 
@@ -28,6 +29,8 @@ public final class Policy {
 
 	private final Map<String, List<Limit>> tiers;
 
+	private final @Nullable RateLimitCondition countIf;
+
 	/**
 	 * Creates a policy.
 	 * @param name the name, such as {@code geocode-burst}
@@ -41,6 +44,24 @@ public final class Policy {
 	 */
 	public Policy(String name, String keyStrategy, KeyResolver keyResolver, boolean shadow, List<Limit> limits,
 			Map<String, List<Limit>> tiers) {
+		this(name, keyStrategy, keyResolver, shadow, limits, tiers, null);
+	}
+
+	/**
+	 * Creates a policy that may count by the response.
+	 * @param name the name, such as {@code login-failures}
+	 * @param keyStrategy the key strategy as configured, such as {@code api-key}
+	 * @param keyResolver the resolver for that strategy
+	 * @param shadow whether the policy only observes and never rejects
+	 * @param limits the limits of callers whose tier has no limits of its own
+	 * @param tiers the limits of each tier, by lower-case tier name; without
+	 * {@code limits}, those of the default tier also apply to callers of a tier not
+	 * listed
+	 * @param countIf the condition over the response under which a call is charged after
+	 * it, or {@code null} to charge every call before it as usual
+	 */
+	public Policy(String name, String keyStrategy, KeyResolver keyResolver, boolean shadow, List<Limit> limits,
+			Map<String, List<Limit>> tiers, @Nullable RateLimitCondition countIf) {
 		this.name = Objects.requireNonNull(name, "name must not be null");
 		this.keyStrategy = Objects.requireNonNull(keyStrategy, "keyStrategy must not be null");
 		this.keyResolver = Objects.requireNonNull(keyResolver, "keyResolver must not be null");
@@ -49,6 +70,7 @@ public final class Policy {
 		Map<String, List<Limit>> copy = new LinkedHashMap<>();
 		tiers.forEach((tier, tierLimits) -> copy.put(tier, List.copyOf(tierLimits)));
 		this.tiers = java.util.Collections.unmodifiableMap(copy);
+		this.countIf = countIf;
 	}
 
 	/**
@@ -92,6 +114,18 @@ public final class Policy {
 	 */
 	public boolean isShadow() {
 		return this.shadow;
+	}
+
+	/**
+	 * Returns the condition over the response under which a call is charged
+	 * ({@code count-if}): a call is then rejected before it runs only when fewer permits
+	 * are left than its cost, and charged after its response only when the condition
+	 * holds.
+	 * @return the condition, or {@code null} for a policy that charges every call before
+	 * it runs
+	 */
+	public @Nullable RateLimitCondition countIf() {
+		return this.countIf;
 	}
 
 	/**
@@ -165,8 +199,9 @@ public final class Policy {
 
 	@Override
 	public String toString() {
-		return "Policy[" + this.name + ", key=" + this.keyStrategy + (this.shadow ? ", shadow" : "") + ", limits="
-				+ this.limits + ", tiers=" + this.tiers + "]";
+		return "Policy[" + this.name + ", key=" + this.keyStrategy + (this.shadow ? ", shadow" : "")
+				+ ((this.countIf != null) ? ", count-if=" + this.countIf : "") + ", limits=" + this.limits + ", tiers="
+				+ this.tiers + "]";
 	}
 
 }

@@ -43,6 +43,10 @@ public final class RateLimitContext {
 
 	private @Nullable EvaluationContext evaluationContext;
 
+	private boolean responded;
+
+	private @Nullable RateLimitResponse response;
+
 	private RateLimitContext(@Nullable RateLimitRequest request, @Nullable Method method, @Nullable Object[] arguments,
 			String[] parameterNames, @Nullable BeanFactory beanFactory) {
 		this.request = request;
@@ -120,6 +124,26 @@ public final class RateLimitContext {
 	}
 
 	/**
+	 * Returns the response to the call, once it is known: what {@code #response} reads in
+	 * the {@code count-if} condition of a policy.
+	 * @return the response, or {@code null} before it is known or for a call outside a
+	 * web request
+	 */
+	public @Nullable RateLimitResponse response() {
+		return this.response;
+	}
+
+	/**
+	 * Records the response to the call, which {@code #response} then reads (in place of a
+	 * method argument of that name).
+	 * @param response the response, or {@code null} for a call outside a web request
+	 */
+	public void responded(@Nullable RateLimitResponse response) {
+		this.response = response;
+		this.responded = true;
+	}
+
+	/**
 	 * Returns the authenticated caller: the Spring Security authentication when Spring
 	 * Security is present and the caller is not anonymous, else the request's user
 	 * principal.
@@ -151,7 +175,8 @@ public final class RateLimitContext {
 	/**
 	 * Resolves the variables of an expression from the call, lazily: {@code #request}
 	 * (the web stack's own request, such as the {@code HttpServletRequest}),
-	 * {@code #principal}, {@code #args} and each argument by name.
+	 * {@code #principal}, {@code #args}, {@code #response} once the call has responded,
+	 * and each argument by name.
 	 */
 	private static final class CallEvaluationContext extends StandardEvaluationContext {
 
@@ -179,6 +204,7 @@ public final class RateLimitContext {
 				case "request" -> (this.call.request != null) ? this.call.request.getNativeRequest() : null;
 				case "principal" -> this.call.principal();
 				case "args" -> this.call.arguments;
+				case "response" -> this.call.responded ? this.call.response : this.call.argument(name);
 				default -> this.call.argument(name);
 			};
 		}

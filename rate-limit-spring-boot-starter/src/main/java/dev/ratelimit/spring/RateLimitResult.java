@@ -32,6 +32,8 @@ public final class RateLimitResult {
 
 	private final List<String> policies;
 
+	private final @Nullable ResponseCharge responseCharge;
+
 	/**
 	 * Creates a result.
 	 * @param decision the decision of the enforced policies
@@ -59,12 +61,18 @@ public final class RateLimitResult {
 	 */
 	public RateLimitResult(Decision decision, @Nullable Decision shadowDecision, String tier, long cost,
 			long shadowCost, List<String> policies) {
+		this(decision, shadowDecision, tier, cost, shadowCost, policies, null);
+	}
+
+	RateLimitResult(Decision decision, @Nullable Decision shadowDecision, String tier, long cost, long shadowCost,
+			List<String> policies, @Nullable ResponseCharge responseCharge) {
 		this.decision = Objects.requireNonNull(decision, "decision must not be null");
 		this.shadowDecision = shadowDecision;
 		this.tier = tier;
 		this.cost = cost;
 		this.shadowCost = shadowCost;
 		this.policies = List.copyOf(policies);
+		this.responseCharge = responseCharge;
 	}
 
 	/**
@@ -133,6 +141,20 @@ public final class RateLimitResult {
 	 */
 	public long shadowCost() {
 		return this.shadowCost;
+	}
+
+	/**
+	 * Returns whether the call owes {@code count-if} policies a charge that depends on
+	 * its response: {@link RateLimitService#chargeAfterResponse} then settles it once the
+	 * response is known.
+	 * @return whether the call is allowed and a {@code count-if} policy applied
+	 */
+	public boolean chargesAfterResponse() {
+		return this.responseCharge != null;
+	}
+
+	@Nullable ResponseCharge responseCharge() {
+		return this.responseCharge;
 	}
 
 	/**

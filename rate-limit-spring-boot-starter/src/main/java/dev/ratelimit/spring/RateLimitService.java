@@ -12,6 +12,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 
+import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.KeyedLimit;
 import dev.ratelimit.core.Limit;
@@ -178,6 +179,8 @@ public final class RateLimitService implements AutoCloseable {
 		// without hashing
 		List<KeyedLimit> enforced = new ArrayList<>(4);
 		List<KeyedLimit> shadow = List.of();
+		List<KeyedLimit> counted = List.of();
+		List<ResponseCharge.Counted> countedPolicies = new ArrayList<>(0);
 		List<Policy> used = new ArrayList<>(applied.size());
 		List<String> usedNames = new ArrayList<>(applied.size());
 		for (AppliedPolicy application : applied) {
@@ -204,6 +207,11 @@ public final class RateLimitService implements AutoCloseable {
 			if (key == null) {
 				continue;
 			}
+			RateLimitCondition countIf = policy.isShadow() ? null : policy.countIf();
+			if (countIf != null) {
+				counted = countedLimits(counted, countedPolicies, policy, countIf, key, limits);
+				continue;
+			}
 			if (policy.isShadow() && shadow.isEmpty()) {
 				shadow = new ArrayList<>(2);
 			}
@@ -216,16 +224,28 @@ public final class RateLimitService implements AutoCloseable {
 			}
 		}
 		long start = System.nanoTime();
-		Decision decision = enforced.isEmpty() ? Decision.unlimited() : this.limiter.acquire(enforced, cost);
+		Decision decision;
+		if (counted.isEmpty()) {
+			decision = enforced.isEmpty() ? Decision.unlimited() : this.limiter.acquire(enforced, cost);
+		}
+		else {
+			// the count-if limits first: a call they reject takes nothing from the others
+			Decision checked = check(counted, cost);
+			decision = (!checked.isAllowed() || enforced.isEmpty()) ? checked
+					: withChecked(this.limiter.acquire(enforced, cost), checked);
+		}
 		Decision shadowDecision = (decision.isAllowed() && !shadow.isEmpty()) ? this.limiter.acquire(shadow, shadowCost)
 				: null;
 		// no limit applied to the call (its policies have none for the tier): the backend
 		// was not asked, which a zero
 		// duration says; a decision that took less than the clock's resolution counts one
 		// nanosecond
-		Duration duration = (enforced.isEmpty() && shadow.isEmpty()) ? Duration.ZERO
+		Duration duration = (enforced.isEmpty() && shadow.isEmpty() && counted.isEmpty()) ? Duration.ZERO
 				: Duration.ofNanos(Math.max(1, System.nanoTime() - start));
-		RateLimitResult result = new RateLimitResult(decision, shadowDecision, tier, cost, shadowCost, usedNames);
+		ResponseCharge charge = (decision.isAllowed() && !countedPolicies.isEmpty())
+				? new ResponseCharge(countedPolicies, cost, context) : null;
+		RateLimitResult result = new RateLimitResult(decision, shadowDecision, tier, cost, shadowCost, usedNames,
+				charge);
 		if (!this.listeners.isEmpty()) {
 			RateLimitEvent event = new RateLimitEvent(outcomes(used, result), tier, this.backend, duration, result);
 			this.listeners.decided(event);
@@ -237,6 +257,137 @@ public final class RateLimitService implements AutoCloseable {
 			this.renewals.hold(shadowDecision);
 		}
 		return result;
+	}
+
+	/**
+	 * Adds the limits of a {@code count-if} policy for a call's key, once each.
+	 * @return the list of every count-if limit of the call
+	 */
+	private static List<KeyedLimit> countedLimits(List<KeyedLimit> counted,
+			List<ResponseCharge.Counted> countedPolicies, Policy policy, RateLimitCondition countIf, String key,
+			List<Limit> limits) {
+		List<KeyedLimit> all = counted.isEmpty() ? new ArrayList<>(2) : counted;
+		List<KeyedLimit> own = new ArrayList<>(limits.size());
+		for (int i = 0; i < limits.size(); i++) {
+			KeyedLimit keyed = Policy.keyedLimit(policy.name(), key, limits, i);
+			if (!all.contains(keyed)) {
+				all.add(keyed);
+				own.add(keyed);
+			}
+		}
+		if (!own.isEmpty()) {
+			countedPolicies.add(new ResponseCharge.Counted(policy.name(), countIf, own));
+		}
+		return all;
+	}
+
+	/**
+	 * Checks the limits of {@code count-if} policies without charging them: a call of
+	 * cost 0 reads what each has left (through the failure policy, like any call), and a
+	 * limit with fewer permits left than the cost rejects the call. The wait it gives is
+	 * until the limit refills the missing permits (buckets) or resets (windows).
+	 */
+	private Decision check(List<KeyedLimit> counted, long cost) {
+		Decision read = this.limiter.acquire(counted, 0);
+		if (!read.isAllowed() || read.source() == Decision.Source.FAILED_OPEN || read.statuses().isEmpty()) {
+			return read;
+		}
+		List<LimitStatus> statuses = new ArrayList<>(read.statuses().size());
+		for (LimitStatus status : read.statuses()) {
+			statuses
+				.add((status.remaining() >= cost) ? status : new LimitStatus(status.target(), false, status.remaining(),
+						untilAvailable(status, cost), status.resetAfterMicros(), 0, cost > status.limit()));
+		}
+		return Decision.of(statuses, List.of(), read.source());
+	}
+
+	/**
+	 * Returns the wait until a limit with too few permits left has the cost again: for a
+	 * bucket, which refills evenly until full, the share of its wait until full that the
+	 * missing permits take; for a window, its wait until full, when it resets.
+	 */
+	private static long untilAvailable(LimitStatus status, long cost) {
+		long reset = status.resetAfterMicros();
+		Algorithm algorithm = status.target().limit().algorithm();
+		long empty = status.limit() - status.remaining();
+		if ((algorithm == Algorithm.TOKEN_BUCKET || algorithm == Algorithm.LEAKY_BUCKET) && empty > 0
+				&& cost <= status.limit()) {
+			return Math.max(1, (long) Math.ceil((double) reset * (cost - status.remaining()) / empty));
+		}
+		return Math.max(1, reset);
+	}
+
+	/**
+	 * Returns the decision of the ordinary limits with the statuses of the
+	 * {@code count-if} limits that allowed the call beside them, for the headers. A
+	 * decision the failure policy made without the backend stays as it is.
+	 */
+	private static Decision withChecked(Decision acquired, Decision checked) {
+		if (checked.statuses().isEmpty() || acquired.source() == Decision.Source.FAILED_OPEN
+				|| acquired.source() == Decision.Source.FAILED_CLOSED) {
+			return acquired;
+		}
+		List<LimitStatus> statuses = new ArrayList<>(acquired.statuses().size() + checked.statuses().size());
+		statuses.addAll(acquired.statuses());
+		statuses.addAll(checked.statuses());
+		return Decision.of(statuses, acquired.leases(), acquired.source());
+	}
+
+	/**
+	 * Charges the {@code count-if} policies of an allowed call once its response is
+	 * known: each policy whose condition holds for the response is charged the call's
+	 * cost. A condition that cannot be evaluated charges its policy (and is logged at
+	 * warn level), so that a broken condition never makes failures free. The charge takes
+	 * what is left when concurrent calls spent the permits first; what it decides does
+	 * not change the call's response. Settles the charge once: calling it again, or for a
+	 * result without such a charge, does nothing.
+	 * @param result the result of the call
+	 * @param response the response, or {@code null} for a call outside a web request
+	 */
+	public void chargeAfterResponse(RateLimitResult result, @Nullable RateLimitResponse response) {
+		ResponseCharge charge = result.responseCharge();
+		if (charge == null || !charge.settle()) {
+			return;
+		}
+		RateLimitContext context = charge.context();
+		context.responded(response);
+		List<KeyedLimit> charged = new ArrayList<>(2);
+		for (ResponseCharge.Counted counted : charge.policies()) {
+			if (counts(counted, context)) {
+				charged.addAll(counted.limits());
+			}
+		}
+		if (charged.isEmpty()) {
+			return;
+		}
+		try {
+			Decision decision = this.limiter.acquire(charged, charge.cost());
+			if (!decision.isAllowed() && charged.size() > 1) {
+				// concurrent calls spent some limit first: a rejected call takes nothing,
+				// so each limit is charged on its own, as far as it has permits left
+				for (KeyedLimit limit : charged) {
+					this.limiter.acquire(limit, charge.cost());
+				}
+			}
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Could not charge the count-if policies " + policyNames(charge) + " after a response", ex);
+		}
+	}
+
+	private static boolean counts(ResponseCharge.Counted counted, RateLimitContext context) {
+		try {
+			return counted.condition().test(context);
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Charged rate-limit policy '" + counted.policy() + "': its count-if " + counted.condition()
+					+ " failed for a response", ex);
+			return true;
+		}
+	}
+
+	private static String policyNames(ResponseCharge charge) {
+		return charge.policies().stream().map(ResponseCharge.Counted::policy).toList().toString();
 	}
 
 	/**

@@ -22,8 +22,10 @@ import dev.ratelimit.spring.Sleeper;
 /**
  * The aspect behind {@link RateLimited}: decides each call before the method runs, with
  * the filters' policies for a request's handler, and throws
- * {@link RateLimitExceededException} when a limit rejects it; a cost or key that cannot
- * be evaluated throws {@link RateLimitEvaluationException} (400) in a request, else an
+ * {@link RateLimitExceededException} when a limit rejects it; charges {@code count-if}
+ * policies once the web request's response is known, or outside a web request once the
+ * method returns or throws; a cost or key that cannot be evaluated throws
+ * {@link RateLimitEvaluationException} (400) in a request, else an
  * {@link IllegalStateException}.
  */
 public final class RateLimitedInterceptor implements MethodInterceptor {
@@ -110,6 +112,10 @@ public final class RateLimitedInterceptor implements MethodInterceptor {
 		if (!result.isAllowed()) {
 			throw new RateLimitExceededException(result.decision());
 		}
+		// a count-if charge waits for the response of the web request, else for the
+		// method to return or throw, with no response to read
+		boolean chargedByWeb = result.chargesAfterResponse() && web != null && request != null
+				&& web.holdCharge(request, result);
 		try {
 			Duration delay = result.delay();
 			if (!delay.isZero()) {
@@ -118,6 +124,9 @@ public final class RateLimitedInterceptor implements MethodInterceptor {
 			return invocation.proceed();
 		}
 		finally {
+			if (result.chargesAfterResponse() && !chargedByWeb) {
+				this.service.chargeAfterResponse(result, null);
+			}
 			if (!releasedByWeb) {
 				this.service.release(result);
 			}

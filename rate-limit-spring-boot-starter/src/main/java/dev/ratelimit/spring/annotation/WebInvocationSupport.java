@@ -75,4 +75,17 @@ public interface WebInvocationSupport {
 	 */
 	boolean onDecision(RateLimitRequest request, RateLimitResult result, boolean handler);
 
+	/**
+	 * Holds the {@code count-if} charge of an allowed call made in a web request until
+	 * the response completes, when the response that the condition reads is known.
+	 * @param request the request
+	 * @param result the result, which {@link RateLimitResult#chargesAfterResponse()
+	 * charges after the response}
+	 * @return whether the web layer charges it; if false, the caller charges it, without
+	 * a response, when the method returns or throws
+	 */
+	default boolean holdCharge(RateLimitRequest request, RateLimitResult result) {
+		return false;
+	}
+
 }

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.stream.Stream;
 
 import org.jspecify.annotations.Nullable;
 
@@ -19,6 +20,7 @@ import dev.ratelimit.core.redis.RedisSetting;
 import dev.ratelimit.spring.KeyResolver;
 import dev.ratelimit.spring.Policy;
 import dev.ratelimit.spring.PolicyRegistry;
+import dev.ratelimit.spring.RateLimitCondition;
 import dev.ratelimit.spring.RateLimitConfigurationException;
 import dev.ratelimit.spring.RateLimitConfigurationException.Problem;
 import dev.ratelimit.spring.key.ClientAddressResolver;
@@ -282,10 +284,52 @@ final class PolicyRegistryFactory {
 		if (spec.getLimits().isEmpty() && spec.getTiers().isEmpty()) {
 			problems.add(new Problem(path, "defines no limits; add 'limits' (for every tier) or 'tiers'"));
 		}
+		RateLimitCondition countIf = countIf(spec, path, limits, tiers, problems);
 		if (problems.size() > before || keyResolver == null) {
 			return null;
 		}
-		return new Policy(name, spec.getKey().trim(), keyResolver, spec.isShadow(), limits, tiers);
+		return new Policy(name, spec.getKey().trim(), keyResolver, spec.isShadow(), limits, tiers, countIf);
+	}
+
+	/**
+	 * Parses the condition of a policy charged by the response: none when it is not set
+	 * or blank. It may read {@code #response} besides a request's variables; a shadow
+	 * policy, which never rejects, and a concurrency limit, which holds a permit while
+	 * the call runs, cannot be charged after the response.
+	 */
+	private static @Nullable RateLimitCondition countIf(RateLimitProperties.Policy spec, String path,
+			List<Limit> limits, Map<String, List<Limit>> tiers, List<Problem> problems) {
+		String text = spec.getCountIf();
+		if (text == null || text.isBlank()) {
+			return null;
+		}
+		String property = path + ".count-if";
+		RateLimitCondition countIf;
+		try {
+			countIf = RateLimitCondition.parse(text);
+		}
+		catch (IllegalArgumentException ex) {
+			problems.add(new Problem(property, ex.getMessage()));
+			return null;
+		}
+		for (String variable : countIf.unknownRequestVariables()) {
+			if (!variable.equals("response")) {
+				problems.add(new Problem(property, "'" + text.trim() + "' reads #" + variable
+						+ ", which a response does not have; it can read #response, #request and #principal"));
+			}
+		}
+		if (spec.isShadow()) {
+			problems.add(new Problem(property, "does not apply to a shadow policy, which never rejects a request;"
+					+ " remove 'shadow' or 'count-if'"));
+		}
+		boolean concurrency = Stream.concat(Stream.of(limits), tiers.values().stream())
+			.flatMap(List::stream)
+			.anyMatch((limit) -> limit.algorithm() == Algorithm.CONCURRENCY);
+		if (concurrency) {
+			problems.add(new Problem(property, "does not apply to a concurrency limit, which holds a permit while"
+					+ " the request runs; put the concurrency limit in a policy of its own"));
+		}
+		return countIf;
 	}
 
 	private static List<Limit> limits(List<RateLimitProperties.LimitSpec> specs, String path,

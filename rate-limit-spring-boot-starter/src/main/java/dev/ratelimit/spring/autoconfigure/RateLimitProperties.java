@@ -443,6 +443,14 @@ public class RateLimitProperties {
 		private boolean shadow;
 
 		/**
+		 * SpEL condition "#{...}" over #response (its status and headers), #request and
+		 * #principal: when set, a request is rejected before its handler only if fewer
+		 * permits are left than its cost, and charged after the response only when the
+		 * condition holds, such as "#{#response.status == 401}" for failed logins.
+		 */
+		private @Nullable String countIf;
+
+		/**
 		 * Limits for every tier that has no limits of its own.
 		 */
 		private List<LimitSpec> limits = new ArrayList<>();
@@ -482,6 +490,14 @@ public class RateLimitProperties {
 
 		public void setShadow(boolean shadow) {
 			this.shadow = shadow;
+		}
+
+		public @Nullable String getCountIf() {
+			return this.countIf;
+		}
+
+		public void setCountIf(@Nullable String countIf) {
+			this.countIf = countIf;
 		}
 
 		public List<LimitSpec> getLimits() {

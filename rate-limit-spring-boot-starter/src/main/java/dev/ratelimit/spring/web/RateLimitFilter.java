@@ -148,10 +148,10 @@ public class RateLimitFilter extends OncePerRequestFilter {
 			// they are charged here.
 			decideLeftover(limits, request, response, false);
 			if (request.isAsyncStarted()) {
-				request.getAsyncContext().addListener(new ReleaseOnCompletion(limits));
+				request.getAsyncContext().addListener(new ReleaseOnCompletion(limits, response));
 			}
 			else {
-				release(limits);
+				release(limits, response);
 			}
 		}
 	}
@@ -272,6 +272,9 @@ public class RateLimitFilter extends OncePerRequestFilter {
 			// the response has completed: nothing would release the permits later
 			this.service.release(result);
 		}
+		if (result.chargesAfterResponse() && !limits.holdCharge(result)) {
+			this.service.chargeAfterResponse(result, new ServletRateLimitResponse(response));
+		}
 		this.headers.write(response, result);
 		return result;
 	}
@@ -333,8 +336,20 @@ public class RateLimitFilter extends OncePerRequestFilter {
 		return false;
 	}
 
-	private void release(RequestLimits limits) {
-		for (RateLimitResult result : limits.complete()) {
+	/**
+	 * Settles what the request owes once its response is known: its {@code count-if}
+	 * charges, then its concurrency permits.
+	 */
+	private void release(RequestLimits limits, HttpServletResponse response) {
+		List<RateLimitResult> held = limits.complete();
+		List<RateLimitResult> charges = limits.takeCharges();
+		if (!charges.isEmpty()) {
+			ServletRateLimitResponse answered = new ServletRateLimitResponse(response);
+			for (RateLimitResult result : charges) {
+				this.service.chargeAfterResponse(result, answered);
+			}
+		}
+		for (RateLimitResult result : held) {
 			this.service.release(result);
 		}
 	}
@@ -400,23 +415,26 @@ public class RateLimitFilter extends OncePerRequestFilter {
 
 		private final RequestLimits limits;
 
-		ReleaseOnCompletion(RequestLimits limits) {
+		private final HttpServletResponse response;
+
+		ReleaseOnCompletion(RequestLimits limits, HttpServletResponse response) {
 			this.limits = limits;
+			this.response = response;
 		}
 
 		@Override
 		public void onComplete(AsyncEvent event) {
-			release(this.limits);
+			release(this.limits, this.response);
 		}
 
 		@Override
 		public void onTimeout(AsyncEvent event) {
-			release(this.limits);
+			release(this.limits, this.response);
 		}
 
 		@Override
 		public void onError(AsyncEvent event) {
-			release(this.limits);
+			release(this.limits, this.response);
 		}
 
 		@Override

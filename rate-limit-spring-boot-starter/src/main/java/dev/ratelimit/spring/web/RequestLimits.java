@@ -13,7 +13,8 @@ import dev.ratelimit.spring.RateLimitResult;
  * The rate-limit state of one request, kept in a request attribute by the
  * {@link RateLimitFilter}: the filter, the policies left for the handler method (and
  * those its interceptor took), the results whose concurrency permits are released when
- * the response completes, and the latest result, which the 429 response describes.
+ * the response completes, those charged after the response ({@code count-if}), and the
+ * latest result, which the 429 response describes.
  */
 final class RequestLimits {
 
@@ -22,6 +23,8 @@ final class RequestLimits {
 	private final RateLimitFilter filter;
 
 	private final List<RateLimitResult> held = new ArrayList<>(1);
+
+	private final List<RateLimitResult> charges = new ArrayList<>(0);
 
 	private @Nullable PendingLimits pending;
 
@@ -94,6 +97,32 @@ final class RequestLimits {
 			this.held.add(result);
 		}
 		return true;
+	}
+
+	/**
+	 * Holds the charge that an allowed result owes its {@code count-if} policies until
+	 * the response completes.
+	 * @param result the result
+	 * @return whether the charge is held: {@code false} once the response has completed,
+	 * or for a result without such a charge
+	 */
+	synchronized boolean holdCharge(RateLimitResult result) {
+		if (this.completed || !result.chargesAfterResponse()) {
+			return false;
+		}
+		this.charges.add(result);
+		return true;
+	}
+
+	/**
+	 * Returns the results whose {@code count-if} charges the response settles, once it
+	 * has completed.
+	 * @return the results to charge
+	 */
+	synchronized List<RateLimitResult> takeCharges() {
+		List<RateLimitResult> taken = new ArrayList<>(this.charges);
+		this.charges.clear();
+		return taken;
 	}
 
 	synchronized @Nullable RateLimitResult latest() {

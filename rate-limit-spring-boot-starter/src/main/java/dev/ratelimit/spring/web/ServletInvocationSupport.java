@@ -94,4 +94,10 @@ public final class ServletInvocationSupport implements WebInvocationSupport {
 		return limits.decided(result, handler);
 	}
 
+	@Override
+	public boolean holdCharge(RateLimitRequest request, RateLimitResult result) {
+		RequestLimits limits = RequestLimits.of(request);
+		return limits != null && limits.holdCharge(result);
+	}
+
 }
