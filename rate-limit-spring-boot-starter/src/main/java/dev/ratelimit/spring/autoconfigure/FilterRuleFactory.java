@@ -59,8 +59,12 @@ final class FilterRuleFactory {
 				for (String variable : cost.unknownRequestVariables()) {
 					// a filter's request has no arguments: read as null, it would refuse
 					// every request
+					String hint = variable.equals("response")
+							? "; a cost is decided before the handler runs, when there is no response yet: to charge"
+									+ " by the response, set count-if on the policy"
+							: "; it can read #request and #principal";
 					problems.add(new Problem(path + ".cost", "'" + filter.getCost().trim() + "' reads #" + variable
-							+ ", which a filter's request does not have; it can read #request and #principal"));
+							+ ", which a filter's request does not have" + hint));
 				}
 			}
 			catch (IllegalArgumentException ex) {
