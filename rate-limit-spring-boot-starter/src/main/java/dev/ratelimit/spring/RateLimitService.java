@@ -12,7 +12,6 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 
-import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.KeyedLimit;
 import dev.ratelimit.core.Limit;
@@ -283,38 +282,42 @@ public final class RateLimitService implements AutoCloseable {
 
 	/**
 	 * Checks the limits of {@code count-if} policies without charging them: a call of
-	 * cost 0 reads what each has left (through the failure policy, like any call), and a
-	 * limit with fewer permits left than the cost rejects the call. The wait it gives is
-	 * until the limit refills the missing permits (buckets) or resets (windows).
+	 * cost 0 reads what each has left (through the failure policy, like any call). The
+	 * limits with fewer permits left than the cost are then asked for the cost, which
+	 * they refuse, taking nothing: the limiter decides the rejection, so that it tells
+	 * the wait and starts the policy's penalty, if any.
 	 */
 	private Decision check(List<KeyedLimit> counted, long cost) {
 		Decision read = this.limiter.acquire(counted, 0);
 		if (!read.isAllowed() || read.source() == Decision.Source.FAILED_OPEN || read.statuses().isEmpty()) {
 			return read;
 		}
+		List<KeyedLimit> spent = new ArrayList<>(1);
+		for (LimitStatus status : read.statuses()) {
+			if (status.remaining() < cost) {
+				spent.add(status.target());
+			}
+		}
+		if (spent.isEmpty()) {
+			return read;
+		}
+		Decision refused = this.limiter.acquire(spent, cost);
+		if (refused.isAllowed() || refused.statuses().isEmpty()) {
+			// refilled in between (then charged already), or decided by the failure
+			// policy
+			return refused.isAllowed() ? read : refused;
+		}
 		List<LimitStatus> statuses = new ArrayList<>(read.statuses().size());
 		for (LimitStatus status : read.statuses()) {
-			statuses
-				.add((status.remaining() >= cost) ? status : new LimitStatus(status.target(), false, status.remaining(),
-						untilAvailable(status, cost), status.resetAfterMicros(), 0, cost > status.limit()));
+			LimitStatus decided = status;
+			for (LimitStatus rejection : refused.statuses()) {
+				if (rejection.target().equals(status.target())) {
+					decided = rejection;
+				}
+			}
+			statuses.add(decided);
 		}
-		return Decision.of(statuses, List.of(), read.source());
-	}
-
-	/**
-	 * Returns the wait until a limit with too few permits left has the cost again: for a
-	 * bucket, which refills evenly until full, the share of its wait until full that the
-	 * missing permits take; for a window, its wait until full, when it resets.
-	 */
-	private static long untilAvailable(LimitStatus status, long cost) {
-		long reset = status.resetAfterMicros();
-		Algorithm algorithm = status.target().limit().algorithm();
-		long empty = status.limit() - status.remaining();
-		if ((algorithm == Algorithm.TOKEN_BUCKET || algorithm == Algorithm.LEAKY_BUCKET) && empty > 0
-				&& cost <= status.limit()) {
-			return Math.max(1, (long) Math.ceil((double) reset * (cost - status.remaining()) / empty));
-		}
-		return Math.max(1, reset);
+		return Decision.of(statuses, List.of(), refused.source());
 	}
 
 	/**

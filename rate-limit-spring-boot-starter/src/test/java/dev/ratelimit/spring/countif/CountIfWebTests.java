@@ -30,7 +30,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 		"ratelimit.policies.login-by-ip.count-if=#{#response.status == 401}",
 		"ratelimit.policies.login-by-ip.limits[0].algorithm=fixed-window",
 		"ratelimit.policies.login-by-ip.limits[0].rate=5/15m", "ratelimit.filters[0].patterns=/login,/login/gated",
-		"ratelimit.filters[0].methods=POST", "ratelimit.filters[0].policies=login-by-user,login-by-ip" })
+		"ratelimit.filters[0].methods=POST", "ratelimit.filters[0].policies=login-by-user,login-by-ip",
+		"ratelimit.policies.login-penalized.key=#{#request.getParameter('username')}",
+		"ratelimit.policies.login-penalized.count-if=#{#response.status == 401}",
+		"ratelimit.policies.login-penalized.penalty=1h",
+		"ratelimit.policies.login-penalized.limits[0].algorithm=fixed-window",
+		"ratelimit.policies.login-penalized.limits[0].rate=2/15m", "ratelimit.filters[1].patterns=/login/penalized",
+		"ratelimit.filters[1].policies=login-penalized" })
 @AutoConfigureMockMvc
 class CountIfWebTests {
 
@@ -57,6 +63,18 @@ class CountIfWebTests {
 		assertThat(new LoginClient(this.mvc, "192.0.2.2").login("bob", LoginTestApplication.PASSWORD)
 			.getResponse()
 			.getStatus()).isEqualTo(200);
+	}
+
+	@Test
+	void theRefusalOfASpentCallerStartsThePolicysPenalty() throws Exception {
+		LoginClient client = new LoginClient(this.mvc, "192.0.2.7");
+		for (int i = 0; i < 2; i++) {
+			assertThat(client.login("/login/penalized", "grace", "guess").getResponse().getStatus()).isEqualTo(401);
+		}
+		MvcResult refused = client.login("/login/penalized", "grace", LoginTestApplication.PASSWORD);
+		assertThat(refused.getResponse().getStatus()).isEqualTo(429);
+		// the penalty's hour, not the window's 15 minutes
+		assertThat(Long.parseLong(refused.getResponse().getHeader("Retry-After"))).isGreaterThan(3000);
 	}
 
 	@Test

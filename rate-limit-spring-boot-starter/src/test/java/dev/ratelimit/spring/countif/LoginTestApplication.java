@@ -72,6 +72,11 @@ class LoginTestApplication {
 			return login(username, password);
 		}
 
+		@PostMapping("/login/penalized")
+		ResponseEntity<String> penalizedLogin(@RequestParam String username, @RequestParam String password) {
+			return login(username, password);
+		}
+
 		@PostMapping("/login/gated")
 		ResponseEntity<String> gatedLogin(@RequestParam String username) throws InterruptedException {
 			CountDownLatch latch = this.inFlight;
