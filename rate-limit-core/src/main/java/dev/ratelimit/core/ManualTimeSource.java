@@ -58,9 +58,9 @@ public final class ManualTimeSource implements TimeSource {
 	 * Returns the time the clock shows.
 	 * @return the current time, to the microsecond
 	 */
+	@Override
 	public Instant now() {
-		long micros = this.now.get();
-		return Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1000);
+		return TimeSource.instant(this.now.get());
 	}
 
 	/**

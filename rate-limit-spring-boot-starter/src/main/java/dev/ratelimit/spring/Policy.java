@@ -197,6 +197,24 @@ public final class Policy {
 		return new KeyedLimit(policy, key, limitName(limits, index), limits.get(index));
 	}
 
+	/**
+	 * Returns the policy's penalty, which every limit of the policy carries alike: how
+	 * long a client is refused once the policy rejects it.
+	 * @return the penalty in microseconds, 0 for none
+	 */
+	public long penaltyMicros() {
+		long penalty = 0;
+		for (Limit limit : this.limits) {
+			penalty = Math.max(penalty, limit.penaltyMicros());
+		}
+		for (List<Limit> tierLimits : this.tiers.values()) {
+			for (Limit limit : tierLimits) {
+				penalty = Math.max(penalty, limit.penaltyMicros());
+			}
+		}
+		return penalty;
+	}
+
 	@Override
 	public String toString() {
 		return "Policy[" + this.name + ", key=" + this.keyStrategy + (this.shadow ? ", shadow" : "")

@@ -179,7 +179,7 @@ public final class RateLimitService implements AutoCloseable {
 		List<KeyedLimit> enforced = new ArrayList<>(4);
 		List<KeyedLimit> shadow = List.of();
 		List<KeyedLimit> counted = List.of();
-		List<ResponseCharge.Counted> countedPolicies = new ArrayList<>(0);
+		List<ResponseCharge.Counted> countedPolicies = List.of();
 		List<Policy> used = new ArrayList<>(applied.size());
 		List<String> usedNames = new ArrayList<>(applied.size());
 		for (AppliedPolicy application : applied) {
@@ -208,6 +208,9 @@ public final class RateLimitService implements AutoCloseable {
 			}
 			RateLimitCondition countIf = policy.isShadow() ? null : policy.countIf();
 			if (countIf != null) {
+				if (countedPolicies.isEmpty()) {
+					countedPolicies = new ArrayList<>(2);
+				}
 				counted = countedLimits(counted, countedPolicies, policy, countIf, key, limits);
 				continue;
 			}
@@ -600,15 +603,10 @@ public final class RateLimitService implements AutoCloseable {
 
 	private List<Limit> overridden(LimitOverrides overrides, Policy policy, String key, List<Limit> limits) {
 		LimitOverride override = overrides.find(policy.name(), key);
-		if (override == null || override.isExpiredAt(now())) {
+		if (override == null || override.isExpiredAt(this.timeSource.now())) {
 			return limits;
 		}
 		return override.limits();
-	}
-
-	private Instant now() {
-		long micros = this.timeSource.nowMicros();
-		return Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1000L);
 	}
 
 	/**

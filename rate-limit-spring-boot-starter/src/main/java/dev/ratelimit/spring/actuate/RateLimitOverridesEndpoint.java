@@ -189,14 +189,8 @@ public class RateLimitOverridesEndpoint {
 	 * too.
 	 */
 	private static @Nullable Duration penalty(Policy policy) {
-		List<Limit> limits = new ArrayList<>(policy.limits());
-		policy.tiers().values().forEach(limits::addAll);
-		for (Limit limit : limits) {
-			if (limit.penaltyMicros() > 0) {
-				return Duration.ofNanos(Math.multiplyExact(limit.penaltyMicros(), 1000L));
-			}
-		}
-		return null;
+		long micros = policy.penaltyMicros();
+		return (micros > 0) ? Duration.ofNanos(Math.multiplyExact(micros, 1000L)) : null;
 	}
 
 	private Policy policy(String name) {

@@ -1,6 +1,5 @@
 package dev.ratelimit.spring.autoconfigure;
 
-import java.time.Instant;
 import java.util.List;
 import java.util.function.Supplier;
 
@@ -71,8 +70,7 @@ public final class RateLimitEndpointAutoConfiguration {
 							+ " define one, or leave the endpoint unexposed");
 		}
 		return new RateLimitOverridesEndpoint(service, overrides,
-				(specs, penalty) -> LimitSpecParser.parse(specs, "limits", penalty),
-				() -> instant(timeSource.nowMicros()));
+				(specs, penalty) -> LimitSpecParser.parse(specs, "limits", penalty), timeSource::now);
 	}
 
 	/**
@@ -98,10 +96,6 @@ public final class RateLimitEndpointAutoConfiguration {
 			return new RateLimitOverridesWriteMapping(endpoint, (base.endsWith("/") ? base : base + "/") + path);
 		}
 
-	}
-
-	private static Instant instant(long micros) {
-		return Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1000L);
 	}
 
 	@Bean

@@ -120,7 +120,7 @@ public class RateLimitMetrics implements RateLimitListener {
 				else {
 					counter(counters, policy.name(), tier, RateLimitOutcome.ALLOWED);
 					counter(counters, policy.name(), tier, RateLimitOutcome.REJECTED);
-					if (hasPenalty(policy)) {
+					if (policy.penaltyMicros() > 0) {
 						counter(counters, policy.name(), tier, RateLimitOutcome.PENALIZED);
 					}
 				}
@@ -132,16 +132,6 @@ public class RateLimitMetrics implements RateLimitListener {
 		failureCounter(new FailureKey(backend, NO_EXCEPTION));
 		reloadCounter(true);
 		reloadCounter(false);
-	}
-
-	private static boolean hasPenalty(Policy policy) {
-		if (policy.limits().stream().anyMatch((limit) -> limit.penaltyMicros() > 0)) {
-			return true;
-		}
-		return policy.tiers()
-			.values()
-			.stream()
-			.anyMatch((limits) -> limits.stream().anyMatch((limit) -> limit.penaltyMicros() > 0));
 	}
 
 	@Override

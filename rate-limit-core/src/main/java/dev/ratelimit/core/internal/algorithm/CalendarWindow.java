@@ -9,6 +9,7 @@ import java.util.Objects;
 
 import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.Rate;
+import dev.ratelimit.core.TimeSource;
 import dev.ratelimit.core.WindowAlignment;
 
 /**
@@ -70,8 +71,7 @@ public final class CalendarWindow {
 
 	/** The first day of the window that holds an instant, in the limit's zone. */
 	private static LocalDate firstDay(Limit limit, long at) {
-		Instant instant = Instant.ofEpochSecond(Math.floorDiv(at, 1_000_000L), Math.floorMod(at, 1_000_000L) * 1000);
-		LocalDate day = LocalDate.ofInstant(instant, limit.zone());
+		LocalDate day = LocalDate.ofInstant(TimeSource.instant(at), limit.zone());
 		return switch (unit(limit)) {
 			case WEEKS -> day.with(TemporalAdjusters.previousOrSame(DayOfWeek.MONDAY));
 			case MONTHS -> day.withDayOfMonth(1);
