@@ -1,6 +1,7 @@
 package dev.ratelimit.core;
 
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Decides whether calls may proceed. Implementations are thread-safe.
@@ -44,6 +45,44 @@ public interface RateLimiter {
 	 */
 	default Decision acquire(KeyedLimit limit, long cost) {
 		return acquire(List.of(limit), cost);
+	}
+
+	/**
+	 * Decides a call as {@link #acquire(List, long)} does, without blocking the calling
+	 * thread on I/O, so that a reactive application can decide on an event loop. A
+	 * limiter that keeps its state in another process answers when the store has answered
+	 * (or its failure policy has decided); the default decides on the calling thread,
+	 * which suits a limiter that only computes. A call that {@code acquire} would refuse
+	 * with an exception (a negative cost, two limits of one name) completes exceptionally
+	 * with it.
+	 * @param limits the limits that apply to the call
+	 * @param cost the permits the call takes, at least 0
+	 * @return the decision, once made
+	 */
+	default CompletableFuture<Decision> acquireAsync(List<KeyedLimit> limits, long cost) {
+		try {
+			return CompletableFuture.completedFuture(acquire(limits, cost));
+		}
+		catch (RuntimeException ex) {
+			return CompletableFuture.failedFuture(ex);
+		}
+	}
+
+	/**
+	 * Gives back the concurrency permits of an allowed decision as
+	 * {@link #release(Decision)} does, without blocking the calling thread on I/O. The
+	 * default releases on the calling thread.
+	 * @param decision the decision
+	 * @return done once the permits are back, as far as this limiter waits for that
+	 */
+	default CompletableFuture<Void> releaseAsync(Decision decision) {
+		try {
+			release(decision);
+			return CompletableFuture.completedFuture(null);
+		}
+		catch (RuntimeException ex) {
+			return CompletableFuture.failedFuture(ex);
+		}
 	}
 
 	/**
