@@ -205,8 +205,20 @@ public final class RateLimitContext {
 				case "principal" -> this.call.principal();
 				case "args" -> this.call.arguments;
 				case "response" -> this.call.responded ? this.call.response : this.call.argument(name);
-				default -> this.call.argument(name);
+				default -> variable(name);
 			};
+		}
+
+		/**
+		 * Returns the argument of that name, else the web stack's variable of that name
+		 * (WebFlux's {@code #exchange}).
+		 */
+		private @Nullable Object variable(String name) {
+			Object argument = this.call.argument(name);
+			if (argument != null || this.call.request == null) {
+				return argument;
+			}
+			return this.call.request.getVariable(name);
 		}
 
 	}

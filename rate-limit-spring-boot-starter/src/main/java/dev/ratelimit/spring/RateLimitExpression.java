@@ -55,9 +55,10 @@ public final class RateLimitExpression {
 
 	/**
 	 * The variables of every call besides its arguments: those of
-	 * {@link RateLimitContext}, and SpEL's own.
+	 * {@link RateLimitContext} (with WebFlux's {@code #exchange}, which reads
+	 * {@code null} in a servlet application), and SpEL's own.
 	 */
-	private static final Set<String> REQUEST_VARIABLES = Set.of("request", "principal", "this", "root");
+	private static final Set<String> REQUEST_VARIABLES = Set.of("request", "exchange", "principal", "this", "root");
 
 	private final String text;
 

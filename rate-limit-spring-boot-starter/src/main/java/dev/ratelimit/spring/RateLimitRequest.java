@@ -83,4 +83,14 @@ public interface RateLimitRequest {
 		return this;
 	}
 
+	/**
+	 * Returns a variable of the web stack that SpEL expressions read besides
+	 * {@code #request}, such as WebFlux's {@code #exchange}.
+	 * @param name the variable's name, without {@code #}
+	 * @return the value, or {@code null} if this web stack has no such variable
+	 */
+	default @Nullable Object getVariable(String name) {
+		return null;
+	}
+
 }

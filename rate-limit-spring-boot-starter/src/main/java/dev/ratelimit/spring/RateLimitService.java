@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
@@ -171,20 +172,102 @@ public final class RateLimitService implements AutoCloseable {
 		if (applied.isEmpty()) {
 			return RateLimitResult.unlimited();
 		}
+		Call call = plan(applied, context);
+		long start = System.nanoTime();
+		Decision decision;
+		if (call.counted.isEmpty()) {
+			decision = call.enforced.isEmpty() ? Decision.unlimited() : this.limiter.acquire(call.enforced, cost);
+		}
+		else {
+			// the count-if limits first: a call they reject takes nothing from the others
+			Decision checked = check(call.counted, cost);
+			decision = (!checked.isAllowed() || call.enforced.isEmpty()) ? checked
+					: withChecked(this.limiter.acquire(call.enforced, cost), checked);
+		}
+		Decision shadowDecision = (decision.isAllowed() && !call.shadow.isEmpty())
+				? this.limiter.acquire(call.shadow, shadowCost) : null;
+		return finish(call, decision, shadowDecision, start, cost, shadowCost, context);
+	}
+
+	/**
+	 * Decides a call as {@link #decideApplied(List, long, long, RateLimitContext)} does,
+	 * without blocking the calling thread on the limiter's I/O: the limiter's
+	 * {@link RateLimiter#acquireAsync asynchronous} calls, one after another, so that a
+	 * reactive application decides on an event loop. The tier, the keys and the costs are
+	 * resolved on the calling thread, before this returns.
+	 * @param applied the policies, with key overrides
+	 * @param cost the permits the call takes from the enforced policies
+	 * @param shadowCost the permits the call takes from the shadow policies
+	 * @param context the call
+	 * @return the result once decided, which must be {@link #release(RateLimitResult)
+	 * released} once the call ends if it holds concurrency permits
+	 * @throws RateLimitEvaluationException if the key expression of an enforced policy
+	 * cannot be evaluated for the call, as the synchronous method does
+	 */
+	public CompletableFuture<RateLimitResult> decideAppliedAsync(List<AppliedPolicy> applied, long cost,
+			long shadowCost, RateLimitContext context) {
+		if (applied.isEmpty()) {
+			return CompletableFuture.completedFuture(RateLimitResult.unlimited());
+		}
+		Call call = plan(applied, context);
+		long start = System.nanoTime();
+		CompletableFuture<Decision> decided;
+		if (call.counted.isEmpty()) {
+			decided = call.enforced.isEmpty() ? CompletableFuture.completedFuture(Decision.unlimited())
+					: this.limiter.acquireAsync(call.enforced, cost);
+		}
+		else {
+			decided = checkAsync(call.counted, cost)
+				.thenCompose((checked) -> (!checked.isAllowed() || call.enforced.isEmpty())
+						? CompletableFuture.completedFuture(checked) : this.limiter.acquireAsync(call.enforced, cost)
+							.thenApply((acquired) -> withChecked(acquired, checked)));
+		}
+		return decided.thenCompose((decision) -> {
+			CompletableFuture<@Nullable Decision> shadowDecided = (decision.isAllowed() && !call.shadow.isEmpty())
+					? this.limiter.acquireAsync(call.shadow, shadowCost) : CompletableFuture.completedFuture(null);
+			return shadowDecided.thenApply(
+					(shadowDecision) -> finish(call, decision, shadowDecision, start, cost, shadowCost, context));
+		});
+	}
+
+	/**
+	 * What a call asks of the limiter, resolved from its policies before any limiter
+	 * call: the running registry's policies, the tier, and the keyed limits, enforced,
+	 * shadow and {@code count-if}.
+	 */
+	private static final class Call {
+
+		final String tier;
+
+		final List<KeyedLimit> enforced = new ArrayList<>(4);
+
+		List<KeyedLimit> shadow = List.of();
+
+		List<KeyedLimit> counted = List.of();
+
+		List<ResponseCharge.Counted> countedPolicies = List.of();
+
+		final List<Policy> used;
+
+		final List<String> usedNames;
+
+		Call(String tier, int policies) {
+			this.tier = tier;
+			this.used = new ArrayList<>(policies);
+			this.usedNames = new ArrayList<>(policies);
+		}
+
+	}
+
+	private Call plan(List<AppliedPolicy> applied, RateLimitContext context) {
 		// read once, so that a reload during the call never mixes two configurations
 		PolicyRegistry registry = this.policies;
-		String tier = resolveTier(context, registry);
+		Call call = new Call(resolveTier(context, registry), applied.size());
 		// a few entries each: lists with a contains check keep the order and drop repeats
 		// without hashing
-		List<KeyedLimit> enforced = new ArrayList<>(4);
-		List<KeyedLimit> shadow = List.of();
-		List<KeyedLimit> counted = List.of();
-		List<ResponseCharge.Counted> countedPolicies = List.of();
-		List<Policy> used = new ArrayList<>(applied.size());
-		List<String> usedNames = new ArrayList<>(applied.size());
 		for (AppliedPolicy application : applied) {
 			Policy policy = current(registry, application.policy());
-			List<Limit> limits = policy.limitsFor(tier, registry.defaultTier());
+			List<Limit> limits = policy.limitsFor(call.tier, registry.defaultTier());
 			LimitOverrides overrides = this.overrides;
 			boolean overridable = overrides != null && overrides.mayOverride(policy.name());
 			String key = null;
@@ -199,25 +282,25 @@ public final class RateLimitService implements AutoCloseable {
 					limits = overridden(overrides, policy, key, limits);
 				}
 			}
-			if (!usedNames.contains(policy.name())) {
-				used.add(policy);
-				usedNames.add(policy.name());
+			if (!call.usedNames.contains(policy.name())) {
+				call.used.add(policy);
+				call.usedNames.add(policy.name());
 			}
 			if (key == null) {
 				continue;
 			}
 			RateLimitCondition countIf = policy.isShadow() ? null : policy.countIf();
 			if (countIf != null) {
-				if (countedPolicies.isEmpty()) {
-					countedPolicies = new ArrayList<>(2);
+				if (call.countedPolicies.isEmpty()) {
+					call.countedPolicies = new ArrayList<>(2);
 				}
-				counted = countedLimits(counted, countedPolicies, policy, countIf, key, limits);
+				call.counted = countedLimits(call.counted, call.countedPolicies, policy, countIf, key, limits);
 				continue;
 			}
-			if (policy.isShadow() && shadow.isEmpty()) {
-				shadow = new ArrayList<>(2);
+			if (policy.isShadow() && call.shadow.isEmpty()) {
+				call.shadow = new ArrayList<>(2);
 			}
-			List<KeyedLimit> target = policy.isShadow() ? shadow : enforced;
+			List<KeyedLimit> target = policy.isShadow() ? call.shadow : call.enforced;
 			for (int i = 0; i < limits.size(); i++) {
 				KeyedLimit keyed = Policy.keyedLimit(policy.name(), key, limits, i);
 				if (!target.contains(keyed)) {
@@ -225,31 +308,23 @@ public final class RateLimitService implements AutoCloseable {
 				}
 			}
 		}
-		long start = System.nanoTime();
-		Decision decision;
-		if (counted.isEmpty()) {
-			decision = enforced.isEmpty() ? Decision.unlimited() : this.limiter.acquire(enforced, cost);
-		}
-		else {
-			// the count-if limits first: a call they reject takes nothing from the others
-			Decision checked = check(counted, cost);
-			decision = (!checked.isAllowed() || enforced.isEmpty()) ? checked
-					: withChecked(this.limiter.acquire(enforced, cost), checked);
-		}
-		Decision shadowDecision = (decision.isAllowed() && !shadow.isEmpty()) ? this.limiter.acquire(shadow, shadowCost)
-				: null;
+		return call;
+	}
+
+	private RateLimitResult finish(Call call, Decision decision, @Nullable Decision shadowDecision, long start,
+			long cost, long shadowCost, RateLimitContext context) {
 		// no limit applied to the call (its policies have none for the tier): the backend
-		// was not asked, which a zero
-		// duration says; a decision that took less than the clock's resolution counts one
-		// nanosecond
-		Duration duration = (enforced.isEmpty() && shadow.isEmpty() && counted.isEmpty()) ? Duration.ZERO
+		// was not asked, which a zero duration says; a decision that took less than the
+		// clock's resolution counts one nanosecond
+		Duration duration = (call.enforced.isEmpty() && call.shadow.isEmpty() && call.counted.isEmpty()) ? Duration.ZERO
 				: Duration.ofNanos(Math.max(1, System.nanoTime() - start));
-		ResponseCharge charge = (decision.isAllowed() && !countedPolicies.isEmpty())
-				? new ResponseCharge(countedPolicies, cost, context) : null;
-		RateLimitResult result = new RateLimitResult(decision, shadowDecision, tier, cost, shadowCost, usedNames,
-				charge);
+		ResponseCharge charge = (decision.isAllowed() && !call.countedPolicies.isEmpty())
+				? new ResponseCharge(call.countedPolicies, cost, context) : null;
+		RateLimitResult result = new RateLimitResult(decision, shadowDecision, call.tier, cost, shadowCost,
+				call.usedNames, charge);
 		if (!this.listeners.isEmpty()) {
-			RateLimitEvent event = new RateLimitEvent(outcomes(used, result), tier, this.backend, duration, result);
+			RateLimitEvent event = new RateLimitEvent(outcomes(call.used, result), call.tier, this.backend, duration,
+					result);
 			this.listeners.decided(event);
 		}
 		// last, once nothing can throw: permits renewed until the caller releases the
@@ -292,8 +367,17 @@ public final class RateLimitService implements AutoCloseable {
 	 */
 	private Decision check(List<KeyedLimit> counted, long cost) {
 		Decision read = this.limiter.acquire(counted, 0);
+		List<KeyedLimit> spent = spent(read, cost);
+		return spent.isEmpty() ? read : checked(read, this.limiter.acquire(spent, cost));
+	}
+
+	/**
+	 * Returns the {@code count-if} limits with fewer permits left than the cost, by the
+	 * read of cost 0; none when the read rejected or the failure policy decided it.
+	 */
+	private static List<KeyedLimit> spent(Decision read, long cost) {
 		if (!read.isAllowed() || read.source() == Decision.Source.FAILED_OPEN || read.statuses().isEmpty()) {
-			return read;
+			return List.of();
 		}
 		List<KeyedLimit> spent = new ArrayList<>(1);
 		for (LimitStatus status : read.statuses()) {
@@ -301,10 +385,14 @@ public final class RateLimitService implements AutoCloseable {
 				spent.add(status.target());
 			}
 		}
-		if (spent.isEmpty()) {
-			return read;
-		}
-		Decision refused = this.limiter.acquire(spent, cost);
+		return spent;
+	}
+
+	/**
+	 * Returns the check of {@code count-if} limits: the read, with the refusals of the
+	 * spent limits in their places.
+	 */
+	private static Decision checked(Decision read, Decision refused) {
 		if (refused.isAllowed() || refused.statuses().isEmpty()) {
 			// refilled in between (then charged already), or decided by the failure
 			// policy
@@ -321,6 +409,20 @@ public final class RateLimitService implements AutoCloseable {
 			statuses.add(decided);
 		}
 		return Decision.of(statuses, List.of(), refused.source());
+	}
+
+	/**
+	 * Checks the limits of {@code count-if} policies as {@link #check} does, through the
+	 * limiter's asynchronous calls.
+	 */
+	private CompletableFuture<Decision> checkAsync(List<KeyedLimit> counted, long cost) {
+		return this.limiter.acquireAsync(counted, 0).thenCompose((read) -> {
+			List<KeyedLimit> spent = spent(read, cost);
+			if (spent.isEmpty()) {
+				return CompletableFuture.completedFuture(read);
+			}
+			return this.limiter.acquireAsync(spent, cost).thenApply((refused) -> checked(read, refused));
+		});
 	}
 
 	/**
@@ -352,18 +454,8 @@ public final class RateLimitService implements AutoCloseable {
 	 */
 	public void chargeAfterResponse(RateLimitResult result, @Nullable RateLimitResponse response) {
 		ResponseCharge charge = result.responseCharge();
-		if (charge == null || !charge.settle()) {
-			return;
-		}
-		RateLimitContext context = charge.context();
-		context.responded(response);
-		List<KeyedLimit> charged = new ArrayList<>(2);
-		for (ResponseCharge.Counted counted : charge.policies()) {
-			if (counts(counted, context)) {
-				charged.addAll(counted.limits());
-			}
-		}
-		if (charged.isEmpty()) {
+		List<KeyedLimit> charged = toCharge(charge, response);
+		if (charge == null || charged.isEmpty()) {
 			return;
 		}
 		try {
@@ -379,6 +471,57 @@ public final class RateLimitService implements AutoCloseable {
 		catch (RuntimeException ex) {
 			logger.warn("Could not charge the count-if policies " + policyNames(charge) + " after a response", ex);
 		}
+	}
+
+	/**
+	 * Charges the {@code count-if} policies of an allowed call as
+	 * {@link #chargeAfterResponse} does, through the limiter's asynchronous calls, so
+	 * that a reactive application charges on an event loop.
+	 * @param result the result of the call
+	 * @param response the response, or {@code null} for a call outside a web request
+	 * @return done once charged; it never completes exceptionally (a failure is logged)
+	 */
+	public CompletableFuture<Void> chargeAfterResponseAsync(RateLimitResult result,
+			@Nullable RateLimitResponse response) {
+		ResponseCharge charge = result.responseCharge();
+		List<KeyedLimit> charged = toCharge(charge, response);
+		if (charge == null || charged.isEmpty()) {
+			return CompletableFuture.completedFuture(null);
+		}
+		return this.limiter.acquireAsync(charged, charge.cost()).thenCompose((decision) -> {
+			if (decision.isAllowed() || charged.size() == 1) {
+				return CompletableFuture.<Void>completedFuture(null);
+			}
+			CompletableFuture<?>[] each = new CompletableFuture<?>[charged.size()];
+			for (int i = 0; i < each.length; i++) {
+				each[i] = this.limiter.acquireAsync(List.of(charged.get(i)), charge.cost());
+			}
+			return CompletableFuture.allOf(each);
+		}).handle((done, ex) -> {
+			if (ex != null) {
+				logger.warn("Could not charge the count-if policies " + policyNames(charge) + " after a response", ex);
+			}
+			return null;
+		});
+	}
+
+	/**
+	 * Settles a charge and returns the limits of the policies whose condition holds for
+	 * the response; none when there is no charge or it was settled before.
+	 */
+	private static List<KeyedLimit> toCharge(@Nullable ResponseCharge charge, @Nullable RateLimitResponse response) {
+		if (charge == null || !charge.settle()) {
+			return List.of();
+		}
+		RateLimitContext context = charge.context();
+		context.responded(response);
+		List<KeyedLimit> charged = new ArrayList<>(2);
+		for (ResponseCharge.Counted counted : charge.policies()) {
+			if (counts(counted, context)) {
+				charged.addAll(counted.limits());
+			}
+		}
+		return charged;
 	}
 
 	private static boolean counts(ResponseCharge.Counted counted, RateLimitContext context) {
@@ -557,6 +700,30 @@ public final class RateLimitService implements AutoCloseable {
 			this.renewals.release(shadowDecision);
 			this.limiter.release(shadowDecision);
 		}
+	}
+
+	/**
+	 * Gives back the concurrency permits a result holds as {@link #release} does, without
+	 * blocking the calling thread on the limiter's I/O. Calling it twice does nothing.
+	 * @param result the result
+	 * @return done once the limiter has given them back; it never completes exceptionally
+	 * (the limiter reports its own failures)
+	 */
+	public CompletableFuture<Void> releaseAsync(RateLimitResult result) {
+		CompletableFuture<Void> enforced = releaseAsync(result.decision());
+		Decision shadowDecision = result.shadowDecision();
+		return (shadowDecision != null) ? CompletableFuture.allOf(enforced, releaseAsync(shadowDecision)) : enforced;
+	}
+
+	private CompletableFuture<Void> releaseAsync(Decision decision) {
+		if (decision.leases().isEmpty()) {
+			return CompletableFuture.completedFuture(null);
+		}
+		this.renewals.release(decision);
+		return this.limiter.releaseAsync(decision).exceptionally((ex) -> {
+			logger.debug("Could not give back the concurrency permits of a call", ex);
+			return null;
+		});
 	}
 
 	/**

@@ -10,6 +10,8 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanFactory;
+import org.springframework.core.ReactiveAdapter;
+import org.springframework.util.ClassUtils;
 
 import dev.ratelimit.core.RateLimitExceededException;
 import dev.ratelimit.spring.RateLimitContext;
@@ -30,6 +32,8 @@ import dev.ratelimit.spring.Sleeper;
  */
 public final class RateLimitedInterceptor implements MethodInterceptor {
 
+	private static final String REACTOR = "reactor.core.publisher.Mono";
+
 	private final RateLimitService service;
 
 	private final RateLimitedMethods methods;
@@ -39,6 +43,9 @@ public final class RateLimitedInterceptor implements MethodInterceptor {
 	private final @Nullable WebInvocationSupport web;
 
 	private final @Nullable BeanFactory beanFactory;
+
+	/** Methods returning a reactive type, when Project Reactor is present. */
+	private final @Nullable ReactiveCalls reactive;
 
 	/**
 	 * Creates the interceptor.
@@ -56,6 +63,8 @@ public final class RateLimitedInterceptor implements MethodInterceptor {
 		this.sleeper = Objects.requireNonNull(sleeper, "sleeper must not be null");
 		this.web = web;
 		this.beanFactory = beanFactory;
+		this.reactive = ClassUtils.isPresent(REACTOR, RateLimitedInterceptor.class.getClassLoader())
+				? new ReactiveCalls(service, web, beanFactory) : null;
 	}
 
 	@Override
@@ -67,6 +76,12 @@ public final class RateLimitedInterceptor implements MethodInterceptor {
 		MethodLimits limits = this.methods.find(method, targetClass);
 		if (limits == null) {
 			return invocation.proceed();
+		}
+		ReactiveCalls reactive = this.reactive;
+		ReactiveAdapter adapter = (reactive != null) ? reactive.adapterOf(method) : null;
+		if (adapter != null) {
+			// decided on subscription, without blocking
+			return Objects.requireNonNull(reactive).invoke(invocation, method, limits, adapter);
 		}
 		WebInvocationSupport web = this.web;
 		RateLimitRequest request = (web != null) ? web.currentRequest() : null;
@@ -89,9 +104,7 @@ public final class RateLimitedInterceptor implements MethodInterceptor {
 				// kept out of the causes, which Spring MVC matches exception handlers
 				// against, so that the client's 400
 				// is not chosen before the application's own advice
-				IllegalStateException failure = new IllegalStateException(ex.getMessage(), ex.getCause());
-				failure.addSuppressed(ex);
-				throw failure;
+				throw notTheClients(ex);
 			}
 			throw ex;
 		}
@@ -143,6 +156,18 @@ public final class RateLimitedInterceptor implements MethodInterceptor {
 			return web.decideWithPending(request, charge.policies(), charge.cost(), charge.shadowCost(), context);
 		}
 		return this.service.decideApplied(charge.policies(), charge.cost(), charge.shadowCost(), context);
+	}
+
+	/**
+	 * Returns the failure of a method's cost or key that is not the request's handler:
+	 * its arguments come from the application, not the client. Kept out of the causes,
+	 * which Spring MVC matches exception handlers against, so that the client's 400 is
+	 * not chosen before the application's own advice.
+	 */
+	static IllegalStateException notTheClients(RateLimitEvaluationException ex) {
+		IllegalStateException failure = new IllegalStateException(ex.getMessage(), ex.getCause());
+		failure.addSuppressed(ex);
+		return failure;
 	}
 
 }

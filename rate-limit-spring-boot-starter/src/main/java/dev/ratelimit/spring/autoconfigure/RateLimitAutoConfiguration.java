@@ -46,6 +46,8 @@ import dev.ratelimit.spring.overrides.LimitOverrides;
 @EnableConfigurationProperties(RateLimitProperties.class)
 public final class RateLimitAutoConfiguration {
 
+	private static final String DISPATCHER_HANDLER = "org.springframework.web.reactive.DispatcherHandler";
+
 	private static final String SECURITY_CONTEXT = "org.springframework.security.core.context.SecurityContextHolder";
 
 	private static final String DISPATCHER_SERVLET = "org.springframework.web.servlet.DispatcherServlet";
@@ -162,8 +164,8 @@ public final class RateLimitAutoConfiguration {
 	}
 
 	/**
-	 * Matches an application where {@link RateLimitWebAutoConfiguration} does not apply
-	 * the filter rules.
+	 * Matches an application where neither {@link RateLimitWebAutoConfiguration} nor
+	 * {@link RateLimitReactiveWebAutoConfiguration} applies the filter rules.
 	 */
 	static final class WithoutServletMvc extends NoneNestedConditions {
 
@@ -174,6 +176,12 @@ public final class RateLimitAutoConfiguration {
 		@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
 		@ConditionalOnClass(name = DISPATCHER_SERVLET)
 		static final class ServletMvc {
+
+		}
+
+		@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
+		@ConditionalOnClass(name = DISPATCHER_HANDLER)
+		static final class WebFlux {
 
 		}
 

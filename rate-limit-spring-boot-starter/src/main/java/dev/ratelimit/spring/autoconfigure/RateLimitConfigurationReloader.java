@@ -48,12 +48,8 @@ public class RateLimitConfigurationReloader {
 	private static final Set<String> RELOADABLE = Set.of("ratelimit.policies", "ratelimit.filters",
 			"ratelimit.default-tier");
 
-	private static final boolean SERVLET_FILTER_PRESENT = ClassUtils.isPresent("jakarta.servlet.Filter",
-			RateLimitConfigurationReloader.class.getClassLoader())
-			&& ClassUtils.isPresent("org.springframework.web.util.pattern.PathPattern",
-					RateLimitConfigurationReloader.class.getClassLoader())
-			&& ClassUtils.isPresent("org.springframework.boot.web.servlet.FilterRegistrationBean",
-					RateLimitConfigurationReloader.class.getClassLoader());
+	private static final boolean WEB_PRESENT = ClassUtils.isPresent("org.springframework.web.util.pattern.PathPattern",
+			RateLimitConfigurationReloader.class.getClassLoader());
 
 	private final Environment environment;
 
@@ -91,7 +87,7 @@ public class RateLimitConfigurationReloader {
 	}
 
 	static FilterRules filterRules(ListableBeanFactory beanFactory) {
-		return SERVLET_FILTER_PRESENT ? new ServletFilterRules(beanFactory) : FilterRules.NONE;
+		return WEB_PRESENT ? new WebFilterRules(beanFactory) : FilterRules.NONE;
 	}
 
 	/**
@@ -194,19 +190,20 @@ public class RateLimitConfigurationReloader {
 	}
 
 	/**
-	 * The rules of the servlet filters; loaded only where the servlet API is.
+	 * The rules of the rate-limit filters of either web stack; loaded only where
+	 * spring-web is.
 	 */
-	static final class ServletFilterRules implements FilterRules {
+	static final class WebFilterRules implements FilterRules {
 
 		private final ListableBeanFactory beanFactory;
 
-		ServletFilterRules(ListableBeanFactory beanFactory) {
+		WebFilterRules(ListableBeanFactory beanFactory) {
 			this.beanFactory = beanFactory;
 		}
 
 		@Override
 		public Runnable check(RateLimitProperties properties, PolicyRegistry registry, List<Problem> problems) {
-			List<dev.ratelimit.spring.web.RateLimitFilter> filters = RateLimitFilterDescriptions
+			List<dev.ratelimit.spring.web.RuleBasedFilter> filters = RateLimitFilterDescriptions
 				.filters(this.beanFactory);
 			if (filters.isEmpty()) {
 				return () -> {

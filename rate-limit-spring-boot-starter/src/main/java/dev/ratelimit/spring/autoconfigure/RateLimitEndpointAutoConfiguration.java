@@ -37,15 +37,14 @@ import dev.ratelimit.spring.overrides.LimitOverrides;
  * (exposed and not disabled), and of its web extension, which answers {@code 503} while
  * the backend cannot be reached.
  */
-@AutoConfiguration(after = { RateLimitAutoConfiguration.class, RateLimitWebAutoConfiguration.class })
+@AutoConfiguration(after = { RateLimitAutoConfiguration.class, RateLimitWebAutoConfiguration.class,
+		RateLimitReactiveWebAutoConfiguration.class })
 @ConditionalOnBooleanProperty(name = "ratelimit.enabled", matchIfMissing = true)
 @ConditionalOnClass({ Endpoint.class, ConditionalOnAvailableEndpoint.class })
 @ConditionalOnBean(RateLimitService.class)
 public final class RateLimitEndpointAutoConfiguration {
 
-	private static final boolean FILTERS_PRESENT = isPresent("jakarta.servlet.Filter")
-			&& isPresent("org.springframework.web.util.pattern.PathPattern")
-			&& isPresent("org.springframework.boot.web.servlet.FilterRegistrationBean");
+	private static final boolean FILTERS_PRESENT = isPresent("org.springframework.web.util.pattern.PathPattern");
 
 	@Bean
 	@ConditionalOnMissingBean

@@ -62,6 +62,12 @@ public final class AuthorityTierResolver extends RequestAttributeTierResolver {
 	@Override
 	public @Nullable String resolveTier(RateLimitContext context) {
 		Authentication authentication = SecurityContextHolder.getContext().getAuthentication();
+		if (authentication == null && context.request() != null
+				&& context.request().getUserPrincipal() instanceof Authentication reactive) {
+			// a reactive application keeps its security context in the subscriber's
+			// context, which its request carries
+			authentication = reactive;
+		}
 		if (authentication != null && authentication.isAuthenticated()) {
 			for (GrantedAuthority granted : authentication.getAuthorities()) {
 				String authority = granted.getAuthority();

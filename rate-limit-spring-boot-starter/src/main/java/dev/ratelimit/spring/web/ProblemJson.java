@@ -9,15 +9,21 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.http.ProblemDetail;
 
 /**
- * Writes a {@link ProblemDetail} as RFC 9457 JSON without a JSON library, for the rare
- * application where the MVC exception resolvers are not there to render it.
+ * Writes a {@link ProblemDetail} as RFC 9457 JSON without a JSON library: for the rare
+ * servlet application where the MVC exception resolvers are not there to render it, and
+ * for the reactive filter, which answers before any handler runs.
  */
-final class ProblemJson {
+public final class ProblemJson {
 
 	private ProblemJson() {
 	}
 
-	static String write(ProblemDetail problem) {
+	/**
+	 * Returns a problem as JSON: its standard members, then its properties.
+	 * @param problem the problem
+	 * @return the JSON text
+	 */
+	public static String write(ProblemDetail problem) {
 		Map<String, @Nullable Object> members = new LinkedHashMap<>();
 		members.put("type", problem.getType().toString());
 		members.put("title", problem.getTitle());

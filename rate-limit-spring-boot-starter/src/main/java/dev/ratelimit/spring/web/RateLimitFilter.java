@@ -50,7 +50,7 @@ import dev.ratelimit.spring.annotation.RateLimitedMethods;
  * before anything is charged. Concurrency permits are released when the response
  * completes.
  */
-public class RateLimitFilter extends OncePerRequestFilter {
+public class RateLimitFilter extends OncePerRequestFilter implements RuleBasedFilter {
 
 	private final RateLimitService service;
 
@@ -176,7 +176,7 @@ public class RateLimitFilter extends OncePerRequestFilter {
 		RateLimitContext context = RateLimitContext.forRequest(new ServletRateLimitRequest(request), this.beanFactory);
 		RateLimitResult result;
 		try {
-			PendingLimits applicable = applicable(matched, context);
+			PendingLimits applicable = PendingLimits.of(matched, context);
 			AnnotatedHandlerLookup lookup = this.handlerLookup.get().orElse(null);
 			if (lookup != null && lookup.isRateLimitedHandler(request, path)) {
 				limits.defer(applicable);
@@ -194,74 +194,6 @@ public class RateLimitFilter extends OncePerRequestFilter {
 		}
 		waitForTurn(result.delay());
 		return true;
-	}
-
-	/**
-	 * Returns the policies of the matched rules that apply to the request (whose
-	 * condition, if any, holds; the others charge nothing) and their costs: for the
-	 * enforced policies the highest cost of the rules that name one, so that a shadow
-	 * rule never changes what the enforced policies are charged; for the shadow policies
-	 * the highest cost of all, what the request would cost were they enforced. A rule
-	 * whose cost cannot be evaluated for the request refuses it, unless its policies are
-	 * all shadow policies, which never refuse a request: they are then not decided for
-	 * it.
-	 * @throws RateLimitEvaluationException if the condition or the cost of a rule with an
-	 * enforced policy cannot be evaluated
-	 */
-	private PendingLimits applicable(List<FilterRule> matched, RateLimitContext context) {
-		Map<String, AppliedPolicy> policies = new LinkedHashMap<>();
-		long cost = 0;
-		long shadowCost = 0;
-		for (FilterRule rule : matched) {
-			if (!applies(rule, context)) {
-				continue;
-			}
-			long ruleCost;
-			try {
-				ruleCost = rule.cost().evaluate(context);
-			}
-			catch (RuntimeException ex) {
-				String names = policyNames(rule);
-				RateLimitService.throwUnlessShadow(ex, !rule.enforces(),
-						(failure) -> failure.ofCost("the filter for " + names), "the shadow " + names + " of a filter");
-				continue;
-			}
-			rule.policies().forEach((applied) -> policies.putIfAbsent(applied.policy().name(), applied));
-			if (rule.enforces()) {
-				cost = Math.max(cost, ruleCost);
-			}
-			shadowCost = Math.max(shadowCost, ruleCost);
-		}
-		return new PendingLimits(new ArrayList<>(policies.values()), cost, shadowCost);
-	}
-
-	/**
-	 * Returns whether a matched rule applies to the request: it has no condition, or its
-	 * condition holds. A rule of shadow policies only whose condition cannot be evaluated
-	 * does not apply.
-	 * @throws RateLimitEvaluationException if the condition of a rule with an enforced
-	 * policy cannot be evaluated
-	 */
-	private static boolean applies(FilterRule rule, RateLimitContext context) {
-		RateLimitCondition when = rule.when();
-		if (when == null) {
-			return true;
-		}
-		try {
-			return when.test(context);
-		}
-		catch (RuntimeException ex) {
-			String names = policyNames(rule);
-			RateLimitService.throwUnlessShadow(ex, !rule.enforces(),
-					(failure) -> failure.ofCondition("the filter for " + names),
-					"the shadow " + names + " of a filter");
-			return false;
-		}
-	}
-
-	private static String policyNames(FilterRule rule) {
-		List<String> names = rule.policies().stream().map((applied) -> applied.policy().name()).toList();
-		return ((names.size() == 1) ? "policy " : "policies ") + String.join(", ", names);
 	}
 
 	private RateLimitResult decide(PendingLimits applicable, RequestLimits limits, HttpServletResponse response,

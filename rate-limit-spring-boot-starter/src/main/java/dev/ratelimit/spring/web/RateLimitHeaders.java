@@ -1,6 +1,7 @@
 package dev.ratelimit.spring.web;
 
 import java.util.List;
+import java.util.function.BiConsumer;
 
 import jakarta.servlet.http.HttpServletResponse;
 
@@ -60,9 +61,22 @@ public class RateLimitHeaders {
 	 * @param result the result
 	 */
 	public void write(HttpServletResponse response, RateLimitResult result) {
+		if (!response.isCommitted()) {
+			write(result, response::setHeader);
+		}
+	}
+
+	/**
+	 * Writes the headers of a call's result through any web stack's response: the same
+	 * headers as {@link #write(HttpServletResponse, RateLimitResult)}, each set
+	 * (replacing a value of the same name) by {@code setHeader}.
+	 * @param result the result
+	 * @param setHeader sets a header of the response to a value
+	 */
+	public void write(RateLimitResult result, BiConsumer<String, String> setHeader) {
 		List<LimitStatus> statuses = result.statuses();
 		LimitStatus headline = result.headlineStatus();
-		if (statuses.isEmpty() || headline == null || response.isCommitted() || !(this.enabled || this.legacy)) {
+		if (statuses.isEmpty() || headline == null || !(this.enabled || this.legacy)) {
 			return;
 		}
 		String[] names = itemNames(statuses);
@@ -84,18 +98,18 @@ public class RateLimitHeaders {
 						.append(seconds(status.target().limit().windowMicros()));
 				}
 			}
-			response.setHeader(RATE_LIMIT_POLICY, policy.toString());
+			setHeader.accept(RATE_LIMIT_POLICY, policy.toString());
 			StringBuilder current = new StringBuilder(32);
 			quote(current, (headlineName != null) ? headlineName : headline.target().policy()).append(";r=")
 				.append(headline.remaining())
 				.append(";t=")
 				.append(seconds(headline.resetAfterMicros()));
-			response.setHeader(RATE_LIMIT, current.toString());
+			setHeader.accept(RATE_LIMIT, current.toString());
 		}
 		if (this.legacy) {
-			response.setHeader(X_RATE_LIMIT_LIMIT, Long.toString(headline.limit()));
-			response.setHeader(X_RATE_LIMIT_REMAINING, Long.toString(headline.remaining()));
-			response.setHeader(X_RATE_LIMIT_RESET, Long.toString(seconds(headline.resetAfterMicros())));
+			setHeader.accept(X_RATE_LIMIT_LIMIT, Long.toString(headline.limit()));
+			setHeader.accept(X_RATE_LIMIT_REMAINING, Long.toString(headline.remaining()));
+			setHeader.accept(X_RATE_LIMIT_RESET, Long.toString(seconds(headline.resetAfterMicros())));
 		}
 	}
 

@@ -67,6 +67,17 @@ public final class RateLimitProblems {
 	 * @return the problem
 	 */
 	public static ProblemDetail problem(Decision decision, @Nullable HttpServletRequest request) {
+		return problemAt(decision, (request != null) ? request.getRequestURI() : null);
+	}
+
+	/**
+	 * Returns the problem describing a rejected call, whatever the web stack.
+	 * @param decision the decision
+	 * @param path the path of the request as received, which becomes the problem's
+	 * instance, or {@code null} for none
+	 * @return the problem
+	 */
+	public static ProblemDetail problemAt(Decision decision, @Nullable String path) {
 		HttpStatus status = status(decision);
 		Long retryAfter = retryAfterSeconds(decision);
 		ProblemDetail problem = ProblemDetail.forStatus(status);
@@ -85,7 +96,7 @@ public final class RateLimitProblems {
 		if (retryAfter != null) {
 			problem.setProperty(RETRY_AFTER, retryAfter);
 		}
-		URI instance = instance(request);
+		URI instance = instance(path);
 		if (instance != null) {
 			problem.setInstance(instance);
 		}
@@ -101,10 +112,22 @@ public final class RateLimitProblems {
 	 * @return the problem
 	 */
 	public static ProblemDetail problem(RateLimitEvaluationException failure, @Nullable HttpServletRequest request) {
+		return problemAt(failure, (request != null) ? request.getRequestURI() : null);
+	}
+
+	/**
+	 * Returns the problem describing a call whose cost or key expression could not be
+	 * evaluated, whatever the web stack.
+	 * @param failure the failure
+	 * @param path the path of the request as received, which becomes the problem's
+	 * instance, or {@code null} for none
+	 * @return the problem
+	 */
+	public static ProblemDetail problemAt(RateLimitEvaluationException failure, @Nullable String path) {
 		ProblemDetail problem = ProblemDetail.forStatus(HttpStatus.BAD_REQUEST);
 		problem.setTitle("Bad Request");
 		problem.setDetail(failure.getDetail());
-		URI instance = instance(request);
+		URI instance = instance(path);
 		if (instance != null) {
 			problem.setInstance(instance);
 		}
@@ -130,12 +153,12 @@ public final class RateLimitProblems {
 		return (seconds != null && seconds == 1) ? "second" : "seconds";
 	}
 
-	private static @Nullable URI instance(@Nullable HttpServletRequest request) {
-		if (request == null) {
+	private static @Nullable URI instance(@Nullable String path) {
+		if (path == null) {
 			return null;
 		}
 		try {
-			return new URI(request.getRequestURI());
+			return new URI(path);
 		}
 		catch (URISyntaxException ex) {
 			return null;

@@ -15,7 +15,7 @@ import org.springframework.core.env.MapPropertySource;
 
 import dev.ratelimit.spring.annotation.RateLimited;
 import dev.ratelimit.spring.web.FilterRule;
-import dev.ratelimit.spring.web.RateLimitFilter;
+import dev.ratelimit.spring.web.RuleBasedFilter;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -88,7 +88,7 @@ class InvalidConditionTests {
 				.addFirst(new MapPropertySource("editable", editable)))
 			.run((context) -> {
 				RateLimitConfigurationReloader reloader = context.getBean(RateLimitConfigurationReloader.class);
-				RateLimitFilter filter = RateLimitFilterDescriptions.filters(context).get(0);
+				RuleBasedFilter filter = RateLimitFilterDescriptions.filters(context).get(0);
 				assertThat(filter.getRules().get(0).when()).hasToString("#{#principal == null}");
 
 				editable.put("ratelimit.filters[0].when", "#{#request.getHeader('X-Internal') == null}");
