@@ -9,6 +9,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.context.annotation.Bean;
+import org.springframework.core.env.Environment;
 import org.springframework.web.reactive.DispatcherHandler;
 import org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerMapping;
 import org.springframework.web.server.WebFilter;
@@ -41,6 +42,11 @@ public final class RateLimitReactiveWebAutoConfiguration {
 	 * ({@code WebFluxSecurityConfiguration}).
 	 */
 	static final int SECURITY_WEB_FILTER_ORDER = -100;
+
+	@Bean
+	ServerForwardHeadersCheck rateLimitServerForwardHeadersCheck(Environment environment) {
+		return ServerForwardHeadersCheck.checkReactive(environment);
+	}
 
 	@Bean
 	@ConditionalOnMissingBean

@@ -111,6 +111,43 @@ final class ServerForwardHeadersCheck {
 	}
 
 	/**
+	 * Checks a reactive application's handling of forwarding headers: Reactor Netty's own
+	 * support ({@code native}) and Spring's {@code ForwardedHeaderTransformer}
+	 * ({@code framework}) both replace the client address with one from a forwarding
+	 * header of any peer before the rate limiter sees the exchange, and the transformer
+	 * also removes the headers; the rate limiter cannot read beneath either.
+	 * @param environment the environment, with the {@code server.*} properties
+	 * @return the check, done
+	 * @throws RateLimitConfigurationException if the server would let a client choose its
+	 * address
+	 */
+	static ServerForwardHeadersCheck checkReactive(Environment environment) {
+		String strategy = Binder.get(environment)
+			.bind(STRATEGY, Bindable.of(String.class))
+			.map((value) -> value.trim().toLowerCase(Locale.ROOT))
+			.orElse(null);
+		CloudPlatform platform = (strategy == null) ? CloudPlatform.getActive(environment) : null;
+		String why = null;
+		if ("native".equals(strategy) || (strategy == null && platform != null && platform.isUsingForwardHeaders())) {
+			why = ((strategy != null) ? "is 'native'"
+					: "is not set, and Spring Boot uses 'native' on the detected cloud platform " + platform)
+					+ ": the reactive web server then replaces the client address with one from a forwarding header"
+					+ " of any peer";
+		}
+		else if ("framework".equals(strategy)) {
+			why = "is 'framework': Spring's ForwardedHeaderTransformer then replaces the client address with one from"
+					+ " a forwarding header of any peer, and removes the headers";
+		}
+		if (why != null) {
+			throw new RateLimitConfigurationException(STRATEGY,
+					why + ", before the rate limiter sees the request,"
+							+ " so a client could choose its own 'ip' key. Set " + STRATEGY
+							+ "=none and list your proxies in" + " ratelimit.client.trusted-proxies");
+		}
+		return new ServerForwardHeadersCheck();
+	}
+
+	/**
 	 * Returns the web server that will run: that of the application's web server factory;
 	 * without one (a test's mock environment), Tomcat if it is on the class path, the
 	 * server Spring Boot would start.

@@ -11,10 +11,11 @@ import dev.ratelimit.spring.RateLimitConfigurationException;
 
 /**
  * Reports {@code ratelimit.filters} in an application where no rate-limit filter applies
- * them: the filter is a servlet filter that needs a servlet web application with Spring
- * MVC. A reactive web application, whose every request would pass unlimited, fails to
- * start; any other application (not a web application, or a servlet one without Spring
- * MVC) is warned, since it may share its configuration with one that applies the rules.
+ * them: the servlet filter needs Spring MVC, the reactive one Spring WebFlux. A reactive
+ * web application without WebFlux's dispatcher, whose every request would pass unlimited,
+ * fails to start; any other application (not a web application, or a servlet one without
+ * Spring MVC) is warned, since it may share its configuration with one that applies the
+ * rules.
  */
 final class UnappliedFilterRules {
 
@@ -24,7 +25,7 @@ final class UnappliedFilterRules {
 	private static final String SERVLET_CONTEXT = "org.springframework.web.context.WebApplicationContext";
 
 	private static final String NEEDS = "the rate-limit filter that applies them needs a servlet web application with"
-			+ " Spring MVC";
+			+ " Spring MVC, or a reactive one with Spring WebFlux";
 
 	private UnappliedFilterRules() {
 	}
@@ -44,10 +45,9 @@ final class UnappliedFilterRules {
 		}
 		String count = rules + ((rules == 1) ? " rule" : " rules");
 		if (context instanceof ReactiveWebApplicationContext) {
-			throw new RateLimitConfigurationException("ratelimit.filters", "has " + count
-					+ ", but this is a reactive web application, where they would never apply: " + NEEDS
-					+ "; remove them, or limit calls with @RateLimited keyed by a method argument (ip, api-key and"
-					+ " header keys read a servlet request too)");
+			throw new RateLimitConfigurationException("ratelimit.filters",
+					"has " + count + ", but this is a reactive web application, where they would never apply: " + NEEDS
+							+ "; add spring-webflux, or remove them");
 		}
 		ClassLoader loader = context.getClassLoader();
 		boolean servlet = ClassUtils.isPresent(SERVLET_CONTEXT, loader)

@@ -17,12 +17,18 @@ import static org.assertj.core.api.Assertions.assertThat;
  * with a message and a failure analysis that name the property and say what is wrong: the
  * starter's own, or Spring Boot's for a value that does not bind.
  */
-final class ConfigurationFailures {
+public final class ConfigurationFailures {
 
 	private ConfigurationFailures() {
 	}
 
-	static void assertFailure(ApplicationContextAssertProvider<?> context, String property, String reason) {
+	/**
+	 * Asserts that a context failed to start on a property, for a reason.
+	 * @param context the context
+	 * @param property the property the failure names
+	 * @param reason words of the reason the failure gives
+	 */
+	public static void assertFailure(ApplicationContextAssertProvider<?> context, String property, String reason) {
 		assertThat(context).hasFailed();
 		Throwable failure = context.getStartupFailure();
 		RateLimitConfigurationException exception = find(failure);

@@ -1,7 +1,5 @@
 package dev.ratelimit.spring.autoconfigure;
 
-import java.net.URL;
-import java.net.URLClassLoader;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -22,6 +20,7 @@ import dev.ratelimit.spring.annotation.RateLimitedAdvisor;
 import dev.ratelimit.spring.annotation.WebInvocationSupport;
 import dev.ratelimit.spring.web.PendingLimitsExceptionResolver;
 import dev.ratelimit.spring.web.RateLimitExceptionHandler;
+import dev.ratelimit.spring.testsupport.StarterClassLoader;
 import dev.ratelimit.spring.web.RateLimitHeaders;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -76,7 +75,8 @@ class ServletFreeClassPathTests {
 	 */
 	@Test
 	void decidesCallsWithTheStarterLoadedWhereTheServletApiIsMissing() throws Exception {
-		try (StarterClassLoader loader = new StarterClassLoader(new FilteredClassLoader(SERVLET_API))) {
+		try (StarterClassLoader loader = new StarterClassLoader(new FilteredClassLoader(SERVLET_API),
+				ServletFreeClassPathTests.class)) {
 			assertThat(loader.loadClass(OrdersScenario.class.getName())).isNotSameAs(OrdersScenario.class);
 			@SuppressWarnings("unchecked")
 			Callable<List<String>> scenario = (Callable<List<String>>) loader.loadClass(OrdersScenario.class.getName())
@@ -123,40 +123,6 @@ class ServletFreeClassPathTests {
 					}
 				});
 			return outcomes;
-		}
-
-	}
-
-	/**
-	 * Defines the classes of {@code dev.ratelimit} (core, starter and these tests)
-	 * itself, and asks its parent for every other class.
-	 */
-	private static final class StarterClassLoader extends URLClassLoader {
-
-		StarterClassLoader(ClassLoader parent) {
-			super(new URL[] { location(RateLimiter.class), location(RateLimitService.class),
-					location(ServletFreeClassPathTests.class) }, parent);
-		}
-
-		private static URL location(Class<?> type) {
-			return type.getProtectionDomain().getCodeSource().getLocation();
-		}
-
-		@Override
-		protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
-			if (!name.startsWith("dev.ratelimit.")) {
-				return super.loadClass(name, resolve);
-			}
-			synchronized (getClassLoadingLock(name)) {
-				Class<?> type = findLoadedClass(name);
-				if (type == null) {
-					type = findClass(name);
-				}
-				if (resolve) {
-					resolveClass(type);
-				}
-				return type;
-			}
 		}
 
 	}

@@ -11,14 +11,18 @@ import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.web.reactive.DispatcherHandler;
 import org.springframework.web.servlet.DispatcherServlet;
+
+import dev.ratelimit.spring.web.reactive.RateLimitWebFilter;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * {@code ratelimit.filters} in an application where no rate-limit filter applies them: a
- * reactive web application fails to start, naming the property; any other is warned; a
- * servlet application with Spring MVC applies them.
+ * reactive web application without WebFlux fails to start, naming the property; any other
+ * is warned; a servlet application with Spring MVC and a reactive one with WebFlux apply
+ * them.
  */
 @ExtendWith(OutputCaptureExtension.class)
 class UnappliedFilterRulesTests {
@@ -30,12 +34,25 @@ class UnappliedFilterRulesTests {
 			"ratelimit.filters[0].patterns=/api/**", "ratelimit.filters[0].policies=api" };
 
 	@Test
-	void failsStartUpOfAReactiveWebApplication() {
+	void failsStartUpOfAReactiveWebApplicationWithoutWebFlux() {
 		new ReactiveWebApplicationContextRunner().withConfiguration(CONFIGURATIONS)
+			.withClassLoader(new FilteredClassLoader(DispatcherHandler.class))
 			.withPropertyValues(ONE_RULE)
 			.run((context) -> ConfigurationFailures.assertFailure(context, "ratelimit.filters",
 					"has 1 rule, but this is a reactive web application, where they would never apply: the"
-							+ " rate-limit filter that applies them needs a servlet web application with Spring MVC"));
+							+ " rate-limit filter that applies them needs a servlet web application with Spring MVC,"
+							+ " or a reactive one with Spring WebFlux"));
+	}
+
+	@Test
+	void appliesTheRulesOfAWebFluxApplication() {
+		new ReactiveWebApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class,
+					RateLimitReactiveWebAutoConfiguration.class))
+			.withPropertyValues(ONE_RULE)
+			.run((context) -> assertThat(context).hasNotFailed()
+				.hasSingleBean(RateLimitWebFilter.class)
+				.doesNotHaveBean(UnappliedFilterRules.class));
 	}
 
 	@Test
@@ -52,7 +69,7 @@ class UnappliedFilterRulesTests {
 			.run((context) -> assertThat(context).hasNotFailed());
 		assertThat(output).contains("ratelimit.filters has 1 rule, which this application does not apply: it is not"
 				+ " a web application, and the rate-limit filter that applies them needs a servlet web application"
-				+ " with Spring MVC");
+				+ " with Spring MVC, or a reactive one with Spring WebFlux");
 	}
 
 	@Test
