@@ -48,8 +48,12 @@ final class BackendGate {
 
 	private final AtomicBoolean probing = new AtomicBoolean();
 
-	/** The thread probing, set once it has won {@link #probing}. */
-	private volatile @Nullable Thread prober;
+	/**
+	 * The caller probing, set once it has won {@link #probing}: its thread, for a caller
+	 * that waits, or a token of its own for an asynchronous call, whose answer comes on
+	 * another thread.
+	 */
+	private volatile @Nullable Object prober;
 
 	private final LongSupplier nanoTime;
 
@@ -63,11 +67,13 @@ final class BackendGate {
 	}
 
 	/**
-	 * Returns how the calling thread uses the backend. A caller that gets
-	 * {@link Route#ASK} must report what it learned with {@link #succeeded()},
-	 * {@link #late()}, {@link #failed()} or {@link #abandoned()}.
+	 * Returns how a caller uses the backend. A caller that gets {@link Route#ASK} must
+	 * report what it learned with {@link #succeeded}, {@link #late}, {@link #failed} or
+	 * {@link #abandoned}, passing the same caller.
+	 * @param caller what identifies the call until it reports: the calling thread, or an
+	 * object of its own for an asynchronous call
 	 */
-	Route enter() {
+	Route enter(Object caller) {
 		if (this.down) {
 			return Route.DOWN;
 		}
@@ -78,7 +84,7 @@ final class BackendGate {
 		if (this.nanoTime.getAsLong() - until < 0 || !this.probing.compareAndSet(false, true)) {
 			return Route.LATE;
 		}
-		this.prober = Thread.currentThread();
+		this.prober = caller;
 		return Route.ASK;
 	}
 
@@ -89,14 +95,14 @@ final class BackendGate {
 	 * it, and ending the cool-down on it would make every caller wait again while answers
 	 * hover around the timeout.
 	 */
-	void succeeded() {
+	void succeeded(Object caller) {
 		if (this.down) {
 			this.down = false;
 		}
-		if (this.lateUntil != 0 && this.prober == Thread.currentThread()) {
+		if (this.lateUntil != 0 && this.prober == caller) {
 			this.lateUntil = 0;
 		}
-		releaseProbe();
+		releaseProbe(caller);
 	}
 
 	/**
@@ -110,7 +116,6 @@ final class BackendGate {
 		if (this.down) {
 			this.down = false;
 		}
-		releaseProbe();
 	}
 
 	/**
@@ -126,20 +131,20 @@ final class BackendGate {
 	 * The backend answered later than the timeout while the connection was up: late for a
 	 * cool-down, unless it is down.
 	 */
-	void late() {
+	void late(Object caller) {
 		long until = this.nanoTime.getAsLong() + this.coolDownNanos;
 		this.lateUntil = (until != 0) ? until : 1;
-		releaseProbe();
+		releaseProbe(caller);
 	}
 
 	/**
 	 * The backend failed (an error, a lost connection): down until a check succeeds.
 	 * @return whether the backend was up until now, so that the caller starts the checks
 	 */
-	boolean failed() {
+	boolean failed(Object caller) {
 		boolean wasUp = !this.down;
 		this.down = true;
-		releaseProbe();
+		releaseProbe(caller);
 		return wasUp;
 	}
 
@@ -148,18 +153,15 @@ final class BackendGate {
 	 * interrupted, or it failed with an error of its own): if it was the probe, another
 	 * caller may probe; any other caller's probe goes on.
 	 */
-	void abandoned() {
-		if (this.prober == Thread.currentThread()) {
-			this.prober = null;
-			this.probing.set(false);
-		}
+	void abandoned(Object caller) {
+		releaseProbe(caller);
 	}
 
 	/**
-	 * Gives the probe back if the calling thread holds it.
+	 * Gives the probe back if the caller holds it.
 	 */
-	private void releaseProbe() {
-		if (this.prober == Thread.currentThread()) {
+	private void releaseProbe(Object caller) {
+		if (this.prober == caller) {
 			this.prober = null;
 			this.probing.set(false);
 		}

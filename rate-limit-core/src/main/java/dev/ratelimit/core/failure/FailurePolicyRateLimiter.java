@@ -7,11 +7,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.WeakHashMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 
 import dev.ratelimit.core.Decision;
@@ -48,6 +52,12 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 	 * write every recovery check interval; its first success brings calls back. An
 	 * interrupted caller is not a failure of the store: it is decided here alone, its
 	 * interrupt flag set.
+	 *
+	 * An asynchronous call (acquireAsync) takes the same routes without waiting: what
+	 * needs no answer is decided on the calling thread, the store's answer or failure in
+	 * the callback that receives it. It enters the gate with a token of its own rather
+	 * than its thread, so that it can be the probe and give the probe back from the
+	 * thread its answer comes on.
 	 */
 
 	private static final Log logger = LogFactory.getLog(FailurePolicyRateLimiter.class);
@@ -155,10 +165,10 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 				throw ex;
 			}
 			if (isLate(ex)) {
-				this.gate.late();
+				this.gate.late(Thread.currentThread());
 			}
 			else {
-				this.gate.failed();
+				this.gate.failed(Thread.currentThread());
 			}
 			throw ex;
 		}
@@ -166,9 +176,7 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 
 	@Override
 	public Decision acquire(List<KeyedLimit> limits, long cost) {
-		if (cost < 0) {
-			throw new IllegalArgumentException("cost must be at least 0 (was " + cost + ")");
-		}
+		checkCost(cost);
 		if (limits.isEmpty()) {
 			return Decision.unlimited();
 		}
@@ -179,56 +187,161 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 			withoutAsking = this.backend.decideWithoutAsking(limits, cost);
 		}
 		catch (BackendUnavailableException ex) {
-			if (ex.reason() != BackendUnavailableException.Reason.BUSY) {
-				throw ex;
-			}
-			// another call for the same state is asking the store, which it reports
-			// should the store fail: this one is decided here
-			return decideHere(limits, cost);
+			return busy(ex, limits, cost);
 		}
 		if (withoutAsking != null) {
 			chargeHere(limits, cost, withoutAsking);
 			return withoutAsking;
 		}
-		BackendGate.Route route = this.gate.enter();
-		if (route == BackendGate.Route.DOWN) {
-			return fallback(limits, cost);
+		Thread caller = Thread.currentThread();
+		BackendGate.Route route = this.gate.enter(caller);
+		if (route != BackendGate.Route.ASK) {
+			return decidePast(route, limits, cost);
 		}
-		if (route == BackendGate.Route.LATE) {
-			Decision here = decideHere(limits, cost);
-			if (here.isAllowed() && cost > 0) {
-				this.backend.send(limits, cost);
-			}
-			return here;
-		}
-		if (Thread.currentThread().isInterrupted()) {
+		if (caller.isInterrupted()) {
 			// a caller that cannot wait for the answer sends nothing, which the store
 			// would apply all the same
-			this.gate.abandoned();
+			this.gate.abandoned(caller);
 			return decideHere(limits, cost);
 		}
 		try {
 			Decision decision = this.backend.acquire(limits, cost);
-			this.gate.succeeded();
+			this.gate.succeeded(caller);
 			chargeHere(limits, cost, decision);
 			return decision;
 		}
 		catch (RuntimeException ex) {
-			return failed(ex, limits, cost);
+			if (caller.isInterrupted()) {
+				// the caller's thread was interrupted while it waited: the store did not
+				// fail, so this call alone is decided here
+				this.gate.abandoned(caller);
+				return decideHere(limits, cost);
+			}
+			return failed(ex, limits, cost, caller);
 		}
 		catch (Error ex) {
-			this.gate.abandoned();
+			this.gate.abandoned(caller);
 			throw ex;
 		}
 	}
 
-	private Decision failed(RuntimeException ex, List<KeyedLimit> limits, long cost) {
-		if (Thread.currentThread().isInterrupted() || reasonOf(ex) == BackendUnavailableException.Reason.BUSY) {
-			// the caller's thread was interrupted while it waited, or another call for
-			// the
-			// same state holds it: the store did not fail, so this call alone is decided
-			// here
-			this.gate.abandoned();
+	/**
+	 * Decides a call as {@link #acquire} does, without blocking the calling thread. A
+	 * call the store need not answer (permits held here, a store late or down) is decided
+	 * at once on the calling thread; a call that asks the store is decided in the
+	 * callback of the store's answer, on the thread that completes it (for Redis, a
+	 * Lettuce thread, or the timer that ends a call at its timeout). An asynchronous call
+	 * may be the probe of a late store: its answer, wherever it comes, ends the late
+	 * state or gives the probe back. Interrupts play no part.
+	 */
+	@Override
+	public CompletableFuture<Decision> acquireAsync(List<KeyedLimit> limits, long cost) {
+		try {
+			checkCost(cost);
+			if (limits.isEmpty()) {
+				return CompletableFuture.completedFuture(Decision.unlimited());
+			}
+			KeyedLimit.requireOneLimitPerName(limits);
+			return this.backend.decideWithoutAskingAsync(limits, cost)
+				.handle((withoutAsking, ex) -> acquireAfterReservoir(withoutAsking, ex, limits, cost))
+				.thenCompose(Function.identity());
+		}
+		catch (RuntimeException ex) {
+			return CompletableFuture.failedFuture(ex);
+		}
+	}
+
+	private CompletableFuture<Decision> acquireAfterReservoir(@Nullable Decision withoutAsking,
+			@Nullable Throwable failure, List<KeyedLimit> limits, long cost) {
+		if (failure != null) {
+			Throwable cause = unwrap(failure);
+			if (cause instanceof BackendUnavailableException unavailable) {
+				return CompletableFuture.completedFuture(busy(unavailable, limits, cost));
+			}
+			return CompletableFuture.failedFuture(cause);
+		}
+		if (withoutAsking != null) {
+			chargeHere(limits, cost, withoutAsking);
+			return CompletableFuture.completedFuture(withoutAsking);
+		}
+		// the probe, if this call is one, is this call's and not its thread's: the answer
+		// comes on another
+		Object caller = new Object();
+		BackendGate.Route route = this.gate.enter(caller);
+		if (route != BackendGate.Route.ASK) {
+			return CompletableFuture.completedFuture(decidePast(route, limits, cost));
+		}
+		CompletableFuture<Decision> asked;
+		try {
+			asked = this.backend.acquireAsync(limits, cost);
+		}
+		catch (RuntimeException ex) {
+			asked = CompletableFuture.failedFuture(ex);
+		}
+		catch (Error ex) {
+			this.gate.abandoned(caller);
+			throw ex;
+		}
+		return asked.handle((decision, ex) -> answered(decision, ex, limits, cost, caller));
+	}
+
+	/**
+	 * Decides an asynchronous call from the store's answer, or its failure.
+	 */
+	private Decision answered(@Nullable Decision decision, @Nullable Throwable failure, List<KeyedLimit> limits,
+			long cost, Object caller) {
+		if (failure == null) {
+			this.gate.succeeded(caller);
+			Decision answer = Objects.requireNonNull(decision, "the store answered no decision");
+			chargeHere(limits, cost, answer);
+			return answer;
+		}
+		Throwable cause = unwrap(failure);
+		if (cause instanceof Error error) {
+			this.gate.abandoned(caller);
+			throw error;
+		}
+		return failed(cause, limits, cost, caller);
+	}
+
+	private static void checkCost(long cost) {
+		if (cost < 0) {
+			throw new IllegalArgumentException("cost must be at least 0 (was " + cost + ")");
+		}
+	}
+
+	/**
+	 * Decides a call that the store's state here could not serve: {@code BUSY} (another
+	 * call for the same state is asking the store, which it reports should the store
+	 * fail) is decided here; any other failure is the caller's.
+	 */
+	private Decision busy(BackendUnavailableException ex, List<KeyedLimit> limits, long cost) {
+		if (ex.reason() != BackendUnavailableException.Reason.BUSY) {
+			throw ex;
+		}
+		return decideHere(limits, cost);
+	}
+
+	/**
+	 * Decides a call that the gate sends past the store: by the failure mode while it is
+	 * down; here while it is late, sent to the store without waiting if allowed.
+	 */
+	private Decision decidePast(BackendGate.Route route, List<KeyedLimit> limits, long cost) {
+		if (route == BackendGate.Route.DOWN) {
+			return fallback(limits, cost);
+		}
+		Decision here = decideHere(limits, cost);
+		if (here.isAllowed() && cost > 0) {
+			this.backend.send(limits, cost);
+		}
+		return here;
+	}
+
+	private Decision failed(Throwable ex, List<KeyedLimit> limits, long cost, Object caller) {
+		if (reasonOf(ex) == BackendUnavailableException.Reason.BUSY) {
+			// another call for the same state holds it, or the caller's thread was
+			// interrupted: the store did not fail, so this call alone is decided here
+			this.gate.abandoned(caller);
 			return decideHere(limits, cost);
 		}
 		// the listener hears of the store's own failure, which a backend that says why
@@ -238,11 +351,24 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 			// Late, not gone: the store still runs the call (so it counts there), and a
 			// busy instance reads answers late whatever the store does. Letting calls
 			// through unlimited would turn load into a bypass: decide here.
-			this.gate.late();
+			this.gate.late(caller);
 			return decideHere(limits, cost);
 		}
-		this.gate.failed();
+		this.gate.failed(caller);
 		return fallback(limits, cost);
+	}
+
+	/**
+	 * Returns the failure a future completed with, without the wrappers a chain of
+	 * futures adds.
+	 */
+	private static Throwable unwrap(Throwable ex) {
+		Throwable current = ex;
+		while ((current instanceof CompletionException || current instanceof ExecutionException)
+				&& current.getCause() != null) {
+			current = current.getCause();
+		}
+		return current;
 	}
 
 	private static BackendUnavailableException.@Nullable Reason reasonOf(Throwable ex) {
@@ -378,21 +504,8 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 	 */
 	@Override
 	public void release(Decision decision) {
-		if (decision.leases().isEmpty()) {
+		if (!releaseHere(decision)) {
 			return;
-		}
-		if (decision.source() == Decision.Source.LOCAL_FALLBACK) {
-			if (this.local != null) {
-				this.local.release(decision);
-			}
-			return;
-		}
-		if (decision.source() != Decision.Source.BACKEND) {
-			return;
-		}
-		List<Decision> here = this.permitsHere.remove(decision);
-		if (here != null) {
-			here.forEach(Objects.requireNonNull(this.local)::release);
 		}
 		if (this.gate.isDown()) {
 			this.backend.releaseWithoutWaiting(decision);
@@ -400,6 +513,53 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 		else {
 			this.backend.release(decision);
 		}
+	}
+
+	/**
+	 * Gives back the concurrency permits of an allowed decision as {@link #release} does,
+	 * without blocking the calling thread: those held here at once, those in the store
+	 * through its asynchronous release (sent without waiting while it is down). The
+	 * future completes once the store has answered, as far as it waits for that.
+	 */
+	@Override
+	public CompletableFuture<Void> releaseAsync(Decision decision) {
+		try {
+			if (!releaseHere(decision)) {
+				return CompletableFuture.completedFuture(null);
+			}
+			if (this.gate.isDown()) {
+				this.backend.releaseWithoutWaiting(decision);
+				return CompletableFuture.completedFuture(null);
+			}
+			return this.backend.releaseAsync(decision);
+		}
+		catch (RuntimeException ex) {
+			return CompletableFuture.failedFuture(ex);
+		}
+	}
+
+	/**
+	 * Gives back the permits this instance holds for a decision.
+	 * @return whether the store holds permits of it too
+	 */
+	private boolean releaseHere(Decision decision) {
+		if (decision.leases().isEmpty()) {
+			return false;
+		}
+		if (decision.source() == Decision.Source.LOCAL_FALLBACK) {
+			if (this.local != null) {
+				this.local.release(decision);
+			}
+			return false;
+		}
+		if (decision.source() != Decision.Source.BACKEND) {
+			return false;
+		}
+		List<Decision> here = this.permitsHere.remove(decision);
+		if (here != null) {
+			here.forEach(Objects.requireNonNull(this.local)::release);
+		}
+		return true;
 	}
 
 	/**
@@ -609,6 +769,16 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 		@Override
 		public Decision acquire(List<KeyedLimit> limits, long cost) {
 			return this.delegate.acquire(limits, cost);
+		}
+
+		@Override
+		public CompletableFuture<Decision> acquireAsync(List<KeyedLimit> limits, long cost) {
+			return this.delegate.acquireAsync(limits, cost);
+		}
+
+		@Override
+		public CompletableFuture<Void> releaseAsync(Decision decision) {
+			return this.delegate.releaseAsync(decision);
 		}
 
 		@Override

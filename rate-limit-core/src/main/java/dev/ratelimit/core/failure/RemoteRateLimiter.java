@@ -1,6 +1,7 @@
 package dev.ratelimit.core.failure;
 
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.KeyedLimit;
@@ -11,7 +12,10 @@ import org.jspecify.annotations.Nullable;
 /**
  * A {@link RateLimiter} whose state lives in another process: what the
  * {@link FailurePolicyRateLimiter failure policy} may ask of it beyond deciding calls.
- * Its {@link #acquire} throws {@link BackendUnavailableException} when it cannot decide.
+ * Its {@link #acquire} throws {@link BackendUnavailableException} when it cannot decide,
+ * and its {@link #acquireAsync} completes exceptionally with one; a store that answers
+ * through I/O implements {@link #acquireAsync} and {@link #releaseAsync} without blocking
+ * the calling thread.
  */
 public interface RemoteRateLimiter extends RateLimiter {
 
@@ -27,6 +31,28 @@ public interface RemoteRateLimiter extends RateLimiter {
 	 */
 	default @Nullable Decision decideWithoutAsking(List<KeyedLimit> limits, long cost) {
 		return null;
+	}
+
+	/**
+	 * Decides a call as {@link #decideWithoutAsking} does, without blocking the calling
+	 * thread: where another call holds that state (a fill of it on its way to the store),
+	 * the answer comes once that call is done. The default asks
+	 * {@link #decideWithoutAsking} on the calling thread, which suits a limiter that
+	 * holds no such state.
+	 * @param limits the limits of the call
+	 * @param cost the permits the call takes
+	 * @return the decision, or {@code null} to ask the store; failed with a
+	 * {@link BackendUnavailableException} of reason
+	 * {@link BackendUnavailableException.Reason#BUSY BUSY} as
+	 * {@link #decideWithoutAsking} throws it
+	 */
+	default CompletableFuture<@Nullable Decision> decideWithoutAskingAsync(List<KeyedLimit> limits, long cost) {
+		try {
+			return CompletableFuture.completedFuture(decideWithoutAsking(limits, cost));
+		}
+		catch (RuntimeException ex) {
+			return CompletableFuture.failedFuture(ex);
+		}
 	}
 
 	/**

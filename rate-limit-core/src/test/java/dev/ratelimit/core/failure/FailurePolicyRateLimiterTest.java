@@ -4,7 +4,11 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -28,7 +32,8 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
  * {@link FailurePolicyRateLimiter} over a store that is a fake: it answers, answers late
- * or is down on demand, on a manual clock and a manual cool-down clock, without Redis.
+ * or is down on demand, on a manual clock and a manual cool-down clock, without Redis;
+ * its asynchronous calls may be answered by the test, so that a call is seen on its way.
  */
 class FailurePolicyRateLimiterTest {
 
@@ -279,6 +284,193 @@ class FailurePolicyRateLimiterTest {
 		assertThat(policy.acquire(TEN_PER_MINUTE, 1).source()).isEqualTo(Decision.Source.BACKEND);
 	}
 
+	@Test
+	void asynchronouslyWhatTheStoreAllowsIsDecidedThereAndChargedHere() {
+		FailurePolicyRateLimiter policy = policy(FailureMode.LOCAL);
+		List<Decision> decisions = acquireAsync(policy, 12);
+		assertThat(decisions).extracting(Decision::source).containsOnly(Decision.Source.BACKEND);
+		assertThat(decisions).filteredOn(Decision::isAllowed).hasSize(10);
+		assertThat(this.store.asked).hasValue(12);
+		this.store.behaviour = Behaviour.LATE;
+		Decision late = policy.acquireAsync(List.of(TEN_PER_MINUTE), 1).join();
+		assertThat(late.source()).isEqualTo(Decision.Source.LOCAL_FALLBACK);
+		assertThat(late.isAllowed()).as("the limits here know of the ten the store allowed").isFalse();
+	}
+
+	@Test
+	void asynchronouslyACallWaitsForNobodyAndALateAnswerIsDecidedHereUntilAProbeAnswersInTime() {
+		FailurePolicyRateLimiter policy = policy(FailureMode.LOCAL);
+		this.store.answersByHand = true;
+		CompletableFuture<Decision> first = policy.acquireAsync(List.of(TEN_PER_MINUTE), 1);
+		assertThat(first).as("the caller did not wait for the store").isNotDone();
+		this.store.behaviour = Behaviour.LATE;
+		this.store.answerNext();
+		assertThat(first.join().source()).isEqualTo(Decision.Source.LOCAL_FALLBACK);
+		assertThat(first.join().isAllowed()).isTrue();
+		assertThat(this.reported).singleElement().isInstanceOf(TimeoutException.class);
+		// the cool-down: decided here at once, and sent to the store without waiting
+		this.store.behaviour = Behaviour.ANSWER;
+		CompletableFuture<Decision> cooling = policy.acquireAsync(List.of(TEN_PER_MINUTE), 1);
+		assertThat(cooling).isCompleted();
+		assertThat(cooling.join().source()).isEqualTo(Decision.Source.LOCAL_FALLBACK);
+		assertThat(this.store.asked).hasValue(1);
+		assertThat(this.store.sent).containsExactly(1L);
+		this.nanoTime.addAndGet(COOL_DOWN.toNanos());
+		CompletableFuture<Decision> probe = policy.acquireAsync(List.of(TEN_PER_MINUTE), 1);
+		assertThat(probe).isNotDone();
+		assertThat(this.store.asked).hasValue(2);
+		// while the probe is on its way, other calls are still decided here
+		CompletableFuture<Decision> meanwhile = policy.acquireAsync(List.of(TEN_PER_MINUTE), 1);
+		assertThat(meanwhile.join().source()).isEqualTo(Decision.Source.LOCAL_FALLBACK);
+		assertThat(this.store.asked).hasValue(2);
+		// the probe's answer in time, on another thread, ends the late state
+		CompletableFuture.runAsync(this.store::answerNext).join();
+		assertThat(probe.join().source()).isEqualTo(Decision.Source.BACKEND);
+		CompletableFuture<Decision> after = policy.acquireAsync(List.of(TEN_PER_MINUTE), 1);
+		assertThat(this.store.asked).as("calls ask the store again").hasValue(3);
+		this.store.answerNext();
+		assertThat(after.join().source()).isEqualTo(Decision.Source.BACKEND);
+	}
+
+	@Test
+	void anAsynchronousProbeAnsweredLateGivesTheProbeBack() {
+		FailurePolicyRateLimiter policy = policy(FailureMode.LOCAL);
+		this.store.answersByHand = true;
+		this.store.behaviour = Behaviour.LATE;
+		policy.acquireAsync(List.of(TEN_PER_MINUTE), 1);
+		this.store.answerNext();
+		this.nanoTime.addAndGet(COOL_DOWN.toNanos());
+		CompletableFuture<Decision> probe = policy.acquireAsync(List.of(TEN_PER_MINUTE), 1);
+		assertThat(this.store.asked).hasValue(2);
+		this.store.answerNext();
+		assertThat(probe.join().source()).isEqualTo(Decision.Source.LOCAL_FALLBACK);
+		assertThat(policy.acquireAsync(List.of(TEN_PER_MINUTE), 1)).as("a new cool-down").isCompleted();
+		this.nanoTime.addAndGet(COOL_DOWN.toNanos());
+		policy.acquireAsync(List.of(TEN_PER_MINUTE), 1);
+		assertThat(this.store.asked).as("the next call after it probes").hasValue(3);
+	}
+
+	@Test
+	void anAsynchronousProbeThatLearnedNothingLetsTheNextCallProbe() {
+		FailurePolicyRateLimiter policy = policy(FailureMode.LOCAL);
+		this.store.answersByHand = true;
+		this.store.behaviour = Behaviour.LATE;
+		policy.acquireAsync(List.of(TEN_PER_MINUTE), 1);
+		this.store.answerNext();
+		this.nanoTime.addAndGet(COOL_DOWN.toNanos());
+		CompletableFuture<Decision> probe = policy.acquireAsync(List.of(TEN_PER_MINUTE), 1);
+		this.store.behaviour = Behaviour.BUSY;
+		this.store.answerNext();
+		assertThat(probe.join().source()).isEqualTo(Decision.Source.LOCAL_FALLBACK);
+		assertThat(this.reported).as("busy is no failure of the store").hasSize(1);
+		policy.acquireAsync(List.of(TEN_PER_MINUTE), 1);
+		assertThat(this.store.asked).as("the next call probes at once").hasValue(3);
+	}
+
+	@ParameterizedTest
+	@EnumSource(FailureMode.class)
+	void asynchronouslyWhileTheStoreIsDownTheFailureModeDecidesWithoutAskingIt(FailureMode mode) {
+		FailurePolicyRateLimiter policy = policy(mode);
+		this.store.answersByHand = true;
+		this.store.behaviour = Behaviour.DOWN;
+		CompletableFuture<Decision> first = policy.acquireAsync(List.of(TEN_PER_MINUTE), 1);
+		assertThat(first).isNotDone();
+		this.store.answerNext();
+		List<Decision> decisions = new ArrayList<>(List.of(first.join()));
+		for (int i = 0; i < 11; i++) {
+			CompletableFuture<Decision> decision = policy.acquireAsync(List.of(TEN_PER_MINUTE), 1);
+			assertThat(decision).as("decided at once").isCompleted();
+			decisions.add(decision.join());
+		}
+		assertThat(this.store.asked).as("only the first call finds it down").hasValue(1);
+		assertThat(policy.isAvailable()).isFalse();
+		assertThat(this.reported).singleElement().isInstanceOf(IOException.class);
+		Decision.Source expected = switch (mode) {
+			case ALLOW -> Decision.Source.FAILED_OPEN;
+			case DENY -> Decision.Source.FAILED_CLOSED;
+			case LOCAL -> Decision.Source.LOCAL_FALLBACK;
+		};
+		assertThat(decisions).extracting(Decision::source).containsOnly(expected);
+		switch (mode) {
+			case ALLOW -> assertThat(decisions).allMatch(Decision::isAllowed);
+			case DENY -> assertThat(decisions).noneMatch(Decision::isAllowed);
+			case LOCAL -> assertThat(decisions).filteredOn(Decision::isAllowed).hasSize(10);
+		}
+	}
+
+	@Test
+	void asynchronouslyTheRecoveryCheckBringsCallsBack() {
+		FailurePolicyRateLimiter policy = policy(FailureMode.DENY);
+		this.store.behaviour = Behaviour.DOWN;
+		assertThat(policy.acquireAsync(List.of(TEN_PER_MINUTE), 1).join().source())
+			.isEqualTo(Decision.Source.FAILED_CLOSED);
+		this.store.behaviour = Behaviour.ANSWER;
+		assertThat(policy.acquireAsync(List.of(TEN_PER_MINUTE), 1).join().source())
+			.as("no caller probes a store that is down")
+			.isEqualTo(Decision.Source.FAILED_CLOSED);
+		policy.checkWhileUnusable();
+		assertThat(policy.isAvailable()).isTrue();
+		assertThat(policy.acquireAsync(List.of(TEN_PER_MINUTE), 1).join().source()).isEqualTo(Decision.Source.BACKEND);
+	}
+
+	@Test
+	void asynchronouslyABusyStateIsDecidedHereAndAMistakeFailsTheFuture() {
+		FailurePolicyRateLimiter policy = policy(FailureMode.DENY);
+		this.store.busy = true;
+		assertThat(policy.acquireAsync(List.of(TEN_PER_MINUTE), 1).join().source())
+			.isEqualTo(Decision.Source.FAILED_CLOSED);
+		assertThat(this.reported).isEmpty();
+		this.store.busy = false;
+		assertThat(policy.acquireAsync(List.of(TEN_PER_MINUTE), -1)).isCompletedExceptionally()
+			.failsWithin(Duration.ZERO)
+			.withThrowableOfType(ExecutionException.class)
+			.withCauseInstanceOf(IllegalArgumentException.class);
+		KeyedLimit sameName = new KeyedLimit("api", "alice", Limit.tokenBucket("20/1m"));
+		assertThat(policy.acquireAsync(List.of(TEN_PER_MINUTE, sameName), 1)).isCompletedExceptionally();
+		assertThat(policy.acquireAsync(List.of(), 1).join().isAllowed()).isTrue();
+		assertThat(this.store.asked).hasValue(0);
+	}
+
+	@Test
+	void asynchronouslyConcurrencyPermitsAreReleasedInTheStoreAndHere() {
+		FailurePolicyRateLimiter policy = policy(FailureMode.LOCAL);
+		KeyedLimit one = new KeyedLimit("uploads", "alice", Limit.concurrency(1));
+		Decision held = policy.acquireAsync(List.of(one), 1).join();
+		assertThat(held.source()).isEqualTo(Decision.Source.BACKEND);
+		assertThat(held.leases()).hasSize(1);
+		this.store.behaviour = Behaviour.LATE;
+		assertThat(policy.acquireAsync(List.of(one), 1).join().isAllowed()).as("the permit is held here too").isFalse();
+		assertThat(policy.releaseAsync(held)).isCompleted();
+		assertThat(this.store.released).hasValue(1);
+		Decision local = policy.acquireAsync(List.of(one), 1).join();
+		assertThat(local.isAllowed()).as("and given back here").isTrue();
+		policy.releaseAsync(local).join();
+		assertThat(this.store.released).as("a local decision's permit is here only").hasValue(1);
+		Decision another = acquireAnswered(policy, new KeyedLimit("uploads", "bob", Limit.concurrency(1)));
+		this.store.behaviour = Behaviour.DOWN;
+		policy.acquireAsync(List.of(TEN_PER_MINUTE), 1).join();
+		policy.releaseAsync(another).join();
+		assertThat(this.store.releasedWithoutWaiting).hasValue(1);
+	}
+
+	@Test
+	void overAnyRateLimiterAnAsynchronousTimeoutIsLate() {
+		FailingLimiter plain = new FailingLimiter(new AtomicInteger());
+		FailurePolicyRateLimiter policy = FailurePolicyRateLimiter.builder((RateLimiter) plain)
+			.failureMode(FailureMode.DENY)
+			.recoveryCheckInterval(RECOVERY_CHECK)
+			.nanoTime(this.nanoTime::get)
+			.build();
+		this.built.add(policy);
+		plain.failure = new IllegalStateException("slow", new TimeoutException("no answer"));
+		assertThat(policy.acquireAsync(List.of(TEN_PER_MINUTE), 1).join().source())
+			.isEqualTo(Decision.Source.FAILED_CLOSED);
+		assertThat(policy.isAvailable()).as("late").isTrue();
+		this.nanoTime.addAndGet(COOL_DOWN.toNanos());
+		plain.failure = null;
+		assertThat(policy.acquireAsync(List.of(TEN_PER_MINUTE), 1).join().source()).isEqualTo(Decision.Source.BACKEND);
+	}
+
 	private Decision acquireAnswered(FailurePolicyRateLimiter policy, KeyedLimit limit) {
 		Behaviour before = this.store.behaviour;
 		this.store.behaviour = Behaviour.ANSWER;
@@ -287,6 +479,16 @@ class FailurePolicyRateLimiterTest {
 		assertThat(decision.source()).isEqualTo(Decision.Source.BACKEND);
 		this.store.behaviour = before;
 		return decision;
+	}
+
+	private static List<Decision> acquireAsync(RateLimiter limiter, int calls) {
+		List<Decision> decisions = new ArrayList<>();
+		for (int i = 0; i < calls; i++) {
+			CompletableFuture<Decision> decision = limiter.acquireAsync(List.of(TEN_PER_MINUTE), 1);
+			assertThat(decision).isCompleted();
+			decisions.add(decision.join());
+		}
+		return decisions;
 	}
 
 	private static List<Decision> acquire(RateLimiter limiter, int calls) {
@@ -299,7 +501,7 @@ class FailurePolicyRateLimiterTest {
 
 	enum Behaviour {
 
-		ANSWER, LATE, DOWN, INTERRUPTED
+		ANSWER, LATE, DOWN, INTERRUPTED, BUSY
 
 	}
 
@@ -330,6 +532,14 @@ class FailurePolicyRateLimiterTest {
 
 		final List<Long> sent = new CopyOnWriteArrayList<>();
 
+		/**
+		 * Whether {@link #acquireAsync} leaves its answer to the test
+		 * ({@link #answerNext}), rather than answering at once.
+		 */
+		volatile boolean answersByHand;
+
+		private final Queue<Unanswered> unanswered = new ConcurrentLinkedQueue<>();
+
 		FakeStore(ManualTimeSource clock) {
 			this.state = InMemoryRateLimiter.builder().timeSource(clock).build();
 		}
@@ -349,6 +559,31 @@ class FailurePolicyRateLimiterTest {
 			return this.state.acquire(limits, cost);
 		}
 
+		@Override
+		public CompletableFuture<Decision> acquireAsync(List<KeyedLimit> limits, long cost) {
+			if (!this.answersByHand) {
+				return RemoteRateLimiter.super.acquireAsync(limits, cost);
+			}
+			this.asked.incrementAndGet();
+			CompletableFuture<Decision> answer = new CompletableFuture<>();
+			this.unanswered.add(new Unanswered(limits, cost, answer));
+			return answer;
+		}
+
+		/**
+		 * Answers the oldest asynchronous call not yet answered, as the behaviour says.
+		 */
+		void answerNext() {
+			Unanswered call = this.unanswered.remove();
+			try {
+				fail();
+				call.answer().complete(this.state.acquire(call.limits(), call.cost()));
+			}
+			catch (RuntimeException ex) {
+				call.answer().completeExceptionally(ex);
+			}
+		}
+
 		private void fail() {
 			switch (this.behaviour) {
 				case LATE -> throw new BackendUnavailableException(BackendUnavailableException.Reason.LATE, "late",
@@ -359,6 +594,7 @@ class FailurePolicyRateLimiterTest {
 					Thread.currentThread().interrupt();
 					throw new BackendUnavailableException(BackendUnavailableException.Reason.BUSY, "interrupted");
 				}
+				case BUSY -> throw new BackendUnavailableException(BackendUnavailableException.Reason.BUSY, "busy");
 				case ANSWER -> {
 				}
 			}
@@ -407,6 +643,10 @@ class FailurePolicyRateLimiterTest {
 		public void reset(KeyedLimit limit) {
 			this.state.reset(limit);
 		}
+
+	}
+
+	record Unanswered(List<KeyedLimit> limits, long cost, CompletableFuture<Decision> answer) {
 
 	}
 
