@@ -127,6 +127,15 @@ final class ConnectionScriptRunner implements ScriptRunner {
 		return ScriptRunner.await(submit(() -> withConnection((connection) -> this.cluster), deadline), deadline, true);
 	}
 
+	@Override
+	public CompletableFuture<Boolean> isClusterAsync(long deadline) {
+		Boolean known = this.cluster;
+		if (known != null) {
+			return CompletableFuture.completedFuture(known);
+		}
+		return DeadlineTimer.bound(submit(() -> withConnection((connection) -> this.cluster), deadline), deadline);
+	}
+
 	private List<Object> run(List<byte[]> keys, List<byte[]> args) throws Exception {
 		byte[][] keysAndArgs = new byte[keys.size() + args.size()][];
 		for (int i = 0; i < keys.size(); i++) {
@@ -159,6 +168,18 @@ final class ConnectionScriptRunner implements ScriptRunner {
 			throws Exception {
 		Runnable withdraw = withdrawals.isEmpty() ? null : () -> withdraw(withdrawals);
 		return ScriptRunner.await(submit(new Call<>(() -> run(keys, args), true, deadline, withdraw)), deadline, true);
+	}
+
+	/**
+	 * Runs the script on a worker, as {@link #eval(List, List, long, List)} does: the
+	 * deadline completes the future, which a call still queued then never runs, and a
+	 * call running then withdraws its members once it is done.
+	 */
+	@Override
+	public CompletableFuture<List<Object>> evalAsync(List<byte[]> keys, List<byte[]> args, long deadline,
+			List<Withdrawal> withdrawals) {
+		Runnable withdraw = withdrawals.isEmpty() ? null : () -> withdraw(withdrawals);
+		return DeadlineTimer.bound(submit(new Call<>(() -> run(keys, args), true, deadline, withdraw)), deadline);
 	}
 
 	/**

@@ -10,10 +10,12 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;
@@ -44,7 +46,8 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 /**
  * Runs commands through Lettuce's asynchronous API on a connection of its own
  * (standalone, Sentinel or Cluster). Only the caller's thread waits, and only until its
- * deadline. The script runs as a Redis 7 function, else with EVALSHA.
+ * deadline; an asynchronous call waits on no thread. The script runs as a Redis 7
+ * function, else with EVALSHA.
  */
 final class LettuceScriptRunner implements ScriptRunner {
 
@@ -119,6 +122,11 @@ final class LettuceScriptRunner implements ScriptRunner {
 	@Override
 	public boolean isCluster(long deadline) {
 		return this.connectionFactory.isClusterAware();
+	}
+
+	@Override
+	public CompletableFuture<Boolean> isClusterAsync(long deadline) {
+		return CompletableFuture.completedFuture(this.connectionFactory.isClusterAware());
 	}
 
 	private CompletableFuture<Native> connection() {
@@ -239,6 +247,24 @@ final class LettuceScriptRunner implements ScriptRunner {
 		}
 	}
 
+	/**
+	 * Forgets the native connection after a failure if it is closed, as
+	 * {@link #failed(Throwable)} does, on the connector's thread: closing a connection
+	 * waits for it, and the caller may be Lettuce's event loop.
+	 */
+	private void failedWithoutWaiting(Throwable ex) {
+		CompletableFuture<Native> current = this.connection.get();
+		if (current != null && current.isDone() && !current.isCompletedExceptionally()
+				&& !current.join().stateful.isOpen()) {
+			try {
+				this.connector.execute(() -> failed(ex));
+			}
+			catch (RejectedExecutionException closed) {
+				// the runner is closed, and its connection with it
+			}
+		}
+	}
+
 	private void forget(CompletableFuture<Native> current) {
 		if (this.connection.compareAndSet(current, null)) {
 			current.join().close();
@@ -330,6 +356,23 @@ final class LettuceScriptRunner implements ScriptRunner {
 			RedisFuture<Object> loaded = commands.eval(this.body, ScriptOutputType.MULTI, keyArray, argArray);
 			return awaitReply(loaded, deadline, connection);
 		}
+	}
+
+	/**
+	 * Runs the script as {@link #eval(List, List, long, List)} does, composing on the
+	 * connection and on each reply: FCALL, then EVALSHA where the function cannot run,
+	 * then EVAL after NOSCRIPT, all within the deadline.
+	 */
+	@Override
+	public CompletableFuture<List<Object>> evalAsync(List<byte[]> keys, List<byte[]> args, long deadline,
+			List<Withdrawal> withdrawals) {
+		PendingEval call = new PendingEval(keys.toArray(new byte[0][]), args.toArray(new byte[0][]), withdrawals);
+		call.result.whenComplete(call::ended);
+		DeadlineTimer.bound(call.result, deadline);
+		if (!call.result.isDone()) {
+			connection().whenComplete(call::connected);
+		}
+		return call.result;
 	}
 
 	@Override
@@ -561,6 +604,164 @@ final class LettuceScriptRunner implements ScriptRunner {
 			current.join().close();
 		}
 		this.connector.shutdownNow();
+	}
+
+	/**
+	 * One asynchronous script call: each step sends the next command from the callback of
+	 * the last, on whatever thread completed it, and none waits. Its result completes
+	 * with the reply, the failure, or the deadline's {@link TimeoutException}.
+	 */
+	private final class PendingEval {
+
+		/*
+		 * Once the result is done (the deadline passed, or a failure), no command is sent
+		 * any more, and the withdrawals are queued behind the last command sent, on its
+		 * connection: Redis runs one connection's commands in order. A command sent while
+		 * the result completed is followed by its withdrawals again (removing a member
+		 * twice does nothing), so that they always come after it.
+		 */
+
+		final CompletableFuture<List<Object>> result = new CompletableFuture<>();
+
+		private final byte[][] keys;
+
+		private final byte[][] args;
+
+		private final List<Withdrawal> withdrawals;
+
+		/** The connection, set before the first command is sent on it. */
+		private volatile @Nullable Native connection;
+
+		/** The last command sent. */
+		private volatile @Nullable RedisFuture<Object> sent;
+
+		PendingEval(byte[][] keys, byte[][] args, List<Withdrawal> withdrawals) {
+			this.keys = keys;
+			this.args = args;
+			this.withdrawals = withdrawals;
+		}
+
+		void connected(@Nullable Native connection, @Nullable Throwable failure) {
+			if (failure != null || connection == null) {
+				fail((failure != null) ? failure : new IllegalStateException("No connection to Redis"));
+				return;
+			}
+			if (!connection.stateful.isOpen()) {
+				// Lettuce would hold the call until it reconnects: a caller of a Redis
+				// that is gone learns it now
+				fail(new RedisConnectionFailureException("The connection to Redis is down"));
+				return;
+			}
+			this.connection = connection;
+			RedisClusterAsyncCommands<byte[], byte[]> commands = connection.commands;
+			if (LettuceScriptRunner.this.functions.get() == Functions.UNSUPPORTED) {
+				evalScript(commands);
+				return;
+			}
+			RedisFuture<Object> called = send(() -> commands.fcall(LettuceScriptRunner.this.function,
+					ScriptOutputType.MULTI, this.keys, this.args));
+			if (called != null) {
+				called.whenComplete((reply, ex) -> {
+					if (ex == null) {
+						LettuceScriptRunner.this.functions.compareAndSet(Functions.UNKNOWN, Functions.SUPPORTED);
+						answer(reply);
+					}
+					else if (runsAsScriptInstead(ex, commands)) {
+						evalScript(commands);
+					}
+					else {
+						fail(ex);
+					}
+				});
+			}
+		}
+
+		private void evalScript(RedisClusterAsyncCommands<byte[], byte[]> commands) {
+			RedisFuture<Object> called = send(
+					() -> commands.evalsha(LettuceScriptRunner.this.sha, ScriptOutputType.MULTI, this.keys, this.args));
+			if (called != null) {
+				called.whenComplete((reply, ex) -> {
+					if (ex == null) {
+						answer(reply);
+					}
+					else if (ScriptRunner.isNoScript(ex)) {
+						RedisFuture<Object> loaded = send(() -> commands.eval(LettuceScriptRunner.this.body,
+								ScriptOutputType.MULTI, this.keys, this.args));
+						if (loaded != null) {
+							loaded.whenComplete((again, failure) -> {
+								if (failure == null) {
+									answer(again);
+								}
+								else {
+									fail(failure);
+								}
+							});
+						}
+					}
+					else {
+						fail(ex);
+					}
+				});
+			}
+		}
+
+		/**
+		 * Sends a command unless the result is done; {@code null} if it is.
+		 */
+		private @Nullable RedisFuture<Object> send(Supplier<RedisFuture<Object>> command) {
+			if (this.result.isDone()) {
+				return null;
+			}
+			RedisFuture<Object> sent = command.get();
+			this.sent = sent;
+			if (this.result.isDone()) {
+				withdraw();
+			}
+			return sent;
+		}
+
+		private void answer(@Nullable Object reply) {
+			try {
+				this.result.complete(ScriptRunner.asList(reply));
+			}
+			catch (IllegalStateException ex) {
+				fail(ex);
+			}
+		}
+
+		private void fail(Throwable ex) {
+			this.result.completeExceptionally(unwrap(ex));
+		}
+
+		/**
+		 * Once the result is done: after a failure or the deadline, the withdrawals
+		 * follow the script, and a command still queued on a connection that is down is
+		 * cancelled, so that it is not sent after a reconnection, long after its caller
+		 * gave up.
+		 */
+		void ended(@Nullable List<Object> reply, @Nullable Throwable failure) {
+			if (failure == null) {
+				return;
+			}
+			withdraw();
+			Native connection = this.connection;
+			RedisFuture<Object> sent = this.sent;
+			if (connection != null && sent != null && !connection.stateful.isOpen()) {
+				sent.cancel(true);
+			}
+			failedWithoutWaiting(failure);
+		}
+
+		private void withdraw() {
+			Native connection = this.connection;
+			if (connection == null) {
+				return;
+			}
+			for (Withdrawal withdrawal : this.withdrawals) {
+				connection.commands.zrem(withdrawal.key(), withdrawal.member());
+			}
+		}
+
 	}
 
 	/**

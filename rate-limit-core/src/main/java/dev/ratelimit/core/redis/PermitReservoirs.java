@@ -1,8 +1,7 @@
 package dev.ratelimit.core.redis;
 
 import java.time.Duration;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.CompletableFuture;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
@@ -26,6 +25,14 @@ final class PermitReservoirs {
 	 * a round trip. Both hold for the limit they were filled under only: when a call
 	 * comes with other parameters (a reloaded configuration), the permits are dropped,
 	 * spent as Redis counts them (spent stays spent), and the refusal forgotten.
+	 *
+	 * One fill of a reservoir is on its way at a time. A call that finds it on its way
+	 * waits for it and tries again, so that one fill serves the calls behind it: a caller
+	 * that waits blocks, at most its timeout; an asynchronous caller chains on the fill,
+	 * so that no thread waits. No lock is held across a call to Redis: a reservoir's
+	 * monitor guards its fields only while they change, and the fill on its way is a
+	 * future that any thread may complete (the answer of an asynchronous fill comes on
+	 * Lettuce's event loop).
 	 */
 
 	private static final long MAX_RESERVOIRS = 100_000;
@@ -61,13 +68,53 @@ final class PermitReservoirs {
 	}
 
 	/**
-	 * The unused permits of one key. Callers hold its lock from {@link #tryTake} to
-	 * {@link #filled}, so that one fill serves the callers that queue behind it. Time
-	 * ({@code now}) is this instance's clock in µs.
+	 * What a call does next with the reservoir of its key.
+	 */
+	sealed interface Turn permits Answered, Fill, AwaitFill {
+
+	}
+
+	/**
+	 * Answered here: from the permits held, or refused as Redis refused the last fill of
+	 * as many permits.
+	 *
+	 * @param status the status to report
+	 */
+	record Answered(LimitStatus status) implements Turn {
+
+	}
+
+	/**
+	 * This call fills the reservoir: it asks Redis for {@code need} permits, applies the
+	 * answer with {@link Reservoir#filled}, and then, answered or not, calls
+	 * {@link Reservoir#end}.
+	 *
+	 * @param need the permits to ask for
+	 * @param done completed once the fill has ended
+	 */
+	record Fill(long need, CompletableFuture<Void> done) implements Turn {
+
+	}
+
+	/**
+	 * Another call's fill is on its way: try again once it has ended.
+	 *
+	 * @param fill completed (never exceptionally) once that fill has ended
+	 */
+	record AwaitFill(CompletableFuture<Void> fill) implements Turn {
+
+	}
+
+	/**
+	 * The unused permits of one key. Its fields change under its monitor, never across a
+	 * call to Redis; {@link #take} starts at most one fill at a time, and every call that
+	 * finds it on its way waits for its {@link #end}. Time ({@code now}) is this
+	 * instance's clock in µs.
 	 */
 	static final class Reservoir {
 
-		private final ReentrantLock lock = new ReentrantLock();
+		/** The fill on its way to Redis, or {@code null}. */
+		private @Nullable CompletableFuture<Void> fill;
 
 		/** The limit of the last fill, or {@code null} before the first. */
 		private @Nullable Limit filledUnder;
@@ -93,17 +140,54 @@ final class PermitReservoirs {
 		private long refusedNeed;
 
 		/**
-		 * Waits for this reservoir's lock until a deadline.
-		 * @param deadlineNanos the deadline, on {@link System#nanoTime()}
-		 * @return whether the caller now holds the lock
-		 * @throws InterruptedException if the caller was interrupted while it waited
+		 * Returns what a call does next: answered here, or wait for the fill on its way,
+		 * or, if none is, fill the reservoir itself.
+		 * @param target the keyed limit
+		 * @param cost the permits the call takes
+		 * @param now the time
+		 * @return the call's turn
 		 */
-		boolean lockBefore(long deadlineNanos) throws InterruptedException {
-			return this.lock.tryLock(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+		synchronized Turn take(KeyedLimit target, long cost, long now) {
+			Turn turn = peek(target, cost, now);
+			if (turn != null) {
+				return turn;
+			}
+			CompletableFuture<Void> started = new CompletableFuture<>();
+			this.fill = started;
+			return new Fill(shortfall(cost), started);
 		}
 
-		void unlock() {
-			this.lock.unlock();
+		/**
+		 * Returns what a call does next as {@link #take} does, but starts no fill.
+		 * @param target the keyed limit
+		 * @param cost the permits the call takes
+		 * @param now the time
+		 * @return the call's turn, or {@code null} if it must ask Redis
+		 */
+		synchronized @Nullable Turn peek(KeyedLimit target, long cost, long now) {
+			LimitStatus served = tryTake(target, cost, now);
+			if (served == null) {
+				served = refusal(target, shortfall(cost), now);
+			}
+			if (served != null) {
+				return new Answered(served);
+			}
+			CompletableFuture<Void> onItsWay = this.fill;
+			return (onItsWay != null) ? new AwaitFill(onItsWay) : null;
+		}
+
+		/**
+		 * Ends a fill, answered or not, so that the calls waiting for it try again; does
+		 * nothing for a fill already ended.
+		 * @param ended the fill
+		 */
+		void end(Fill ended) {
+			synchronized (this) {
+				if (this.fill == ended.done()) {
+					this.fill = null;
+				}
+			}
+			ended.done().complete(null);
 		}
 
 		/**
@@ -115,7 +199,7 @@ final class PermitReservoirs {
 		 * @return the status to report if the reservoir had enough permits, else
 		 * {@code null}
 		 */
-		@Nullable LimitStatus tryTake(KeyedLimit target, long cost, long now) {
+		synchronized @Nullable LimitStatus tryTake(KeyedLimit target, long cost, long now) {
 			Limit filledUnder = this.filledUnder;
 			if (filledUnder != null && filledUnder != target.limit() && !filledUnder.equals(target.limit())) {
 				this.permits = 0;
@@ -138,7 +222,7 @@ final class PermitReservoirs {
 		 * @param cost the permits the call takes
 		 * @return the permits this reservoir lacks
 		 */
-		long shortfall(long cost) {
+		synchronized long shortfall(long cost) {
 			return cost - this.permits;
 		}
 
@@ -149,14 +233,14 @@ final class PermitReservoirs {
 		 * need still asks Redis). Only a reset on another instance or a cluster give-back
 		 * to this key can make Redis allow sooner; then this refuses at most until the
 		 * retry-after. Answering here keeps callers queued on an exhausted key from
-		 * taking turns at Redis under the lock, where those at the back would time out
-		 * and fall back (by default: allowed).
+		 * taking turns at Redis one fill after another, where those at the back would
+		 * time out and fall back (by default: allowed).
 		 * @param target the keyed limit
 		 * @param need the permits a fill would ask for
 		 * @param now the time
 		 * @return the refusal to report, or {@code null} if Redis must be asked
 		 */
-		@Nullable LimitStatus refusal(KeyedLimit target, long need, long now) {
+		synchronized @Nullable LimitStatus refusal(KeyedLimit target, long need, long now) {
 			if (now >= this.refusedUntil || need != this.refusedNeed) {
 				return null;
 			}
@@ -175,7 +259,8 @@ final class PermitReservoirs {
 		 * @return the status to report: Redis's, with what this reservoir holds added to
 		 * the remaining count
 		 */
-		LimitStatus filled(KeyedLimit target, long need, long cost, ScriptReply.KeyOutcome outcome, long now) {
+		synchronized LimitStatus filled(KeyedLimit target, long need, long cost, ScriptReply.KeyOutcome outcome,
+				long now) {
 			this.filledUnder = target.limit();
 			if (outcome.allowed()) {
 				this.permits = this.permits + outcome.mark() - cost;
@@ -192,17 +277,9 @@ final class PermitReservoirs {
 		}
 
 		/**
-		 * Returns the lock callers hold; tests hold it to stand for another caller's
-		 * fill.
-		 */
-		ReentrantLock lock() {
-			return this.lock;
-		}
-
-		/**
 		 * Spends every permit left; for tests.
 		 */
-		void drain() {
+		synchronized void drain() {
 			this.permits = 0;
 		}
 

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -116,8 +117,34 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 	}
 
 	/**
-	 * Serves a call from the reservoir of its key, waiting for another thread's fill of
-	 * it at most the timeout; {@code null} when the reservoir cannot say.
+	 * Decides a call in Redis as {@link #acquire} does, without blocking the calling
+	 * thread: the script runs through the runner's asynchronous form, the slot groups of
+	 * a cluster one after another, each from the callback of the last. The future fails
+	 * with a {@link BackendUnavailableException} as {@link #acquire} throws it; a timeout
+	 * is one.
+	 */
+	@Override
+	public CompletableFuture<Decision> acquireAsync(List<KeyedLimit> limits, long cost) {
+		long deadline = System.nanoTime() + this.timeoutNanos;
+		CompletableFuture<Decision> decided;
+		try {
+			decided = isReservoirEligible(limits, cost) ? acquireFromReservoirAsync(limits.get(0), cost, deadline)
+					: decideAsync(limits, cost, deadline);
+		}
+		catch (RuntimeException ex) {
+			decided = CompletableFuture.failedFuture(ex);
+		}
+		return decided.handle((decision, ex) -> {
+			if (ex != null) {
+				throw failure(ex);
+			}
+			return decision;
+		});
+	}
+
+	/**
+	 * Serves a call from the reservoir of its key, waiting for another call's fill of it
+	 * at most the timeout; {@code null} when the reservoir cannot say.
 	 */
 	@Override
 	public @Nullable Decision decideWithoutAsking(List<KeyedLimit> limits, long cost) {
@@ -125,18 +152,52 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 			return null;
 		}
 		KeyedLimit target = limits.get(0);
-		PermitReservoirs.Reservoir reservoir = Objects.requireNonNull(this.reservoirs).reservoir(this.keys.key(target));
-		lock(reservoir);
-		try {
-			return fromReservoir(reservoir, target, cost, this.clock.nowMicros());
-		}
-		finally {
-			reservoir.unlock();
+		long deadline = System.nanoTime() + this.timeoutNanos;
+		while (true) {
+			PermitReservoirs.Turn turn = reservoir(target).peek(target, cost, this.clock.nowMicros());
+			if (turn == null) {
+				return null;
+			}
+			if (turn instanceof PermitReservoirs.Answered answered) {
+				return decision(answered);
+			}
+			awaitFill(((PermitReservoirs.AwaitFill) turn).fill(), deadline);
 		}
 	}
 
 	/**
-	 * Returns the permit reservoir of a limit, in two-tier mode; for tests.
+	 * Serves a call from the reservoir of its key as {@link #decideWithoutAsking} does,
+	 * without blocking: a call that finds another call's fill on its way tries again once
+	 * that fill has ended, from its callback, and fails with {@code BUSY} if it has not
+	 * ended within the timeout.
+	 */
+	@Override
+	public CompletableFuture<@Nullable Decision> decideWithoutAskingAsync(List<KeyedLimit> limits, long cost) {
+		if (!isReservoirEligible(limits, cost)) {
+			return CompletableFuture.completedFuture(null);
+		}
+		try {
+			return peekAsync(limits.get(0), cost, System.nanoTime() + this.timeoutNanos);
+		}
+		catch (RuntimeException ex) {
+			return CompletableFuture.failedFuture(ex);
+		}
+	}
+
+	private CompletableFuture<@Nullable Decision> peekAsync(KeyedLimit target, long cost, long deadline) {
+		PermitReservoirs.Turn turn = reservoir(target).peek(target, cost, this.clock.nowMicros());
+		if (turn == null) {
+			return CompletableFuture.completedFuture(null);
+		}
+		if (turn instanceof PermitReservoirs.Answered answered) {
+			return CompletableFuture.completedFuture(decision(answered));
+		}
+		return afterFill(((PermitReservoirs.AwaitFill) turn).fill(), deadline)
+			.thenCompose((ended) -> peekAsync(target, cost, deadline));
+	}
+
+	/**
+	 * Returns the permit reservoir of a limit, in two-tier mode.
 	 */
 	PermitReservoirs.Reservoir reservoir(KeyedLimit target) {
 		return Objects.requireNonNull(this.reservoirs, "not in two-tier mode").reservoir(this.keys.key(target));
@@ -157,41 +218,58 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 		SlotPlan plan = new SlotPlan(limits, this.keys);
 		List<int[]> groups = plan.groups(this.runner.isCluster(deadline));
 		String time = timeArgument();
-		ScriptReply.KeyOutcome[] outcomes = new ScriptReply.KeyOutcome[plan.size()];
-		List<int[]> applied = new ArrayList<>();
-		boolean allowed = true;
+		SlotOutcomes slots = new SlotOutcomes(plan.size());
 		try {
 			for (int[] group : groups) {
-				// after a rejection, later slots are only evaluated, but see their keys
-				// for the first time as the
-				// in-memory backend does (a token bucket starting below capacity starts
-				// refilling now)
-				ScriptReply reply = run(allowed ? ScriptOperation.ACQUIRE : ScriptOperation.SEE, plan, group, cost, 0,
-						time, deadline);
-				for (int i = 0; i < group.length; i++) {
-					outcomes[group[i]] = reply.outcomes().get(i);
-				}
-				if (!reply.allAllowed()) {
-					allowed = false;
-				}
-				else if (allowed) {
-					applied.add(group);
-				}
+				slots.record(group, run(slots.nextOperation(), plan, group, cost, 0, time, deadline));
 			}
 		}
 		catch (Exception ex) {
-			compensate(plan, applied, outcomes, cost, time);
+			compensate(plan, slots, cost, time);
 			throw ex;
 		}
-		if (!allowed) {
-			compensate(plan, applied, outcomes, cost, time);
+		return decision(limits, cost, plan, slots, time);
+	}
+
+	/**
+	 * Decides a call as {@link #decide} does, the groups one after another by
+	 * composition: each group's script is sent from the callback of the last one's reply.
+	 */
+	private CompletableFuture<Decision> decideAsync(List<KeyedLimit> limits, long cost, long deadline) {
+		SlotPlan plan = new SlotPlan(limits, this.keys);
+		String time = timeArgument();
+		return this.runner.isClusterAsync(deadline).thenCompose((cluster) -> {
+			SlotOutcomes slots = new SlotOutcomes(plan.size());
+			CompletableFuture<Void> done = CompletableFuture.completedFuture(null);
+			for (int[] group : plan.groups(cluster)) {
+				done = done
+					.thenCompose((previous) -> runAsync(slots.nextOperation(), plan, group, cost, 0, time, deadline))
+					.thenAccept((reply) -> slots.record(group, reply));
+			}
+			return done.handle((ignored, ex) -> {
+				if (ex != null) {
+					compensate(plan, slots, cost, time);
+					throw (ex instanceof CompletionException completion) ? completion : new CompletionException(ex);
+				}
+				return decision(limits, cost, plan, slots, time);
+			});
+		});
+	}
+
+	/**
+	 * Makes the decision of a call whose groups have all answered, after giving back what
+	 * the applied groups took if a later one rejected.
+	 */
+	private Decision decision(List<KeyedLimit> limits, long cost, SlotPlan plan, SlotOutcomes slots, String time) {
+		if (!slots.allowed) {
+			compensate(plan, slots, cost, time);
 		}
 		List<LimitStatus> statuses = new ArrayList<>(limits.size());
 		for (int i = 0; i < limits.size(); i++) {
-			statuses.add(outcomes[plan.keyIndex(i)].status(limits.get(i)));
+			statuses.add(slots.outcomes[plan.keyIndex(i)].status(limits.get(i)));
 		}
 		List<Lease> leases = new ArrayList<>(0);
-		if (allowed && cost > 0) {
+		if (slots.allowed && cost > 0) {
 			for (int j = 0; j < plan.size(); j++) {
 				KeyedLimit target = plan.target(j);
 				if (target.limit().algorithm() == Algorithm.CONCURRENCY) {
@@ -202,21 +280,63 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 		return Decision.of(statuses, leases);
 	}
 
+	private static Decision decision(PermitReservoirs.Answered answered) {
+		return Decision.of(List.of(answered.status()), List.of());
+	}
+
+	/**
+	 * What the groups of one call answered so far.
+	 */
+	private static final class SlotOutcomes {
+
+		final ScriptReply.KeyOutcome[] outcomes;
+
+		/** The groups that took their permits, to give back should a later one reject. */
+		final List<int[]> applied = new ArrayList<>();
+
+		boolean allowed = true;
+
+		SlotOutcomes(int keys) {
+			this.outcomes = new ScriptReply.KeyOutcome[keys];
+		}
+
+		/**
+		 * After a rejection, later slots are only evaluated, but see their keys for the
+		 * first time as the in-memory backend does (a token bucket starting below
+		 * capacity starts refilling now).
+		 */
+		ScriptOperation nextOperation() {
+			return this.allowed ? ScriptOperation.ACQUIRE : ScriptOperation.SEE;
+		}
+
+		void record(int[] group, ScriptReply reply) {
+			for (int i = 0; i < group.length; i++) {
+				this.outcomes[group[i]] = reply.outcomes().get(i);
+			}
+			if (!reply.allAllowed()) {
+				this.allowed = false;
+			}
+			else if (this.allowed) {
+				this.applied.add(group);
+			}
+		}
+
+	}
+
 	/**
 	 * Gives back what the applied groups took, without waiting: the caller already has
 	 * its answer.
 	 */
-	private void compensate(SlotPlan plan, List<int[]> applied, ScriptReply.KeyOutcome[] outcomes, long cost,
-			String time) {
+	private void compensate(SlotPlan plan, SlotOutcomes slots, long cost, String time) {
 		if (cost == 0) {
 			return;
 		}
-		for (int[] group : applied) {
+		for (int[] group : slots.applied) {
 			String[] extra = new String[group.length];
 			for (int i = 0; i < group.length; i++) {
 				int j = group[i];
 				boolean concurrency = plan.target(j).limit().algorithm() == Algorithm.CONCURRENCY;
-				extra[i] = concurrency ? plan.leaseId(j) : Long.toString(outcomes[j].mark());
+				extra[i] = concurrency ? plan.leaseId(j) : Long.toString(slots.outcomes[j].mark());
 			}
 			List<byte[]> keyBytes = keyBytes(plan, group);
 			List<byte[]> args = this.arguments.of(ScriptOperation.REFUND, plan, group, extra, cost, 0, time);
@@ -232,66 +352,117 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 	}
 
 	/**
-	 * Waits for the lock of a reservoir, at most the timeout: another thread holding it
-	 * is filling it, and reports the failure if Redis fails.
+	 * Waits for another call's fill of a reservoir to end, at most until the deadline: a
+	 * caller that waits longer is decided by the failure policy ({@code BUSY}), and the
+	 * filling call reports the failure if Redis fails.
 	 */
-	private void lock(PermitReservoirs.Reservoir reservoir) {
+	private static void awaitFill(CompletableFuture<Void> fill, long deadline) {
 		try {
-			if (reservoir.lockBefore(System.nanoTime() + this.timeoutNanos)) {
-				return;
-			}
+			// never cancelled: the fill is another call's
+			ScriptRunner.await(fill, deadline, false);
+			return;
 		}
 		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
+			// the flag is set again: the failure policy decides this caller here
 		}
-		throw new BackendUnavailableException(BackendUnavailableException.Reason.BUSY,
-				"Another call is filling the permit reservoir of this key");
+		catch (Exception ex) {
+			// the deadline passed
+		}
+		throw busy();
 	}
 
 	/**
-	 * Serves a call from the permits its reservoir holds, or refuses it as Redis refused
-	 * the last fill; {@code null} when it needs a fill.
+	 * Returns a future done once another call's fill of a reservoir has ended, or failed
+	 * with {@code BUSY} at the deadline; it waits on no thread.
 	 */
-	private @Nullable Decision fromReservoir(PermitReservoirs.Reservoir reservoir, KeyedLimit target, long cost,
-			long now) {
-		LimitStatus served = reservoir.tryTake(target, cost, now);
-		if (served != null) {
-			return Decision.of(List.of(served), List.of());
-		}
-		LimitStatus refused = reservoir.refusal(target, reservoir.shortfall(cost), now);
-		return (refused != null) ? Decision.of(List.of(refused), List.of()) : null;
+	private static CompletableFuture<Void> afterFill(CompletableFuture<Void> fill, long deadline) {
+		// a copy: the deadline ends this call's wait, not the other call's fill
+		return DeadlineTimer.bound(fill.copy(), deadline).handle((ended, ex) -> {
+			if (ex != null) {
+				throw busy();
+			}
+			return ended;
+		});
+	}
+
+	private static BackendUnavailableException busy() {
+		return new BackendUnavailableException(BackendUnavailableException.Reason.BUSY,
+				"Another call is filling the permit reservoir of this key");
 	}
 
 	private Decision acquireFromReservoir(KeyedLimit target, long cost) {
-		PermitReservoirs reservoirs = Objects.requireNonNull(this.reservoirs);
-		PermitReservoirs.Reservoir reservoir = reservoirs.reservoir(this.keys.key(target));
-		lock(reservoir);
-		try {
+		long deadline = System.nanoTime() + this.timeoutNanos;
+		while (true) {
+			PermitReservoirs.Reservoir reservoir = reservoir(target);
 			long now = this.clock.nowMicros();
-			// another thread may have filled it since it was looked at
-			Decision local = fromReservoir(reservoir, target, cost, now);
-			if (local != null) {
-				return local;
+			// another call may have filled it since it was looked at
+			PermitReservoirs.Turn turn = reservoir.take(target, cost, now);
+			if (turn instanceof PermitReservoirs.Answered answered) {
+				return decision(answered);
 			}
-			long need = reservoir.shortfall(cost);
-			ScriptReply reply;
+			if (turn instanceof PermitReservoirs.AwaitFill other) {
+				awaitFill(other.fill(), deadline);
+				continue;
+			}
+			PermitReservoirs.Fill fill = (PermitReservoirs.Fill) turn;
 			try {
-				SlotPlan plan = new SlotPlan(List.of(target), this.keys);
-				// a time budget of its own: the wait for the lock (another thread's fill)
-				// is not Redis being slow, and a fill cut short would still run in Redis,
-				// its permits lost
-				reply = run(ScriptOperation.FILL_RESERVOIR, plan, new int[] { 0 }, need, reservoirs.size(),
-						timeArgument(), System.nanoTime() + this.timeoutNanos);
+				// a time budget of its own: the wait for another call's fill is not Redis
+				// being slow, and a fill cut short would still run in Redis, its permits
+				// lost
+				ScriptReply reply = run(ScriptOperation.FILL_RESERVOIR, new SlotPlan(List.of(target), this.keys),
+						new int[] { 0 }, fill.need(), Objects.requireNonNull(this.reservoirs).size(), timeArgument(),
+						System.nanoTime() + this.timeoutNanos);
+				return Decision.of(List.of(reservoir.filled(target, fill.need(), cost, reply.outcomes().get(0), now)),
+						List.of());
 			}
 			catch (Exception ex) {
 				throw unavailable(ex);
 			}
-			LimitStatus status = reservoir.filled(target, need, cost, reply.outcomes().get(0), now);
-			return Decision.of(List.of(status), List.of());
+			finally {
+				reservoir.end(fill);
+			}
 		}
-		finally {
-			reservoir.unlock();
+	}
+
+	/**
+	 * Serves a call from the reservoir of its key as {@link #acquireFromReservoir} does,
+	 * without blocking: a call that finds another call's fill on its way tries again once
+	 * it has ended (the timeout bounds that wait, then {@code BUSY}); a call that fills
+	 * sends the fill asynchronously and applies Redis's answer in its callback.
+	 */
+	private CompletableFuture<Decision> acquireFromReservoirAsync(KeyedLimit target, long cost, long deadline) {
+		PermitReservoirs.Reservoir reservoir = reservoir(target);
+		long now = this.clock.nowMicros();
+		PermitReservoirs.Turn turn = reservoir.take(target, cost, now);
+		if (turn instanceof PermitReservoirs.Answered answered) {
+			return CompletableFuture.completedFuture(decision(answered));
 		}
+		if (turn instanceof PermitReservoirs.AwaitFill other) {
+			return afterFill(other.fill(), deadline)
+				.thenCompose((ended) -> acquireFromReservoirAsync(target, cost, deadline));
+		}
+		PermitReservoirs.Fill fill = (PermitReservoirs.Fill) turn;
+		CompletableFuture<ScriptReply> filled;
+		try {
+			filled = runAsync(ScriptOperation.FILL_RESERVOIR, new SlotPlan(List.of(target), this.keys), new int[] { 0 },
+					fill.need(), Objects.requireNonNull(this.reservoirs).size(), timeArgument(),
+					System.nanoTime() + this.timeoutNanos);
+		}
+		catch (RuntimeException ex) {
+			filled = CompletableFuture.failedFuture(ex);
+		}
+		return filled.handle((reply, ex) -> {
+			try {
+				if (ex != null) {
+					throw failure(ex);
+				}
+				return Decision.of(List.of(reservoir.filled(target, fill.need(), cost, reply.outcomes().get(0), now)),
+						List.of());
+			}
+			finally {
+				reservoir.end(fill);
+			}
+		});
 	}
 
 	/**
@@ -312,26 +483,61 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 		return new BackendUnavailableException(reason, "Redis call failed: " + ex.getMessage(), ex);
 	}
 
+	/**
+	 * Says why an asynchronous call failed, as {@link #unavailable} does, in the
+	 * exception a stage of a future throws.
+	 */
+	private CompletionException failure(Throwable ex) {
+		Throwable cause = ex;
+		while ((cause instanceof CompletionException || cause instanceof ExecutionException)
+				&& cause.getCause() != null) {
+			cause = cause.getCause();
+		}
+		return new CompletionException((cause instanceof Exception exception) ? unavailable(exception) : cause);
+	}
+
 	private ScriptReply run(ScriptOperation op, SlotPlan plan, int[] group, long cost, long want, String time,
 			long deadline) throws Exception {
+		ScriptCall call = scriptCall(op, plan, group, cost, want, time);
+		return decode(this.runner.eval(call.keys(), call.args(), deadline, call.withdrawals()), group, call);
+	}
+
+	private CompletableFuture<ScriptReply> runAsync(ScriptOperation op, SlotPlan plan, int[] group, long cost,
+			long want, String time, long deadline) {
+		ScriptCall call = scriptCall(op, plan, group, cost, want, time);
+		return this.runner.evalAsync(call.keys(), call.args(), deadline, call.withdrawals())
+			.thenApply((reply) -> decode(reply, group, call));
+	}
+
+	private ScriptCall scriptCall(ScriptOperation op, SlotPlan plan, int[] group, long cost, long want, String time) {
 		List<byte[]> keyBytes = keyBytes(plan, group);
 		String[] extra = new String[group.length];
 		for (int i = 0; i < group.length; i++) {
 			extra[i] = plan.leaseId(group[i]);
 		}
 		List<ScriptRunner.Withdrawal> withdrawals = withdrawals(op, plan, group, keyBytes, cost);
-		List<byte[]> args = this.arguments.of(op, plan, group, extra, cost, want, time);
-		List<Object> reply = this.runner.eval(keyBytes, args, deadline, withdrawals);
+		return new ScriptCall(keyBytes, this.arguments.of(op, plan, group, extra, cost, want, time), withdrawals);
+	}
+
+	private ScriptReply decode(List<Object> reply, int[] group, ScriptCall call) {
 		try {
 			return ScriptReply.decode(reply, group.length);
 		}
 		catch (IllegalStateException ex) {
 			// nobody gets the leases the script may have added
-			for (ScriptRunner.Withdrawal withdrawal : withdrawals) {
+			for (ScriptRunner.Withdrawal withdrawal : call.withdrawals()) {
 				this.runner.removeMember(withdrawal.key(), withdrawal.member());
 			}
 			throw ex;
 		}
+	}
+
+	/**
+	 * One script call on a group: its keys, its arguments, and the members to withdraw
+	 * should its caller stop waiting.
+	 */
+	private record ScriptCall(List<byte[]> keys, List<byte[]> args, List<ScriptRunner.Withdrawal> withdrawals) {
+
 	}
 
 	/**
@@ -555,6 +761,39 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 	@Override
 	public void releaseWithoutWaiting(Decision decision) {
 		release(decision, false);
+	}
+
+	/**
+	 * Gives back the concurrency permits of a decision Redis allowed as {@link #release}
+	 * does, without blocking: the future completes once every removal is answered, or
+	 * when the timeout has passed (a late answer still releases the permit), and never
+	 * exceptionally: a failure is reported to the failure listener.
+	 */
+	@Override
+	public CompletableFuture<Void> releaseAsync(Decision decision) {
+		if (decision.leases().isEmpty() || decision.source() != Decision.Source.BACKEND) {
+			return CompletableFuture.completedFuture(null);
+		}
+		long deadline = System.nanoTime() + this.timeoutNanos;
+		List<Lease> leases = decision.leases();
+		CompletableFuture<?>[] removals = new CompletableFuture<?>[leases.size()];
+		for (int i = 0; i < leases.size(); i++) {
+			Lease lease = leases.get(i);
+			CompletableFuture<?> removed;
+			try {
+				removed = this.runner.removeMember(bytes(this.keys.key(lease.target())),
+						leaseMember(lease.id(), lease.cost()));
+			}
+			catch (RuntimeException ex) {
+				removed = CompletableFuture.failedFuture(ex);
+			}
+			removals[i] = removed.whenComplete((result, ex) -> {
+				if (ex != null) {
+					report(ex);
+				}
+			});
+		}
+		return DeadlineTimer.bound(CompletableFuture.allOf(removals), deadline).handle((result, ex) -> null);
 	}
 
 	private void release(Decision decision, boolean wait) {

@@ -3,6 +3,7 @@ package dev.ratelimit.core.redis;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 
 import dev.ratelimit.core.Decision;
@@ -158,6 +159,19 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	}
 
 	/**
+	 * Decides a call in Redis without blocking the calling thread, so that a reactive
+	 * application decides on its event loop: the script goes through the client's
+	 * asynchronous API, and the answer, or the failure policy's decision once the timeout
+	 * has passed, completes the future on the client's thread (Lettuce's event loop) or
+	 * on the limiter's timer. Stages chained on the future run there and must not block.
+	 * Never fails for a failure of Redis, which the failure policy decides instead.
+	 */
+	@Override
+	public CompletableFuture<Decision> acquireAsync(List<KeyedLimit> limits, long cost) {
+		return this.policy.acquireAsync(limits, cost);
+	}
+
+	/**
 	 * Returns each limit's state in Redis without consuming anything.
 	 * @throws DataAccessResourceFailureException or {@link QueryTimeoutException} if
 	 * Redis fails
@@ -174,6 +188,16 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	@Override
 	public void release(Decision decision) {
 		this.policy.release(decision);
+	}
+
+	/**
+	 * Gives back the concurrency permits of an allowed decision without blocking the
+	 * calling thread: the future completes once Redis has answered the removals, or the
+	 * timeout has passed. A failure is reported to the failure listener, never thrown.
+	 */
+	@Override
+	public CompletableFuture<Void> releaseAsync(Decision decision) {
+		return this.policy.releaseAsync(decision);
 	}
 
 	/**

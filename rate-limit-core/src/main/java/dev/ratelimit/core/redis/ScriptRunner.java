@@ -14,7 +14,9 @@ import org.springframework.util.ClassUtils;
 /**
  * Runs the limiter's commands against Redis, each bounded by a deadline
  * ({@link System#nanoTime()} based). A call that misses its deadline throws
- * {@link TimeoutException}; the caller's thread never waits past the deadline.
+ * {@link TimeoutException}; the caller's thread never waits past the deadline. The
+ * asynchronous forms never block the caller's thread at all: their futures complete with
+ * the {@link TimeoutException} at the deadline.
  */
 interface ScriptRunner extends AutoCloseable {
 
@@ -23,6 +25,12 @@ interface ScriptRunner extends AutoCloseable {
 	 * script calls.
 	 */
 	boolean isCluster(long deadline) throws Exception;
+
+	/**
+	 * Returns whether Redis is a cluster as {@link #isCluster(long)} does, without
+	 * blocking the calling thread.
+	 */
+	CompletableFuture<Boolean> isClusterAsync(long deadline);
 
 	/**
 	 * Runs the script: as a Redis 7 function with FCALL where the runner supports it
@@ -61,6 +69,19 @@ interface ScriptRunner extends AutoCloseable {
 	record Withdrawal(byte[] key, byte[] member) {
 
 	}
+
+	/**
+	 * Runs the script as {@link #eval(List, List, long, List)} does, without blocking the
+	 * calling thread: the future completes with the reply, with the failure, or with a
+	 * {@link TimeoutException} once the deadline passes. The same fallbacks run within
+	 * the same deadline; a call that missed it sends nothing more, is cancelled if the
+	 * connection is down, and has its withdrawals follow it, should Redis still run it.
+	 * Whatever depends on the future runs on the thread that completes it: the client's
+	 * (Lettuce's event loop, a worker of the pool) or the deadline's timer.
+	 * @param withdrawals pairs of key and member, empty for none
+	 */
+	CompletableFuture<List<Object>> evalAsync(List<byte[]> keys, List<byte[]> args, long deadline,
+			List<Withdrawal> withdrawals);
 
 	/**
 	 * Runs the script as {@link #eval} does, but without waiting (compensation), and

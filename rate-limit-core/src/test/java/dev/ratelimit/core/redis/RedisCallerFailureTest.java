@@ -8,7 +8,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.ReentrantLock;
 
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.KeyedLimit;
@@ -195,26 +194,26 @@ class RedisCallerFailureTest {
 				RespClient client = server.endpoint().client()) {
 			awaitBackend(limiter, limit);
 			PermitReservoirs.Reservoir reservoir = limiter.reservoir(limit);
-			ReentrantLock lock = reservoir.lock();
-			// this thread stands for another caller's fill: it holds the key's lock, and
-			// leaves no permits
-			lock.lock();
+			// this thread stands for another caller's fill: it starts one, and leaves no
+			// permits
+			reservoir.drain();
+			PermitReservoirs.Fill fill = (PermitReservoirs.Fill) reservoir.take(limit, 1,
+					TimeSource.system().nowMicros());
 			Future<Decision> waiting;
 			long queued;
 			try {
-				reservoir.drain();
 				waiting = executor.submit(() -> limiter.acquire(limit));
-				await().atMost(Duration.ofSeconds(5)).until(lock::hasQueuedThreads);
+				await().atMost(Duration.ofSeconds(5)).until(() -> fill.done().getNumberOfDependents() > 0);
 				queued = System.nanoTime();
-				// 1.8 of its 3 seconds spent waiting for the lock, then Redis takes 1.5
-				// seconds to answer its fill
+				// 1.8 of its 3 seconds spent waiting for the fill, then Redis takes 1.5
+				// seconds to answer its own fill
 				await().atMost(Duration.ofSeconds(5))
 					.pollInterval(Duration.ofMillis(10))
 					.until(() -> System.nanoTime() - queued >= Duration.ofMillis(1800).toNanos());
 				client.command("CLIENT", "PAUSE", "1500", "ALL");
 			}
 			finally {
-				lock.unlock();
+				reservoir.end(fill);
 			}
 			Decision decision = waiting.get();
 			assertThat(decision.source()).isEqualTo(Decision.Source.BACKEND);

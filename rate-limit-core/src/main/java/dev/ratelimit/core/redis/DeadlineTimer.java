@@ -1,0 +1,61 @@
+package dev.ratelimit.core.redis;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Ends asynchronous Redis calls at their deadline: a call not answered by then completes
+ * with a {@link TimeoutException}, as a caller that waits would have stopped waiting.
+ */
+final class DeadlineTimer {
+
+	/*
+	 * One daemon thread for every limiter of the JVM, as CompletableFuture.orTimeout has
+	 * one: it only completes futures. What depends on a call that timed out (the failure
+	 * policy's decision here, and the caller's own stages) runs on it, so none of that
+	 * may block. A call answered in time cancels its timer, which leaves the queue.
+	 */
+	private static final ScheduledThreadPoolExecutor TIMER = timer();
+
+	private DeadlineTimer() {
+	}
+
+	private static ScheduledThreadPoolExecutor timer() {
+		ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, (task) -> {
+			Thread thread = new Thread(task, "ratelimit-redis-deadline");
+			thread.setDaemon(true);
+			return thread;
+		});
+		timer.setRemoveOnCancelPolicy(true);
+		return timer;
+	}
+
+	/**
+	 * Completes a future with a {@link TimeoutException} once the deadline passes, unless
+	 * it is done by then.
+	 * @param future the call's future
+	 * @param deadline the deadline, on {@link System#nanoTime()}
+	 * @return the same future
+	 */
+	static <T> CompletableFuture<T> bound(CompletableFuture<T> future, long deadline) {
+		long remaining = deadline - System.nanoTime();
+		if (remaining <= 0) {
+			future.completeExceptionally(late());
+			return future;
+		}
+		if (!future.isDone()) {
+			ScheduledFuture<?> timeout = TIMER.schedule(() -> future.completeExceptionally(late()), remaining,
+					TimeUnit.NANOSECONDS);
+			future.whenComplete((result, ex) -> timeout.cancel(false));
+		}
+		return future;
+	}
+
+	static TimeoutException late() {
+		return new TimeoutException("Redis did not answer in time");
+	}
+
+}
