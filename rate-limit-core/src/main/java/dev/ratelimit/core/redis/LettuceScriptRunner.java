@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 import io.lettuce.core.AbstractRedisClient;
@@ -642,82 +643,87 @@ final class LettuceScriptRunner implements ScriptRunner {
 		}
 
 		void connected(@Nullable Native connection, @Nullable Throwable failure) {
-			if (failure != null || connection == null) {
-				fail((failure != null) ? failure : new IllegalStateException("No connection to Redis"));
-				return;
-			}
-			if (!connection.stateful.isOpen()) {
-				// Lettuce would hold the call until it reconnects: a caller of a Redis
-				// that is gone learns it now
-				fail(new RedisConnectionFailureException("The connection to Redis is down"));
-				return;
-			}
-			this.connection = connection;
-			RedisClusterAsyncCommands<byte[], byte[]> commands = connection.commands;
-			if (LettuceScriptRunner.this.functions.get() == Functions.UNSUPPORTED) {
-				evalScript(commands);
-				return;
-			}
-			RedisFuture<Object> called = send(() -> commands.fcall(LettuceScriptRunner.this.function,
-					ScriptOutputType.MULTI, this.keys, this.args));
-			if (called != null) {
-				called.whenComplete((reply, ex) -> {
-					if (ex == null) {
-						LettuceScriptRunner.this.functions.compareAndSet(Functions.UNKNOWN, Functions.SUPPORTED);
-						answer(reply);
-					}
-					else if (runsAsScriptInstead(ex, commands)) {
-						evalScript(commands);
-					}
-					else {
-						fail(ex);
-					}
-				});
-			}
+			step(() -> {
+				if (failure != null || connection == null) {
+					fail((failure != null) ? failure : new IllegalStateException("No connection to Redis"));
+					return;
+				}
+				if (!connection.stateful.isOpen()) {
+					// Lettuce would hold the call until it reconnects: a caller of
+					// a Redis that is gone learns it now
+					fail(new RedisConnectionFailureException("The connection to Redis is down"));
+					return;
+				}
+				this.connection = connection;
+				RedisClusterAsyncCommands<byte[], byte[]> commands = connection.commands;
+				if (LettuceScriptRunner.this.functions.get() == Functions.UNSUPPORTED) {
+					evalScript(commands);
+					return;
+				}
+				send(true, () -> commands.fcall(LettuceScriptRunner.this.function, ScriptOutputType.MULTI, this.keys,
+						this.args), (ex) -> {
+							if (runsAsScriptInstead(ex, commands)) {
+								evalScript(commands);
+							}
+							else {
+								fail(ex);
+							}
+						});
+			});
 		}
 
 		private void evalScript(RedisClusterAsyncCommands<byte[], byte[]> commands) {
-			RedisFuture<Object> called = send(
-					() -> commands.evalsha(LettuceScriptRunner.this.sha, ScriptOutputType.MULTI, this.keys, this.args));
-			if (called != null) {
-				called.whenComplete((reply, ex) -> {
-					if (ex == null) {
-						answer(reply);
-					}
-					else if (ScriptRunner.isNoScript(ex)) {
-						RedisFuture<Object> loaded = send(() -> commands.eval(LettuceScriptRunner.this.body,
-								ScriptOutputType.MULTI, this.keys, this.args));
-						if (loaded != null) {
-							loaded.whenComplete((again, failure) -> {
-								if (failure == null) {
-									answer(again);
-								}
-								else {
-									fail(failure);
-								}
-							});
+			send(false,
+					() -> commands.evalsha(LettuceScriptRunner.this.sha, ScriptOutputType.MULTI, this.keys, this.args),
+					(ex) -> {
+						if (!ScriptRunner.isNoScript(ex)) {
+							fail(ex);
+							return;
 						}
-					}
-					else {
-						fail(ex);
-					}
-				});
-			}
+						send(false, () -> commands.eval(LettuceScriptRunner.this.body, ScriptOutputType.MULTI,
+								this.keys, this.args), this::fail);
+					});
 		}
 
 		/**
-		 * Sends a command unless the result is done; {@code null} if it is.
+		 * Sends a command unless the result is done, then answers with its reply or hands
+		 * its failure on.
+		 * @param function whether the command is the FCALL, whose answer tells that Redis
+		 * runs the function
 		 */
-		private @Nullable RedisFuture<Object> send(Supplier<RedisFuture<Object>> command) {
+		private void send(boolean function, Supplier<RedisFuture<Object>> command, Consumer<Throwable> failed) {
 			if (this.result.isDone()) {
-				return null;
+				return;
 			}
 			RedisFuture<Object> sent = command.get();
 			this.sent = sent;
 			if (this.result.isDone()) {
 				withdraw();
 			}
-			return sent;
+			sent.whenComplete((reply, ex) -> step(() -> {
+				if (ex == null) {
+					if (function) {
+						LettuceScriptRunner.this.functions.compareAndSet(Functions.UNKNOWN, Functions.SUPPORTED);
+					}
+					answer(reply);
+				}
+				else {
+					failed.accept(ex);
+				}
+			}));
+		}
+
+		/**
+		 * Runs a step of the call: one that throws (a client that refuses a command at
+		 * once) fails the call then, rather than leave it to its deadline.
+		 */
+		private void step(Runnable step) {
+			try {
+				step.run();
+			}
+			catch (RuntimeException ex) {
+				fail(ex);
+			}
 		}
 
 		private void answer(@Nullable Object reply) {
@@ -758,7 +764,12 @@ final class LettuceScriptRunner implements ScriptRunner {
 				return;
 			}
 			for (Withdrawal withdrawal : this.withdrawals) {
-				connection.commands.zrem(withdrawal.key(), withdrawal.member());
+				try {
+					connection.commands.zrem(withdrawal.key(), withdrawal.member());
+				}
+				catch (RuntimeException ex) {
+					// refused by the client: the lease lapses after its lease time
+				}
 			}
 		}
 

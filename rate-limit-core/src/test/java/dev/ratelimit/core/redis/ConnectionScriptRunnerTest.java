@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -37,8 +38,8 @@ import static org.awaitility.Awaitility.await;
  * The worker pool of {@link ConnectionScriptRunner} (Jedis and other blocking clients),
  * against a fake Redis whose script calls block until the test lets them answer: calls
  * beyond the workers wait for one instead of failing, a call still queued when its
- * deadline passes never reaches Redis, calls without a deadline always run, and only a
- * full queue fails a call at once.
+ * deadline passes never reaches Redis (whether its caller waits or not), calls without a
+ * deadline always run, and only a full queue fails a call at once.
  */
 class ConnectionScriptRunnerTest {
 
@@ -131,6 +132,47 @@ class ConnectionScriptRunnerTest {
 		assertThat(this.redis.removals("slow")).isZero();
 		answer.countDown();
 		await().atMost(PATIENCE).until(() -> this.redis.removals("slow") == 1);
+	}
+
+	@Test
+	void anAsynchronousCallStillQueuedAtItsDeadlineFailsThenAndNeverReachesRedis() {
+		this.redis.hold("held");
+		CountDownLatch answerOne = this.redis.hold("one");
+		for (int i = 1; i < MAX_WORKERS; i++) {
+			this.runner.evalAsync(keys("held"), List.of());
+		}
+		CompletableFuture<?> one = this.runner.evalAsync(keys("one"), List.of());
+		await().atMost(PATIENCE)
+			.until(() -> this.redis.calls("held") == MAX_WORKERS - 1 && this.redis.calls("one") == 1);
+		CompletableFuture<List<Object>> late = this.runner.evalAsync(keys("late"), List.of(),
+				deadline(Duration.ofMillis(50)), List.of());
+		assertThat(late).failsWithin(PATIENCE)
+			.withThrowableOfType(ExecutionException.class)
+			.withCauseInstanceOf(TimeoutException.class);
+		CompletableFuture<?> next = this.runner.evalAsync(keys("next"), List.of());
+		answerOne.countDown();
+		assertThat(one).succeedsWithin(PATIENCE);
+		assertThat(next).succeedsWithin(PATIENCE);
+		assertThat(this.redis.calls("late")).isZero();
+	}
+
+	@Test
+	void anAsynchronousCallThatTimedOutWhileItRanWithdrawsItsLeasesRightAfterIt() throws Exception {
+		this.runner.eval(keys("warm"), List.of(), deadline(GENEROUS));
+		CountDownLatch answer = this.redis.hold("slow");
+		CompletableFuture<List<Object>> slow = this.runner.evalAsync(keys("slow"), List.of(),
+				deadline(Duration.ofSeconds(1)), withdrawal("slow"));
+		assertThat(slow).failsWithin(PATIENCE)
+			.withThrowableOfType(ExecutionException.class)
+			.withCauseInstanceOf(TimeoutException.class);
+		assertThat(this.redis.calls("slow")).isOne();
+		assertThat(this.redis.removals("slow")).isZero();
+		answer.countDown();
+		await().atMost(PATIENCE).until(() -> this.redis.removals("slow") == 1);
+		CompletableFuture<List<Object>> answered = this.runner.evalAsync(keys("answered"), List.of(),
+				deadline(GENEROUS), withdrawal("answered"));
+		assertThat(answered).succeedsWithin(PATIENCE);
+		assertThat(this.redis.removals("answered")).isZero();
 	}
 
 	@Test

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 import dev.ratelimit.core.Algorithm;
@@ -28,7 +29,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The Redis backend on a three-master Redis Cluster: four instances share each client's
  * quota exactly with keys on every master, and a call whose limits live in different
- * slots gives back what it took when a later slot rejects.
+ * slots gives back what it took when a later slot rejects, whether it waits or not.
  */
 class RedisClusterTest {
 
@@ -106,6 +107,53 @@ class RedisClusterTest {
 		}
 		finally {
 			fleet.forEach(RedisRateLimiter::close);
+		}
+	}
+
+	@Test
+	void anAsynchronousCallAcrossSlotsDecidesSlotAfterSlotAndGivesBackWhatAnEarlierSlotTook() throws Exception {
+		String prefix = TestRedis.uniquePrefix();
+		RedisKeys keys = new RedisKeys(prefix);
+		KeyedLimit global = new KeyedLimit("global", "", Limit.tokenBucket("100/1h"));
+		KeyedLimit client = new KeyedLimit("per-client", "client", Limit.slidingWindowLog("2/1h"));
+		assertThat(RedisKeys.slot(keys.key(client))).isNotEqualTo(RedisKeys.slot(keys.key(global)));
+		try (RedisRateLimiter limiter = RedisRateLimiter.builder(factories.get(0))
+			.keyPrefix(prefix)
+			.timeout(Duration.ofSeconds(5))
+			.build()) {
+			List<Decision> decisions = new ArrayList<>();
+			for (int i = 0; i < 6; i++) {
+				decisions.add(limiter.acquireAsync(List.of(global, client), 1).get(10, TimeUnit.SECONDS));
+			}
+			assertThat(decisions).extracting(Decision::source).containsOnly(Decision.Source.BACKEND);
+			assertThat(decisions).extracting(Decision::isAllowed)
+				.containsExactly(true, true, false, false, false, false);
+			assertThat(decisions.get(2).rejectedBy()).extracting((status) -> status.target().policy())
+				.containsExactly("per-client");
+			assertThat(limiter.awaitCompensations(Duration.ofSeconds(5))).isTrue();
+			assertThat(limiter.inspect(List.of(global)).get(0).remaining()).isEqualTo(98);
+		}
+	}
+
+	@Test
+	void concurrencyPermitsTakenAsynchronouslyInTwoSlotsAreGivenBackByReleaseAsync() throws Exception {
+		String prefix = TestRedis.uniquePrefix();
+		RedisKeys keys = new RedisKeys(prefix);
+		KeyedLimit global = new KeyedLimit("global", "", Limit.concurrency(1));
+		KeyedLimit client = new KeyedLimit("per-client", "client", Limit.concurrency(1));
+		assertThat(RedisKeys.slot(keys.key(client))).isNotEqualTo(RedisKeys.slot(keys.key(global)));
+		try (RedisRateLimiter limiter = RedisRateLimiter.builder(factories.get(0))
+			.keyPrefix(prefix)
+			.timeout(Duration.ofSeconds(5))
+			.build()) {
+			Decision held = limiter.acquireAsync(List.of(global, client), 1).get(10, TimeUnit.SECONDS);
+			assertThat(held.isAllowed()).isTrue();
+			assertThat(held.leases()).hasSize(2);
+			assertThat(limiter.acquireAsync(List.of(client), 1).get(10, TimeUnit.SECONDS).isAllowed()).isFalse();
+			limiter.releaseAsync(held).get(10, TimeUnit.SECONDS);
+			Decision again = limiter.acquireAsync(List.of(global, client), 1).get(10, TimeUnit.SECONDS);
+			assertThat(again.source()).isEqualTo(Decision.Source.BACKEND);
+			assertThat(again.isAllowed()).isTrue();
 		}
 	}
 

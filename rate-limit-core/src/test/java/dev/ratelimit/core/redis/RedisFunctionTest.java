@@ -32,7 +32,8 @@ import static org.assertj.core.api.Assumptions.assumeThat;
  * (EVALSHA) where functions are missing or unavailable: decisions use FCALL, a server
  * that forgets the library gets it back while no decision waits, a server without FCALL
  * decides with EVALSHA, every master of a cluster gets the library, and both forms give
- * the same answers and leave the same keys.
+ * the same answers and leave the same keys; a call that does not wait takes the same
+ * fallbacks.
  */
 class RedisFunctionTest {
 
@@ -117,6 +118,55 @@ class RedisFunctionTest {
 				limiter.close();
 				factory.destroy();
 			}
+		}
+	}
+
+	@Test
+	void anAsynchronousCallFallsBackToEvalshaThenEvalAsTheCallsThatWait() {
+		try (RedisServer server = RedisServer.start()) {
+			assumeFunctions(server);
+			LettuceConnectionFactory factory = server.endpoint().lettuce();
+			RedisRateLimiter limiter = limiter(factory, TestRedis.uniquePrefix());
+			KeyedLimit limit = new KeyedLimit("api", "client", Limit.tokenBucket("10/1h"));
+			try (RespClient client = server.endpoint().client()) {
+				awaitLibrary(limiter, client);
+				assertExactCountingAsync(limiter, limit, 0, 3);
+				// as after a restart without persistence: neither the library nor the
+				// script is known
+				client.command("FUNCTION", "DELETE", SCRIPT.libraryName());
+				client.command("SCRIPT", "FLUSH");
+				client.command("CONFIG", "RESETSTAT");
+				assertExactCountingAsync(limiter, limit, 3, 1);
+				String stats = client.text("INFO", "commandstats");
+				assertThat(calls(stats, "eval")).as("the decision ran as a script sent whole").isEqualTo(1);
+				awaitLibrary(limiter, client);
+				client.command("CONFIG", "RESETSTAT");
+				assertExactCountingAsync(limiter, limit, 4, 6);
+				stats = client.text("INFO", "commandstats");
+				assertThat(calls(stats, "fcall")).isEqualTo(6);
+				assertThat(calls(stats, "evalsha") + calls(stats, "eval")).isZero();
+			}
+			finally {
+				limiter.close();
+				factory.destroy();
+			}
+		}
+	}
+
+	@Test
+	void aServerWithoutFcallDecidesAsynchronouslyWithEvalsha() {
+		RedisRateLimiter limiter = limiter(scriptsOnlyFactory, TestRedis.uniquePrefix());
+		KeyedLimit limit = new KeyedLimit("api", "client", Limit.tokenBucket("5/1h"));
+		try (RespClient client = scriptsOnly.endpoint().client()) {
+			assertExactCountingAsync(limiter, limit, 0, 1);
+			client.command("CONFIG", "RESETSTAT");
+			assertExactCountingAsync(limiter, limit, 1, 7);
+			String stats = client.text("INFO", "commandstats");
+			assertThat(calls(stats, "evalsha")).isEqualTo(7);
+			assertThat(calls(stats, "fcall") + calls(stats, "eval")).isZero();
+		}
+		finally {
+			limiter.close();
 		}
 	}
 
@@ -339,6 +389,21 @@ class RedisFunctionTest {
 		long capacity = limit.limit().capacity();
 		for (int i = 0; i < calls; i++) {
 			Decision decision = limiter.acquire(limit);
+			assertThat(decision.source()).isEqualTo(Decision.Source.BACKEND);
+			long before = taken + i;
+			assertThat(decision.isAllowed()).as("call %d with %d taken", i, before).isEqualTo(before < capacity);
+			assertThat(decision.remaining()).isEqualTo(Math.max(0, capacity - before - 1));
+		}
+	}
+
+	/**
+	 * Checks decisions as {@link #assertExactCounting} does, made with
+	 * {@link RedisRateLimiter#acquireAsync}.
+	 */
+	private static void assertExactCountingAsync(RedisRateLimiter limiter, KeyedLimit limit, long taken, int calls) {
+		long capacity = limit.limit().capacity();
+		for (int i = 0; i < calls; i++) {
+			Decision decision = limiter.acquireAsync(List.of(limit), 1).join();
 			assertThat(decision.source()).isEqualTo(Decision.Source.BACKEND);
 			long before = taken + i;
 			assertThat(decision.isAllowed()).as("call %d with %d taken", i, before).isEqualTo(before < capacity);
