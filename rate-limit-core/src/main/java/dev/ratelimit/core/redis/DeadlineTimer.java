@@ -1,6 +1,7 @@
 package dev.ratelimit.core.redis;
 
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -14,9 +15,10 @@ final class DeadlineTimer {
 
 	/*
 	 * One daemon thread for every limiter of the JVM, as CompletableFuture.orTimeout has
-	 * one: it only completes futures. What depends on a call that timed out (the failure
-	 * policy's decision here, and the caller's own stages) runs on it, so none of that
-	 * may block. A call answered in time cancels its timer, which leaves the queue.
+	 * one: it only hands the completion of a late call to the common fork-join pool,
+	 * where what depends on it runs (the failure policy's decision here, and the caller's
+	 * own stages), so that none of that delays another call's timeout. A call answered in
+	 * time cancels its timer, which leaves the queue.
 	 */
 	private static final ScheduledThreadPoolExecutor TIMER = timer();
 
@@ -47,7 +49,12 @@ final class DeadlineTimer {
 			return future;
 		}
 		if (!future.isDone()) {
-			ScheduledFuture<?> timeout = TIMER.schedule(() -> future.completeExceptionally(late()), remaining,
+			// ended off the timer's thread: what depends on the call (the failure
+			// policy's
+			// local decision, the caller's own stages, a web request's handling) must not
+			// hold up the other calls' timeouts
+			ScheduledFuture<?> timeout = TIMER.schedule(
+					() -> ForkJoinPool.commonPool().execute(() -> future.completeExceptionally(late())), remaining,
 					TimeUnit.NANOSECONDS);
 			future.whenComplete((result, ex) -> timeout.cancel(false));
 		}

@@ -25,7 +25,7 @@ public final class ProblemJson {
 	 */
 	public static String write(ProblemDetail problem) {
 		Map<String, @Nullable Object> members = new LinkedHashMap<>();
-		members.put("type", problem.getType().toString());
+		members.put("type", (problem.getType() != null) ? problem.getType().toString() : null);
 		members.put("title", problem.getTitle());
 		members.put("status", problem.getStatus());
 		members.put("detail", problem.getDetail());

@@ -101,8 +101,9 @@ class ReactiveRedisTests {
 	private static String[] settings(RedisEndpoint endpoint, String prefix, String onFailure) {
 		List<String> settings = new ArrayList<>(List.of("--spring.profiles.active=reactive", "--server.port=0",
 				"--ratelimit.backend=redis", "--ratelimit.redis.key-prefix=" + prefix,
-				"--ratelimit.on-backend-failure=" + onFailure, "--spring.data.redis.host=" + endpoint.host(),
-				"--spring.data.redis.port=" + endpoint.port(), "--spring.data.redis.database=" + endpoint.database()));
+				"--ratelimit.on-backend-failure=" + onFailure, "--ratelimit.redis.timeout=2s",
+				"--spring.data.redis.host=" + endpoint.host(), "--spring.data.redis.port=" + endpoint.port(),
+				"--spring.data.redis.database=" + endpoint.database()));
 		if (endpoint.password() != null) {
 			settings.add("--spring.data.redis.password=" + endpoint.password());
 		}
