@@ -1,6 +1,7 @@
 package dev.ratelimit.spring.reactive;
 
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -8,11 +9,14 @@ import reactor.core.publisher.Mono;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.context.annotation.Bean;
+import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
+import org.springframework.http.ResponseEntity;
 import org.springframework.security.config.web.server.ServerHttpSecurity;
 import org.springframework.security.core.userdetails.MapReactiveUserDetailsService;
 import org.springframework.security.core.userdetails.User;
 import org.springframework.security.web.server.SecurityWebFilterChain;
+import org.springframework.stereotype.Service;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RequestParam;
@@ -80,10 +84,58 @@ class ReactiveTestApplication {
 			return Mono.just("exchange");
 		}
 
+		@GetMapping("/api/merged")
+		@RateLimited(policy = "quotes", cost = "2")
+		Mono<String> merged() {
+			return Mono.just("merged");
+		}
+
+		@GetMapping("/api/login")
+		Mono<ResponseEntity<String>> login(@RequestParam String password) {
+			return Mono.just(PASSWORD.equals(password) ? ResponseEntity.ok("welcome")
+					: ResponseEntity.status(HttpStatus.UNAUTHORIZED).body("no"));
+		}
+
 		@GetMapping(path = "/api/stream/{client}", produces = MediaType.TEXT_EVENT_STREAM_VALUE)
 		@RateLimited(policy = "in-flight", key = "#{#client}")
 		Flux<Long> stream(@PathVariable String client) {
 			return Flux.interval(Duration.ofMillis(20)).onBackpressureDrop();
+		}
+
+	}
+
+	/**
+	 * A service whose limited methods return publishers, or an ordinary value, called
+	 * outside any web request.
+	 */
+	@Service
+	static class Quotes {
+
+		private final AtomicInteger invocations = new AtomicInteger();
+
+		@RateLimited(policy = "quotes", key = "#{#client}")
+		Mono<String> quote(String client) {
+			this.invocations.incrementAndGet();
+			return Mono.just("quote for " + client);
+		}
+
+		@RateLimited(policy = "quotes-in-flight", key = "#{#client}")
+		Mono<String> failing(String client) {
+			return Mono.error(new IllegalStateException("no quote for " + client));
+		}
+
+		@RateLimited(policy = "quotes-in-flight", key = "#{#client}")
+		Flux<String> several(String client) {
+			return Flux.just("a", "b", "c");
+		}
+
+		@RateLimited(policy = "quotes", key = "#{#client}")
+		String ordinary(String client) {
+			return "ordinary quote for " + client;
+		}
+
+		int invocations() {
+			return this.invocations.get();
 		}
 
 	}

@@ -6,6 +6,7 @@ import org.awaitility.Awaitility;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
 import reactor.test.StepVerifier;
 
 import org.springframework.beans.factory.annotation.Autowired;
@@ -19,11 +20,13 @@ import org.springframework.test.web.reactive.server.FluxExchangeResult;
 import org.springframework.test.web.reactive.server.WebTestClient;
 import org.springframework.web.reactive.function.client.WebClient;
 
+import dev.ratelimit.core.RateLimitExceededException;
 import dev.ratelimit.spring.RateLimitOutcome;
 import dev.ratelimit.spring.testsupport.MutableTimeSource;
 import dev.ratelimit.spring.testsupport.RecordingListener;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
  * The starter in a WebFlux application served by Netty, driven over HTTP by
@@ -47,6 +50,9 @@ class ReactiveWebTests {
 
 	@Autowired
 	private RecordingListener listener;
+
+	@Autowired
+	private ReactiveTestApplication.Quotes quotes;
 
 	@BeforeAll
 	static void blockHound() {
@@ -188,6 +194,90 @@ class ReactiveWebTests {
 		}).thenCancel().verify(Duration.ofSeconds(10));
 	}
 
+	@Test
+	void decidesAFilterRuleAndAnAnnotatedMonoHandlerInOneDecision() {
+		int before = this.listener.events().size();
+		this.client.get()
+			.uri("/api/merged")
+			.header("X-Client", "merged-client")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectHeader()
+			.valueEquals("RateLimit-Policy", "\"weighted\";q=10;w=60, \"quotes\";q=3;w=60");
+		// one event for both policies, each charged the higher cost (2)
+		assertThat(this.listener.events()).hasSize(before + 1);
+		assertThat(this.listener.last().outcomes()).containsOnlyKeys("weighted", "quotes");
+		assertThat(this.listener.last().result().statuses()).extracting((status) -> status.remaining())
+			.containsExactly(8L, 1L);
+	}
+
+	@Test
+	void decidesOnSubscriptionNotOnAssembly() {
+		Mono<String> assembled = this.quotes.quote("assembled");
+		assertThat(this.quotes.invocations()).as("the method runs on subscription only").isZero();
+		for (int i = 0; i < 3; i++) {
+			StepVerifier.create(assembled).expectNext("quote for assembled").verifyComplete();
+		}
+		// each subscription a call of its own: the fourth is over 3 a minute, an error
+		// signal, and the method is not invoked for it
+		StepVerifier.create(assembled).expectError(RateLimitExceededException.class).verify(Duration.ofSeconds(5));
+		assertThat(this.quotes.invocations()).isEqualTo(3);
+	}
+
+	@Test
+	void givesBackAConcurrencyPermitWhenAPublisherCompletesOrFails() {
+		// one permit: each call gets it only if the one before gave it back
+		StepVerifier.create(this.quotes.several("released")).expectNext("a", "b", "c").verifyComplete();
+		StepVerifier.create(this.quotes.failing("released"))
+			.expectErrorMessage("no quote for released")
+			.verify(Duration.ofSeconds(5));
+		StepVerifier.create(this.quotes.several("released")).expectNextCount(3).verifyComplete();
+		StepVerifier.create(this.quotes.several("released").take(1)).expectNext("a").verifyComplete();
+		StepVerifier.create(this.quotes.several("released")).expectNextCount(3).verifyComplete();
+	}
+
+	@Test
+	void refusesAConcurrentSubscriberWhileAPublisherHoldsThePermit() {
+		StepVerifier.create(this.quotes.several("held"), 1)
+			.expectNext("a")
+			.then(() -> StepVerifier.create(this.quotes.several("held"))
+				.expectError(RateLimitExceededException.class)
+				.verify(Duration.ofSeconds(5)))
+			.thenCancel()
+			.verify(Duration.ofSeconds(5));
+	}
+
+	@Test
+	void limitsAnOrdinaryMethodOfAReactiveApplicationOnTheCallingThread() {
+		for (int i = 0; i < 3; i++) {
+			assertThat(this.quotes.ordinary("ordinary")).isEqualTo("ordinary quote for ordinary");
+		}
+		assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(() -> this.quotes.ordinary("ordinary"));
+	}
+
+	@Test
+	void shapesWithATimerNotASleepingThread() {
+		// 10 a second, shaped: the second request at once is delayed by 100 ms on a
+		// Reactor timer (BlockHound would fail a sleep on the event loop)
+		smooth().expectStatus().isOk();
+		smooth().expectStatus().isOk();
+		assertThat(this.listener.last().outcomes()).containsEntry("smooth", RateLimitOutcome.DELAYED);
+	}
+
+	@Test
+	void countsOnlyTheResponsesItsConditionHoldsFor() {
+		login("mallory", "right-guess?").expectStatus().isUnauthorized();
+		login("mallory", ReactiveTestApplication.PASSWORD).expectStatus().isOk();
+		login("mallory", "another-guess").expectStatus().isUnauthorized();
+		// two failures of 2 a minute, charged once each response was known: refused
+		// now, even with the right password
+		Awaitility.await()
+			.atMost(Duration.ofSeconds(5))
+			.untilAsserted(() -> login("mallory", ReactiveTestApplication.PASSWORD).expectStatus()
+				.isEqualTo(HttpStatus.TOO_MANY_REQUESTS));
+	}
+
 	private WebTestClient.ResponseSpec geocode(String apiKey) {
 		return this.client.get().uri("/api/geocode").header("X-API-Key", apiKey).exchange();
 	}
@@ -205,6 +295,14 @@ class ReactiveWebTests {
 
 	private WebTestClient.ResponseSpec weighted(String client, int n) {
 		return this.client.get().uri("/api/weighted?n=" + n).header("X-Client", client).exchange();
+	}
+
+	private WebTestClient.ResponseSpec smooth() {
+		return this.client.get().uri("/api/smooth").header("X-Client", "smooth-client").exchange();
+	}
+
+	private WebTestClient.ResponseSpec login(String user, String password) {
+		return this.client.get().uri("/api/login?password=" + password).header("X-User", user).exchange();
 	}
 
 	private WebTestClient.ResponseSpec observed() {
