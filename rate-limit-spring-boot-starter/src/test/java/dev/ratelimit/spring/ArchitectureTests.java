@@ -43,6 +43,25 @@ class ArchitectureTests {
 		noServletApiIn(STARTER + ".annotation..");
 	}
 
+	@Test
+	void reactiveStackImportsNoServletApi() {
+		noServletApiIn(STARTER + ".web.reactive..");
+	}
+
+	@Test
+	void decisionPathAndServletStackImportNoWebFlux() {
+		noClasses().that()
+			.resideInAnyPackage(STARTER, STARTER + ".key..")
+			.or()
+			.resideInAPackage(STARTER + ".web")
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage("org.springframework.web.reactive..", "org.springframework.web.server..", "reactor..",
+					STARTER + ".web.reactive..")
+			.because("a servlet application, or none, runs without Spring WebFlux and Project Reactor")
+			.check(classes);
+	}
+
 	/**
 	 * The decision path serves any web stack, or none: the servlet API and Spring MVC
 	 * belong to {@code web} and the auto-configuration that wires it.

@@ -75,7 +75,20 @@ class ServletFreeClassPathTests {
 	 */
 	@Test
 	void decidesCallsWithTheStarterLoadedWhereTheServletApiIsMissing() throws Exception {
-		try (StarterClassLoader loader = new StarterClassLoader(new FilteredClassLoader(SERVLET_API),
+		assertThat(ordersWithout(SERVLET_API)).containsExactly("allowed", "allowed", "rejected");
+	}
+
+	/**
+	 * The same without Project Reactor (an application without WebFlux or Lettuce): the
+	 * interceptor's support of reactive return types must not be loaded.
+	 */
+	@Test
+	void decidesCallsWithTheStarterLoadedWhereReactorIsMissing() throws Exception {
+		assertThat(ordersWithout("reactor.", "org.reactivestreams.")).containsExactly("allowed", "allowed", "rejected");
+	}
+
+	private static List<String> ordersWithout(String... hidden) throws Exception {
+		try (StarterClassLoader loader = new StarterClassLoader(new FilteredClassLoader(hidden),
 				ServletFreeClassPathTests.class)) {
 			assertThat(loader.loadClass(OrdersScenario.class.getName())).isNotSameAs(OrdersScenario.class);
 			@SuppressWarnings("unchecked")
@@ -87,7 +100,7 @@ class ServletFreeClassPathTests {
 			ClassLoader previous = thread.getContextClassLoader();
 			thread.setContextClassLoader(loader);
 			try {
-				assertThat(scenario.call()).containsExactly("allowed", "allowed", "rejected");
+				return scenario.call();
 			}
 			finally {
 				thread.setContextClassLoader(previous);
