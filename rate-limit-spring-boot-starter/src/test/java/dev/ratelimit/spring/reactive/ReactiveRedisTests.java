@@ -1,6 +1,7 @@
 package dev.ratelimit.spring.reactive;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 import org.junit.jupiter.api.BeforeAll;
@@ -16,6 +17,8 @@ import org.springframework.test.web.reactive.server.WebTestClient;
 import dev.ratelimit.core.redis.testing.RedisEndpoint;
 import dev.ratelimit.core.redis.testing.RedisServer;
 import dev.ratelimit.core.redis.testing.TestRedis;
+
+import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The reactive application on the Redis backend, against a real {@code redis-server}, on
@@ -36,15 +39,21 @@ class ReactiveRedisTests {
 			try (ConfigurableApplicationContext first = start(settings);
 					ConfigurableApplicationContext second = start(settings)) {
 				List<WebTestClient> fleet = List.of(client(first), client(second));
-				// worked example 1's burst, spread over both: capacity 10 in all
+				// a burst of 10 in all, spread over both (refilled at 10 an hour: Redis's
+				// clock is real)
 				for (int i = 0; i < 10; i++) {
-					geocode(fleet.get(i % 2), "shared-key").expectStatus().isOk();
+					System.out.println("DEBUG " + i + " "
+							+ fleet(fleet.get(i % 2), "shared-key").expectStatus()
+								.isOk()
+								.returnResult(String.class)
+								.getResponseHeaders()
+								.get("RateLimit"));
 				}
 				for (WebTestClient instance : fleet) {
-					geocode(instance, "shared-key").expectStatus()
+					fleet(instance, "shared-key").expectStatus()
 						.isEqualTo(HttpStatus.TOO_MANY_REQUESTS)
 						.expectHeader()
-						.valueEquals("Retry-After", "1");
+						.valueEquals("Retry-After", "360");
 				}
 				// a Mono handler's @RateLimited cost, charged in Redis too: 7 on one, 3
 				// on
@@ -57,14 +66,38 @@ class ReactiveRedisTests {
 	}
 
 	@Test
+	void twoTierReservoirsNeverAdmitMoreThanTheSharedQuota() {
+		try (RedisServer server = RedisServer.start()) {
+			String[] settings = settings(server.endpoint(), TestRedis.uniquePrefix(), "allow");
+			String[] withReservoir = Arrays.copyOf(settings, settings.length + 1);
+			withReservoir[settings.length] = "--ratelimit.redis.reservoir=4";
+			try (ConfigurableApplicationContext first = start(withReservoir);
+					ConfigurableApplicationContext second = start(withReservoir)) {
+				List<WebTestClient> fleet = List.of(client(first), client(second));
+				int allowed = 0;
+				for (int i = 0; i < 16; i++) {
+					HttpStatus status = HttpStatus.valueOf(
+							fleet(fleet.get(i % 2), "reservoir-key").returnResult(String.class).getStatus().value());
+					assertThat(status).isIn(HttpStatus.OK, HttpStatus.TOO_MANY_REQUESTS);
+					allowed += (status == HttpStatus.OK) ? 1 : 0;
+				}
+				// permits taken ahead are spent in Redis: the fleet shares the burst of
+				// 10, and each instance serves from what it took
+				assertThat(allowed).isBetween(4, 10);
+				fleet(fleet.get(0), "reservoir-key").expectStatus().isEqualTo(HttpStatus.TOO_MANY_REQUESTS);
+			}
+		}
+	}
+
+	@Test
 	void answersWith503WhenRedisIsGoneAndTheModeIsDeny() {
 		try (RedisServer server = RedisServer.start()) {
 			String[] settings = settings(server.endpoint(), TestRedis.uniquePrefix(), "deny");
 			try (ConfigurableApplicationContext application = start(settings)) {
 				WebTestClient client = client(application);
-				geocode(client, "deny-key").expectStatus().isOk();
+				fleet(client, "deny-key").expectStatus().isOk();
 				server.stop();
-				geocode(client, "deny-key").expectStatus()
+				fleet(client, "deny-key").expectStatus()
 					.isEqualTo(HttpStatus.SERVICE_UNAVAILABLE)
 					.expectHeader()
 					.exists("Retry-After")
@@ -81,8 +114,8 @@ class ReactiveRedisTests {
 		}
 	}
 
-	private static WebTestClient.ResponseSpec geocode(WebTestClient client, String apiKey) {
-		return client.get().uri("/api/geocode").header("X-API-Key", apiKey).exchange();
+	private static WebTestClient.ResponseSpec fleet(WebTestClient client, String apiKey) {
+		return client.get().uri("/api/fleet").header("X-API-Key", apiKey).exchange();
 	}
 
 	private static WebTestClient.ResponseSpec weighted(WebTestClient client, int n) {

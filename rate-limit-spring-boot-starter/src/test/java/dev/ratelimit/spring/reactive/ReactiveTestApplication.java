@@ -67,7 +67,7 @@ class ReactiveTestApplication {
 	@RestController
 	static class TestController {
 
-		@GetMapping({ "/api/geocode", "/api/plans", "/api/ip", "/api/observed", "/api/smooth" })
+		@GetMapping({ "/api/geocode", "/api/fleet", "/api/plans", "/api/ip", "/api/observed", "/api/smooth" })
 		Mono<String> ok() {
 			return Mono.just("ok");
 		}
