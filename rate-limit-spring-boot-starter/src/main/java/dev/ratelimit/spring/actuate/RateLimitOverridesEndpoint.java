@@ -32,10 +32,10 @@ import org.springframework.boot.actuate.endpoint.web.annotation.WebEndpoint;
  * The {@code ratelimitoverrides} actuator endpoint: lists, reads, sets and removes the
  * limits of one client in one policy, which replace its tier's limits from its next call.
  * Over HTTP, {@link RateLimitOverridesWriteMapping} serves the {@code POST}, whose body
- * holds a list. A client is named as the {@code ratelimits} endpoint names it (the raw
- * API key for an {@code api-key} policy, hashed here as for a decision); the list shows
- * clients as stored. Setting an override raises a client's limits, so expose the write
- * operations over HTTP only behind authorization.
+ * holds a list. A client is named as the {@code ratelimits} endpoint names it (the
+ * raw API key for an {@code api-key} policy, hashed here as for a decision); the list
+ * shows clients as stored. Setting an override raises a client's limits, so expose the
+ * write operations over HTTP only behind authorization.
  */
 @WebEndpoint(id = "ratelimitoverrides")
 public class RateLimitOverridesEndpoint {
@@ -83,16 +83,16 @@ public class RateLimitOverridesEndpoint {
 
 	/**
 	 * Returns one client's override in a policy.
-	 * @param policy the policy name
-	 * @param client the client, its segments joined with {@code /}
+	 * @param policyAndClient the policy name, then the client's segments, which are
+	 * joined with {@code /}
 	 * @return the override, 404 if it has none in force, or 400 naming what is wrong
 	 */
 	@ReadOperation
-	public WebEndpointResponse<Object> override(@Selector String policy,
-			@Selector(match = Match.ALL_REMAINING) String[] client) {
+	public WebEndpointResponse<Object> override(@Selector(match = Match.ALL_REMAINING) String[] policyAndClient) {
 		try {
-			Policy found = policy(policy);
-			LimitOverride override = this.overrides.find(found.name(), storedKey(found, client));
+			Policy found = policy(PolicyAndClient.policy(policyAndClient));
+			LimitOverride override = this.overrides.find(found.name(),
+					storedKey(found, PolicyAndClient.client(policyAndClient)));
 			return (override == null || override.isExpiredAt(this.clock.get()))
 					? new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND)
 					: new WebEndpointResponse<>(OverrideDescriptor.of(override));
@@ -146,16 +146,15 @@ public class RateLimitOverridesEndpoint {
 	/**
 	 * Removes a client's override in a policy: its tier's limits apply from its next
 	 * call.
-	 * @param policy the policy name
-	 * @param client the client, its segments joined with {@code /}
+	 * @param policyAndClient the policy name, then the client's segments, which are
+	 * joined with {@code /}
 	 * @return 204, or 400 naming what is wrong
 	 */
 	@DeleteOperation
-	public WebEndpointResponse<Object> remove(@Selector String policy,
-			@Selector(match = Match.ALL_REMAINING) String[] client) {
+	public WebEndpointResponse<Object> remove(@Selector(match = Match.ALL_REMAINING) String[] policyAndClient) {
 		try {
-			Policy found = policy(policy);
-			this.overrides.remove(found.name(), storedKey(found, client));
+			Policy found = policy(PolicyAndClient.policy(policyAndClient));
+			this.overrides.remove(found.name(), storedKey(found, PolicyAndClient.client(policyAndClient)));
 			return new WebEndpointResponse<>(WebEndpointResponse.STATUS_NO_CONTENT);
 		}
 		catch (BadRequest ex) {
@@ -221,16 +220,25 @@ public class RateLimitOverridesEndpoint {
 	 * and nothing changed.
 	 */
 	private static WebEndpointResponse<Object> unavailable(RuntimeException failure) {
-		Map<String, Object> body = new LinkedHashMap<>();
-		body.put("status", WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE);
-		body.put("error", "Service Unavailable");
-		body.put("message", "The overrides could not be changed, try again: their store failed ("
-				+ failure.getClass().getName() + ")");
-		return new WebEndpointResponse<>(body, WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE);
+		return refusal(WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE, "Service Unavailable",
+				"The overrides could not be changed, try again: their store failed (" + failure.getClass().getName()
+						+ ")");
 	}
 
 	static WebEndpointResponse<Object> badRequest(String message) {
 		return new BadRequest(message).response();
+	}
+
+	/**
+	 * A refused request's answer, in the one shape every refusal of the endpoint has: the
+	 * status, its reason phrase and what went wrong.
+	 */
+	static WebEndpointResponse<Object> refusal(int status, String error, String message) {
+		Map<String, Object> body = new LinkedHashMap<>();
+		body.put("status", status);
+		body.put("error", error);
+		body.put("message", message);
+		return new WebEndpointResponse<>(body, status);
 	}
 
 	/**
@@ -246,11 +254,7 @@ public class RateLimitOverridesEndpoint {
 		}
 
 		WebEndpointResponse<Object> response() {
-			Map<String, Object> body = new LinkedHashMap<>();
-			body.put("status", WebEndpointResponse.STATUS_BAD_REQUEST);
-			body.put("error", "Bad Request");
-			body.put("message", getMessage());
-			return new WebEndpointResponse<>(body, WebEndpointResponse.STATUS_BAD_REQUEST);
+			return refusal(WebEndpointResponse.STATUS_BAD_REQUEST, "Bad Request", getMessage());
 		}
 
 	}

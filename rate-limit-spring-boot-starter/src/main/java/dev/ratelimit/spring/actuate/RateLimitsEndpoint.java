@@ -131,9 +131,8 @@ public class RateLimitsEndpoint {
 	 * a policy's {@code key}
 	 * @return the state, or {@code null} (404) if there is no such policy
 	 */
-	@ReadOperation
-	public @Nullable KeyStateDescriptor key(@Selector String policy,
-			@Selector(match = Match.ALL_REMAINING) String[] key, @Nullable String tier, @Nullable String strategy) {
+	public @Nullable KeyStateDescriptor key(String policy, String[] key, @Nullable String tier,
+			@Nullable String strategy) {
 		Policy found = this.service.policies().find(policy);
 		if (found == null) {
 			return null;
@@ -175,9 +174,7 @@ public class RateLimitsEndpoint {
 	 * @param strategy the key strategy that keyed the client, if not the policy's, as in
 	 * a policy's {@code key}
 	 */
-	@DeleteOperation(produces = { ACTUATOR_V3_JSON, JSON })
-	public void reset(@Selector String policy, @Selector(match = Match.ALL_REMAINING) String[] key,
-			@Nullable String strategy) {
+	public void reset(String policy, String[] key, @Nullable String strategy) {
 		Policy found = this.service.policies().find(policy);
 		if (found == null) {
 			throw new InvalidEndpointRequestException(
@@ -204,6 +201,35 @@ public class RateLimitsEndpoint {
 				}
 			}
 		}
+	}
+
+	/**
+	 * Returns a client's state in a policy without consuming anything: the read of
+	 * {@code GET /actuator/ratelimits/{policy}/{key}}, as
+	 * {@link #key(String, String[], String, String)} answers it.
+	 * @param policyAndKey the policy, then the client's segments
+	 * @param tier the tier whose limits to show; the default tier if {@code null}
+	 * @param strategy the key strategy that keyed the client, if not the policy's, as in
+	 * a policy's {@code key}
+	 * @return the state, or {@code null} (404) if there is no such policy
+	 */
+	@ReadOperation
+	public @Nullable KeyStateDescriptor key(@Selector(match = Match.ALL_REMAINING) String[] policyAndKey,
+			@Nullable String tier, @Nullable String strategy) {
+		return key(PolicyAndClient.policy(policyAndKey), PolicyAndClient.client(policyAndKey), tier, strategy);
+	}
+
+	/**
+	 * Forgets a client's state in every limit of a policy: the reset of {@code DELETE
+	 * /actuator/ratelimits/{policy}/{key}}, as {@link #reset(String, String[], String)}
+	 * does it.
+	 * @param policyAndKey the policy, then the client's segments
+	 * @param strategy the key strategy that keyed the client, if not the policy's, as in
+	 * a policy's {@code key}
+	 */
+	@DeleteOperation(produces = { ACTUATOR_V3_JSON, JSON })
+	public void reset(@Selector(match = Match.ALL_REMAINING) String[] policyAndKey, @Nullable String strategy) {
+		reset(PolicyAndClient.policy(policyAndKey), PolicyAndClient.client(policyAndKey), strategy);
 	}
 
 	private String storedKey(Policy policy, String[] segments, @Nullable String strategy) {

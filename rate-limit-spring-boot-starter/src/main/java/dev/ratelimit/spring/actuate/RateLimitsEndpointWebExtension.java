@@ -41,8 +41,8 @@ public class RateLimitsEndpointWebExtension {
 
 	/**
 	 * Returns a client's state in a policy without consuming anything.
-	 * @param policy the policy name
-	 * @param key the client, as the key strategy identifies it, in the rest of the path
+	 * @param policyAndKey the policy, then the client's segments, as the key strategy
+	 * identifies it
 	 * @param tier the tier whose limits to show; the default tier if {@code null}
 	 * @param strategy the key strategy that keyed the client, if not the policy's, as in
 	 * a policy's {@code key}
@@ -50,8 +50,13 @@ public class RateLimitsEndpointWebExtension {
 	 * backend cannot be reached
 	 */
 	@ReadOperation
-	public WebEndpointResponse<Object> key(@Selector String policy, @Selector(match = Match.ALL_REMAINING) String[] key,
+	public WebEndpointResponse<Object> key(@Selector(match = Match.ALL_REMAINING) String[] policyAndKey,
 			@Nullable String tier, @Nullable String strategy) {
+		return key(PolicyAndClient.policy(policyAndKey), PolicyAndClient.client(policyAndKey), tier, strategy);
+	}
+
+	private WebEndpointResponse<Object> key(String policy, String[] key, @Nullable String tier,
+			@Nullable String strategy) {
 		try {
 			KeyStateDescriptor state = this.delegate.key(policy, key, tier, strategy);
 			return (state != null) ? new WebEndpointResponse<>(state)
@@ -89,16 +94,20 @@ public class RateLimitsEndpointWebExtension {
 
 	/**
 	 * Forgets a client's state in every limit of a policy, whatever its tier.
-	 * @param policy the policy name
-	 * @param key the client, as the key strategy identifies it, in the rest of the path
+	 * @param policyAndKey the policy, then the client's segments, as the key strategy
+	 * identifies it
 	 * @param strategy the key strategy that keyed the client, if not the policy's, as in
 	 * a policy's {@code key}
 	 * @return {@code 204}; {@code 503} if the backend cannot be reached, in which case
 	 * the state may be partly reset
 	 */
 	@DeleteOperation(produces = { RateLimitsEndpoint.ACTUATOR_V3_JSON, RateLimitsEndpoint.JSON })
-	public WebEndpointResponse<Object> reset(@Selector String policy,
-			@Selector(match = Match.ALL_REMAINING) String[] key, @Nullable String strategy) {
+	public WebEndpointResponse<Object> reset(@Selector(match = Match.ALL_REMAINING) String[] policyAndKey,
+			@Nullable String strategy) {
+		return reset(PolicyAndClient.policy(policyAndKey), PolicyAndClient.client(policyAndKey), strategy);
+	}
+
+	private WebEndpointResponse<Object> reset(String policy, String[] key, @Nullable String strategy) {
 		try {
 			this.delegate.reset(policy, key, strategy);
 			return new WebEndpointResponse<>(WebEndpointResponse.STATUS_NO_CONTENT);
