@@ -31,8 +31,9 @@ import org.springframework.boot.actuate.endpoint.web.annotation.WebEndpoint;
 /**
  * The {@code ratelimitoverrides} actuator endpoint: lists, reads, sets and removes the
  * limits of one client in one policy, which replace its tier's limits from its next call.
- * Over HTTP, {@link RateLimitOverridesWriteMapping} serves the {@code POST}, whose body
- * holds a list. A client is named as the {@code ratelimits} endpoint names it (the
+ * Over HTTP, {@link RateLimitOverridesWriteMapping} (servlet) or
+ * {@link ReactiveRateLimitOverridesWriteMapping} (WebFlux) serves the {@code POST}, whose
+ * body holds a list. A client is named as the {@code ratelimits} endpoint names it (the
  * raw API key for an {@code api-key} policy, hashed here as for a decision); the list
  * shows clients as stored. Setting an override raises a client's limits, so expose the
  * write operations over HTTP only behind authorization.

@@ -29,13 +29,15 @@ import dev.ratelimit.spring.actuate.RateLimitOverridesWriteMapping;
 import dev.ratelimit.spring.actuate.RateLimitsEndpoint;
 import dev.ratelimit.spring.actuate.RateLimitsEndpointJmxExtension;
 import dev.ratelimit.spring.actuate.RateLimitsEndpointWebExtension;
+import dev.ratelimit.spring.actuate.ReactiveRateLimitOverridesWriteMapping;
 import dev.ratelimit.spring.key.KeyResolverFactory;
 import dev.ratelimit.spring.overrides.LimitOverrides;
 
 /**
  * Auto-configuration of the {@code ratelimits} actuator endpoint, when it is available
  * (exposed and not disabled), and of its web extension, which answers {@code 503} while
- * the backend cannot be reached.
+ * the backend cannot be reached; and of the {@code ratelimitoverrides} endpoint, whose
+ * {@code POST} a handler mapping serves in a servlet or a WebFlux application alike.
  */
 @AutoConfiguration(after = { RateLimitAutoConfiguration.class, RateLimitWebAutoConfiguration.class,
 		RateLimitReactiveWebAutoConfiguration.class })
@@ -74,25 +76,50 @@ public final class RateLimitEndpointAutoConfiguration {
 
 	/**
 	 * The {@code POST} of the overrides endpoint over HTTP, whose body an actuator
-	 * operation cannot read.
+	 * operation cannot read: served by a handler mapping of the application's web stack.
 	 */
 	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
-	@ConditionalOnClass(
-			name = { "org.springframework.web.servlet.DispatcherServlet", "tools.jackson.databind.json.JsonMapper" })
+	@ConditionalOnClass(name = "tools.jackson.databind.json.JsonMapper")
+	// conditions as the endpoint's (a member class is read before the outer class's
+	// beans: no ConditionalOnBean)
+	@ConditionalOnAvailableEndpoint(endpoint = RateLimitOverridesEndpoint.class, exposure = EndpointExposure.WEB)
+	@ConditionalOnExpression("!'${management.endpoint.ratelimitoverrides.access:${management.endpoints.access.default:unrestricted}}'.equalsIgnoreCase('read-only')")
 	static class OverridesWriteConfiguration {
 
-		// conditions as the endpoint's (a member class is read before the outer class's
-		// beans: no ConditionalOnBean)
-		@Bean
-		@ConditionalOnAvailableEndpoint(endpoint = RateLimitOverridesEndpoint.class, exposure = EndpointExposure.WEB)
-		@ConditionalOnExpression("!'${management.endpoint.ratelimitoverrides.access:${management.endpoints.access.default:unrestricted}}'.equalsIgnoreCase('read-only')")
-		RateLimitOverridesWriteMapping rateLimitOverridesWriteMapping(RateLimitOverridesEndpoint endpoint,
-				Environment environment) {
+		/**
+		 * The endpoint's path within the application, as the actuator maps it.
+		 */
+		static String path(Environment environment) {
 			String base = environment.getProperty("management.endpoints.web.base-path", "/actuator");
 			String path = environment.getProperty("management.endpoints.web.path-mapping.ratelimitoverrides",
 					"ratelimitoverrides");
-			return new RateLimitOverridesWriteMapping(endpoint, (base.endsWith("/") ? base : base + "/") + path);
+			return (base.endsWith("/") ? base : base + "/") + path;
+		}
+
+		@Configuration(proxyBeanMethods = false)
+		@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+		@ConditionalOnClass(name = "org.springframework.web.servlet.DispatcherServlet")
+		static class ServletOverridesWriteConfiguration {
+
+			@Bean
+			RateLimitOverridesWriteMapping rateLimitOverridesWriteMapping(RateLimitOverridesEndpoint endpoint,
+					Environment environment) {
+				return new RateLimitOverridesWriteMapping(endpoint, path(environment));
+			}
+
+		}
+
+		@Configuration(proxyBeanMethods = false)
+		@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
+		@ConditionalOnClass(name = "org.springframework.web.reactive.DispatcherHandler")
+		static class ReactiveOverridesWriteConfiguration {
+
+			@Bean
+			ReactiveRateLimitOverridesWriteMapping reactiveRateLimitOverridesWriteMapping(
+					RateLimitOverridesEndpoint endpoint, Environment environment) {
+				return new ReactiveRateLimitOverridesWriteMapping(endpoint, path(environment));
+			}
+
 		}
 
 	}

@@ -15,10 +15,14 @@ import org.springframework.boot.actuate.autoconfigure.endpoint.jmx.JmxEndpointAu
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.jmx.JmxAutoConfiguration;
+import org.springframework.boot.convert.ApplicationConversionService;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.convert.support.ConfigurableConversionService;
 import org.springframework.mock.web.MockHttpServletRequest;
 
 import dev.ratelimit.core.FailureMode;
@@ -38,10 +42,14 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class RateLimitEndpointAutoConfigurationTests {
 
+	private static final String POLICY = "ratelimit.policies.api.limits[0].rate=2/1m";
+
+	private final AutoConfigurations configurations = AutoConfigurations.of(RateLimitAutoConfiguration.class,
+			RateLimitEndpointAutoConfiguration.class);
+
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
-		.withConfiguration(
-				AutoConfigurations.of(RateLimitAutoConfiguration.class, RateLimitEndpointAutoConfiguration.class))
-		.withPropertyValues("ratelimit.policies.api.limits[0].rate=2/1m");
+		.withConfiguration(this.configurations)
+		.withPropertyValues(POLICY);
 
 	@Test
 	void createsTheEndpointWhenItIsExposed() {
@@ -189,6 +197,39 @@ class RateLimitEndpointAutoConfigurationTests {
 				assertThat(overview.policies()).containsOnlyKeys("api");
 				assertThat(overview.filters()).isEmpty();
 			});
+	}
+
+	@Test
+	void servesTheOverridesPostWithAMappingOfTheApplicationsWebStackOnly() {
+		String exposed = "management.endpoints.web.exposure.include=ratelimitoverrides";
+		new WebApplicationContextRunner().withConfiguration(this.configurations)
+			.withPropertyValues(POLICY, exposed)
+			.run((context) -> assertThat(context).hasSingleBean(RateLimitOverridesWriteMapping.class)
+				.doesNotHaveBean(ReactiveRateLimitOverridesWriteMapping.class));
+		new ReactiveWebApplicationContextRunner().withConfiguration(this.configurations)
+			.withPropertyValues(POLICY, exposed)
+			.run((context) -> assertThat(context).hasSingleBean(ReactiveRateLimitOverridesWriteMapping.class)
+				.doesNotHaveBean(RateLimitOverridesWriteMapping.class));
+		this.runner.withPropertyValues(exposed)
+			.run((context) -> assertThat(context).hasSingleBean(RateLimitOverridesEndpoint.class)
+				.doesNotHaveBean(RateLimitOverridesWriteMapping.class)
+				.doesNotHaveBean(ReactiveRateLimitOverridesWriteMapping.class));
+	}
+
+	@Test
+	void servesNoOverridesPostWhenTheEndpointIsReadOnlyOrNotExposedOverHttp() {
+		new ReactiveWebApplicationContextRunner().withConfiguration(this.configurations)
+			// reads 'read-only' as a Boot application does
+			.withInitializer((context) -> context.getEnvironment()
+				.setConversionService((ConfigurableConversionService) ApplicationConversionService.getSharedInstance()))
+			.withPropertyValues(POLICY, "management.endpoints.web.exposure.include=ratelimitoverrides",
+					"management.endpoint.ratelimitoverrides.access=read-only")
+			.run((context) -> assertThat(context).hasSingleBean(RateLimitOverridesEndpoint.class)
+				.doesNotHaveBean(ReactiveRateLimitOverridesWriteMapping.class));
+		new ReactiveWebApplicationContextRunner().withConfiguration(this.configurations)
+			.withPropertyValues(POLICY, "spring.jmx.enabled=true",
+					"management.endpoints.jmx.exposure.include=ratelimitoverrides")
+			.run((context) -> assertThat(context).doesNotHaveBean(ReactiveRateLimitOverridesWriteMapping.class));
 	}
 
 	@Configuration(proxyBeanMethods = false)

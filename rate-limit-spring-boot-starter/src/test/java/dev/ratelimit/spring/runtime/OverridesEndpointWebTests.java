@@ -134,6 +134,17 @@ class OverridesEndpointWebTests {
 	}
 
 	@Test
+	void aBodyLargerThanAnyOverrideIsRefusedUnread() throws Exception {
+		String padding = "x".repeat(70 * 1024);
+		HttpResponse<String> response = new Http(this.port).operator("POST",
+				"/actuator/ratelimitoverrides/api/large-customer",
+				"{\"limits\":[{\"rate\":\"50/1h\"}],\"padding\":\"" + padding + "\"}");
+		assertThat(response.statusCode()).isEqualTo(413);
+		assertThat(response.body()).contains("at most 65536 bytes");
+		assertThat(this.overrides.list()).isEmpty();
+	}
+
+	@Test
 	void onlyAnOperatorMaySetOrRemoveAnOverride() throws Exception {
 		Http http = new Http(this.port);
 		assertThat(http.get("/actuator/ratelimitoverrides").statusCode()).isEqualTo(200);
