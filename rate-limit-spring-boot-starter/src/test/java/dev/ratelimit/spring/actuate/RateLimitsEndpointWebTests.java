@@ -22,6 +22,7 @@ import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RestController;
 
 import dev.ratelimit.spring.annotation.RateLimited;
+import dev.ratelimit.spring.testsupport.RateLimitsEndpointJson;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -54,19 +55,7 @@ class RateLimitsEndpointWebTests {
 	void overviewDescribesTheBackendItsFailureModeThePoliciesAndTheFilters() throws Exception {
 		HttpResponse<String> response = send("GET", "/actuator/ratelimits", null, false);
 		assertThat(response.statusCode()).isEqualTo(200);
-		DocumentContext json = JsonPath.parse(response.body());
-		assertThat(json.read("$.backend", String.class)).isEqualTo("memory");
-		assertThat(json.read("$.failureMode", String.class)).isEqualTo("deny");
-		assertThat(json.read("$.defaultTier", String.class)).isEqualTo("free");
-		assertThat(json.read("$.policies.geocode-burst.key", String.class)).isEqualTo("api-key");
-		assertThat(json.read("$.policies.geocode-burst.limits[0].algorithm", String.class)).isEqualTo("token-bucket");
-		assertThat(json.read("$.policies.geocode-burst.limits[0].rate", String.class)).isEqualTo("5/1s");
-		assertThat(json.read("$.policies.geocode-burst.limits[0].limit", Long.class)).isEqualTo(10);
-		assertThat(json.read("$.policies.counted.tiers.paid[0].limit", Long.class)).isEqualTo(100);
-		assertThat(json.read("$.filters[0].patterns", List.class)).containsExactly("/api/geocode");
-		assertThat(json.read("$.filters[0].methods", List.class)).containsExactly("GET");
-		assertThat(json.read("$.filters[0].policies", List.class)).containsExactly("geocode-burst");
-		assertThat(json.read("$.filters[1].policies", List.class)).containsExactly("counted");
+		RateLimitsEndpointJson.assertOverview(JsonPath.parse(response.body()));
 	}
 
 	@Test
@@ -76,20 +65,12 @@ class RateLimitsEndpointWebTests {
 			last = call("/api/geocode", "reader-key");
 			assertThat(last.statusCode()).isEqualTo(200);
 		}
+		HttpResponse<String> lastCall = last;
 		for (int read = 0; read < 3; read++) {
 			HttpResponse<String> state = send("GET", "/actuator/ratelimits/geocode-burst/reader-key", null, false);
 			assertThat(state.statusCode()).isEqualTo(200);
-			DocumentContext json = JsonPath.parse(state.body());
-			assertThat(json.read("$.policy", String.class)).isEqualTo("geocode-burst");
-			assertThat(json.read("$.tier", String.class)).isEqualTo("free");
-			assertThat(json.read("$.limits[0].algorithm", String.class)).isEqualTo("token-bucket");
-			assertThat(json.read("$.limits[0].limit", String.class)).isEqualTo(header(last, "X-RateLimit-Limit"))
-				.isEqualTo("10");
-			assertThat(json.read("$.limits[0].remaining", String.class))
-				.isEqualTo(header(last, "X-RateLimit-Remaining"))
-				.isEqualTo("7");
-			assertThat(json.read("$.limits[0].resetSeconds", String.class))
-				.isEqualTo(header(last, "X-RateLimit-Reset"));
+			RateLimitsEndpointJson.assertStateAsTheHeadersSaid(JsonPath.parse(state.body()),
+					(name) -> header(lastCall, name));
 		}
 		assertThat(header(call("/api/geocode", "reader-key"), "X-RateLimit-Remaining")).isEqualTo("6");
 	}
