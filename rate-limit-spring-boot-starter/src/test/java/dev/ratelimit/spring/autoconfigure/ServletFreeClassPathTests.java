@@ -88,24 +88,7 @@ class ServletFreeClassPathTests {
 	}
 
 	private static List<String> ordersWithout(String... hidden) throws Exception {
-		try (StarterClassLoader loader = new StarterClassLoader(new FilteredClassLoader(hidden),
-				ServletFreeClassPathTests.class)) {
-			assertThat(loader.loadClass(OrdersScenario.class.getName())).isNotSameAs(OrdersScenario.class);
-			@SuppressWarnings("unchecked")
-			Callable<List<String>> scenario = (Callable<List<String>>) loader.loadClass(OrdersScenario.class.getName())
-				.getDeclaredConstructor()
-				.newInstance();
-			// Spring loads some classes by name through the thread's class loader
-			Thread thread = Thread.currentThread();
-			ClassLoader previous = thread.getContextClassLoader();
-			thread.setContextClassLoader(loader);
-			try {
-				return scenario.call();
-			}
-			finally {
-				thread.setContextClassLoader(previous);
-			}
-		}
+		return StarterClassLoader.run(new FilteredClassLoader(hidden), OrdersScenario.class);
 	}
 
 	/**

@@ -132,23 +132,8 @@ class ReactiveAutoConfigurationTests {
 
 	@Test
 	void startsAndLimitsAReactiveApplicationWithoutTheServletApi() throws Exception {
-		try (StarterClassLoader loader = new StarterClassLoader(new FilteredClassLoader(SERVLET_API),
-				ReactiveAutoConfigurationTests.class)) {
-			@SuppressWarnings("unchecked")
-			Callable<List<Integer>> scenario = (Callable<List<Integer>>) loader
-				.loadClass(ServletFreeScenario.class.getName())
-				.getDeclaredConstructor()
-				.newInstance();
-			Thread thread = Thread.currentThread();
-			ClassLoader previous = thread.getContextClassLoader();
-			thread.setContextClassLoader(loader);
-			try {
-				assertThat(scenario.call()).containsExactly(200, 200, 429);
-			}
-			finally {
-				thread.setContextClassLoader(previous);
-			}
-		}
+		assertThat(StarterClassLoader.run(new FilteredClassLoader(SERVLET_API), ServletFreeScenario.class))
+			.containsExactly(200, 200, 429);
 	}
 
 	@Configuration(proxyBeanMethods = false)

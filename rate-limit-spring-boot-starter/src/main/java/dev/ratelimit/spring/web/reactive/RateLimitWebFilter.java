@@ -198,7 +198,7 @@ public class RateLimitWebFilter implements WebFilter, Ordered, RuleBasedFilter {
 	 * {@code count-if} charge until its response is known) and writes its headers.
 	 */
 	private void answered(ServerWebExchange exchange, ExchangeLimits limits, RateLimitResult result) {
-		if (!limits.decided(result)) {
+		if (!limits.decided(result, true)) {
 			// the exchange has completed: nothing would give the permits back later
 			this.service.releaseAsync(result);
 		}

@@ -109,7 +109,7 @@ public final class ReactiveInvocationSupport implements ReactiveWebInvocationSup
 			this.headers.write(result, exchange.getResponse().getHeaders()::set);
 		}
 		ExchangeLimits limits = limitsOf(request);
-		return limits != null && limits.decided(result);
+		return limits != null && limits.decided(result, true);
 	}
 
 	@Override
