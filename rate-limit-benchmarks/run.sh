@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Runs the benchmarks of issue 7 side by side in one run and writes docs/BENCHMARKS.md.
+# Runs the benchmarks of issue 7 (and issue 22's HTTP benchmark on Netty) side by side in one run and writes
+# docs/BENCHMARKS.md.
 #
 #   rate-limit-benchmarks/run.sh           full run: JMH 10 x 1 s warm-up, 5 x 1 s measurement, 2 forks (in memory:
 #                                          two passes of one fork each)
-#   rate-limit-benchmarks/run.sh --quick   under 6 minutes from a fresh clone, build included: 1 x 1 s warm-up,
-#                                          2 x 1 s measurement, 1 fork
+#   rate-limit-benchmarks/run.sh --quick   under 6 minutes from a fresh clone, build included, before the Netty
+#                                          section (about a minute more): 1 x 1 s warm-up, 2 x 1 s measurement, 1 fork
 #
 # Prints one line per ratio, "ratio NAME VALUE" (ours / theirs: above 1 is better, except bytes per key), and
 # "# ratio NAME skipped: WHY" for the ratios whose section is not part of the run yet. Raw results (JMH JSON and the
@@ -12,8 +13,8 @@
 # into the report. Extra JMH options can be given in JMH_ARGS, e.g. JMH_ARGS='-p path=allowed'.
 #
 # Redis and HTTP start their own processes (a redis-server without persistence on a free port, never 6379; three
-# instances of the sample app) and stop them on exit. They need redis-server, redis-cli, redis-benchmark and wrk on
-# the PATH.
+# instances of the servlet sample app, then three of the reactive example on Netty) and stop them on exit. They need
+# redis-server, redis-cli, redis-benchmark and wrk on the PATH.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -73,13 +74,14 @@ else
 fi
 http_connections=32
 log_dir="$root/rate-limit-benchmarks/target/run-logs"
-app_jar="$root/sample-geocoding-app/target/sample-geocoding-app-0.1.0-SNAPSHOT.jar"
+sample_jar="$root/sample-geocoding-app/target/sample-geocoding-app-0.1.0-SNAPSHOT.jar"
+reactive_jar="$root/reactive-example-app/target/reactive-example-app-0.1.0-SNAPSHOT.jar"
 started=$(date +%s)
 
 echo "== build"
-# The repackaged jar of the sample app is not rebuilt when only a module it depends on changed: start from none.
-rm -f "$app_jar" "$app_jar.original"
-./mvnw -B -q -pl rate-limit-benchmarks,sample-geocoding-app -am package -DskipTests
+# The repackaged jars of the two apps are not rebuilt when only a module they depend on changed: start from none.
+rm -f "$sample_jar" "$sample_jar.original" "$reactive_jar" "$reactive_jar.original"
+./mvnw -B -q -pl rate-limit-benchmarks,sample-geocoding-app,reactive-example-app -am package -DskipTests
 
 mkdir -p "$results" "$log_dir"
 # One report per run: results of an earlier run must not mix into this one.
@@ -196,17 +198,23 @@ run_redis() {
 	echo "redis-server: ${redis_cli_info#*:}"
 }
 
-# Starts the sample app on a free port with the given arguments; sets app_port. Every instance allows nearly every
-# request (the paid tier and the global capacity raised to 10^8 per second), so that each request runs the limiter's
-# allowed path and then the endpoint.
+# The app an HTTP section measures, set by run_http and run_netty: its jar, the request wrk sends (with
+# X-API-Key: demo-paid), the arguments that raise its limits, the names of its instances' logs and the prefix of its
+# measurements. Every instance allows nearly every request (the limits that apply to the request raised to 10^8 per
+# second), so that each request runs the limiter's allowed path and then the endpoint.
+app_jar=
+app_path=
+app_limits=()
+app_log=
+measurement=
+
+# Starts an instance of the app on a free port with the given arguments; sets app_port.
 start_app() {
 	local name=$1
 	shift
 	app_port=$(free_port)
-	java -Xms512m -Xmx512m -jar "$app_jar" --server.port="$app_port" \
-		--ratelimit.policies.api.tiers.paid[0].rate=100000000/1s \
-		--ratelimit.policies.backend-capacity.limits[0].rate=100000000/1s \
-		--logging.level.root=WARN "$@" >"$log_dir/app-$name${http_pass:+-pass$http_pass}.log" 2>&1 &
+	java -Xms512m -Xmx512m -jar "$app_jar" --server.port="$app_port" "${app_limits[@]}" \
+		--logging.level.root=WARN "$@" >"$log_dir/$app_log-$name${http_pass:+-pass$http_pass}.log" 2>&1 &
 	started_pids+=($!)
 	app_ports[$name]=$app_port
 	app_pids[$name]=$!
@@ -229,12 +237,12 @@ wait_for_app() {
 	local name=$1 port=${app_ports[$1]} i
 	for i in $(seq 1 240); do
 		if [[ $(curl -s -o /dev/null -w '%{http_code}' -H 'X-API-Key: demo-paid' \
-			"http://127.0.0.1:$port/api/reverse?lat=34&lon=-6" 2>/dev/null) == 200 ]]; then
+			"http://127.0.0.1:$port$app_path" 2>/dev/null) == 200 ]]; then
 			return
 		fi
 		sleep 0.5
 	done
-	echo "the sample app ($name) did not answer on port $port; see $log_dir/app-$name${http_pass:+-pass$http_pass}.log" >&2
+	echo "the app ($name) did not answer on port $port; see $log_dir/$app_log-$name${http_pass:+-pass$http_pass}.log" >&2
 	exit 1
 }
 
@@ -264,7 +272,7 @@ wrk_round() {
 	app_before=$(cpu_ticks "${app_pids[$name]}")
 	redis_before=$(cpu_ticks "$redis_pid")
 	out=$(wrk -t1 -c"$connections" -d"${seconds}s" --latency -H 'X-API-Key: demo-paid' \
-		"http://127.0.0.1:${app_ports[$name]}/api/reverse?lat=34&lon=-6")
+		"http://127.0.0.1:${app_ports[$name]}$app_path")
 	app_ticks=$(( $(cpu_ticks "${app_pids[$name]}") - app_before ))
 	redis_ticks=$(( $(cpu_ticks "$redis_pid") - redis_before ))
 	requests=$(awk '/requests in/ { print $1 }' <<<"$out")
@@ -278,9 +286,10 @@ wrk_round() {
 # here), then briefly at full load. Then the instances are measured in turn, round after round, in a rotating order,
 # so that the machine's changing load falls on all three alike. A full run does this in two passes, each with fresh
 # instances, and pools their rounds: an instance's score is the mean of its rounds (its error half the spread of its
-# rounds), its p99 the median of its rounds' p99.
-run_http() {
-	echo "== http: the sample app, limiter off, on in memory, on with Redis (${http_connections} connections, ${http_passes} x ${http_rounds} rounds of ${http_seconds} s after ${http_warmup} s warm-up each)"
+# rounds), its p99 the median of its rounds' p99. The measurements are named $measurement.off, .memory, .redis and
+# written to $1.json; the lines printed start with $1.
+measure_http() {
+	local section=$1
 	if ! command -v wrk >/dev/null; then
 		echo "wrk is not installed (apt-get install -y wrk): HTTP benchmarks skipped" >&2
 		return
@@ -302,14 +311,14 @@ run_http() {
 		for name in "${names[@]}"; do
 			wrk_round "$name" $(( http_warmup * 2 / 3 )) 1
 			wrk_round "$name" $(( http_warmup / 3 )) "$http_connections"
-			echo "http pass $pass $name warmed up: $rps requests/s at the end"
+			echo "$section pass $pass $name warmed up: $rps requests/s at the end"
 		done
 		failures_before=$(backend_failures)
 		for round in $(seq 1 "$http_rounds"); do
 			for i in 0 1 2; do
 				name=${names[$(( (i + round) % 3 ))]}
 				wrk_round "$name" "$http_seconds" "$http_connections"
-				echo "http pass $pass round $round $name: $rps requests/s, p99 $p99 ms, non-2xx ${non2xx:-0}"
+				echo "$section pass $pass round $round $name: $rps requests/s, p99 $p99 ms, non-2xx ${non2xx:-0}"
 				sum[$name]=$(awk -v a="${sum[$name]:-0}" -v b="$rps" 'BEGIN { print a + b }')
 				low[$name]=$(awk -v a="${low[$name]:-}" -v b="$rps" 'BEGIN { print (a == "" || b < a) ? b : a }')
 				high[$name]=$(awk -v a="${high[$name]:-0}" -v b="$rps" 'BEGIN { print (b > a) ? b : a }')
@@ -327,8 +336,8 @@ run_http() {
 	done
 	# Redis calls that failed in the measured rounds (timed out on the loaded machine) were decided by the local
 	# fallback instead, for a second each: report how many, as they make the Redis instance look faster than it is.
-	echo "http redis: $failures Redis calls failed in the measured rounds and were decided locally"
-	lines+=("  {\"name\": \"Http.redis.backendFailures\", \"score\": $failures, \"unit\": \"calls\"}")
+	echo "$section redis: $failures Redis calls failed in the measured rounds and were decided locally"
+	lines+=("  {\"name\": \"$measurement.redis.backendFailures\", \"score\": $failures, \"unit\": \"calls\"}")
 	local tick_micros
 	tick_micros=$(awk -v t="$(getconf CLK_TCK)" 'BEGIN { print 1000000 / t }')
 	for name in "${names[@]}"; do
@@ -336,20 +345,20 @@ run_http() {
 		# the error: half the spread of the rounds (what the machine's drift did to this instance)
 		spread=$(awk -v a="${low[$name]}" -v b="${high[$name]}" 'BEGIN { printf "%.2f", (b - a) / 2 }')
 		p99=$(tr ' ' '\n' <<<"${p99s[$name]}" | sed '/^$/d' | sort -g | awk '{ v[NR] = $1 } END { printf "%.3f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
-		echo "http $name: $rps requests/s (mean of $(( http_rounds * http_passes )) rounds), p99 $p99 ms (median), non-2xx ${bad[$name]}"
-		lines+=("  {\"name\": \"Http.$name\", \"score\": $rps, \"error\": $spread, \"unit\": \"requests/s\"}")
-		lines+=("  {\"name\": \"Http.$name.p99\", \"score\": $p99, \"unit\": \"ms\"}")
-		lines+=("  {\"name\": \"Http.$name.non2xx\", \"score\": ${bad[$name]}, \"unit\": \"responses\"}")
+		echo "$section $name: $rps requests/s (mean of $(( http_rounds * http_passes )) rounds), p99 $p99 ms (median), non-2xx ${bad[$name]}"
+		lines+=("  {\"name\": \"$measurement.$name\", \"score\": $rps, \"error\": $spread, \"unit\": \"requests/s\"}")
+		lines+=("  {\"name\": \"$measurement.$name.p99\", \"score\": $p99, \"unit\": \"ms\"}")
+		lines+=("  {\"name\": \"$measurement.$name.non2xx\", \"score\": ${bad[$name]}, \"unit\": \"responses\"}")
 		# CPU per request (user + system time of the process over the measured rounds / their requests): less
 		# sensitive to the machine's other load than requests/s.
 		local cpu server_cpu
 		cpu=$(awk -v t="${ticks[$name]}" -v u="$tick_micros" -v n="${served[$name]}" 'BEGIN { printf "%.1f", t * u / n }')
 		server_cpu=$(awk -v t="${server_ticks[$name]}" -v u="$tick_micros" -v n="${served[$name]}" \
 			'BEGIN { printf "%.1f", t * u / n }')
-		echo "http $name: CPU per request: app $cpu µs, redis-server $server_cpu µs"
-		lines+=("  {\"name\": \"Http.$name.cpuPerRequest\", \"score\": $cpu, \"unit\": \"µs\"}")
+		echo "$section $name: CPU per request: app $cpu µs, redis-server $server_cpu µs"
+		lines+=("  {\"name\": \"$measurement.$name.cpuPerRequest\", \"score\": $cpu, \"unit\": \"µs\"}")
 		if [[ $name == redis ]]; then
-			lines+=("  {\"name\": \"Http.redis.serverCpuPerRequest\", \"score\": $server_cpu, \"unit\": \"µs\"}")
+			lines+=("  {\"name\": \"$measurement.redis.serverCpuPerRequest\", \"score\": $server_cpu, \"unit\": \"µs\"}")
 		fi
 	done
 	{
@@ -357,19 +366,44 @@ run_http() {
 		local IFS=$'\n'
 		sed '$!s/$/,/' <<<"${lines[*]}"
 		echo ']}'
-	} >"$results/http.json"
+	} >"$results/$section.json"
 }
 
-# BENCH_SECTIONS picks sections for a partial run while working on one (default: all three); the report then shows
+run_http() {
+	echo "== http: the sample app, limiter off, on in memory, on with Redis (${http_connections} connections, ${http_passes} x ${http_rounds} rounds of ${http_seconds} s after ${http_warmup} s warm-up each)"
+	app_jar=$sample_jar
+	app_path='/api/reverse?lat=34&lon=-6'
+	app_limits=(--ratelimit.policies.api.tiers.paid[0].rate=100000000/1s
+		--ratelimit.policies.backend-capacity.limits[0].rate=100000000/1s)
+	app_log=app
+	measurement=Http
+	measure_http http
+}
+
+# The same three ways, the same load and timing, for the reactive example on Netty: a Mono handler behind the
+# WebFilter, its two policies (the paid tier and the quote burst) raised as the sample's are.
+run_netty() {
+	echo "== http on netty: the reactive example, limiter off, on in memory, on with Redis (${http_connections} connections, ${http_passes} x ${http_rounds} rounds of ${http_seconds} s after ${http_warmup} s warm-up each)"
+	app_jar=$reactive_jar
+	app_path='/api/quote?symbol=ACME'
+	app_limits=(--ratelimit.policies.api.tiers.paid[0].rate=100000000/1s
+		--ratelimit.policies.quote-burst.limits[0].rate=100000000/1s
+		--ratelimit.policies.quote-burst.limits[0].capacity=100000000)
+	app_log=app-netty
+	measurement=HttpNetty
+	measure_http http-netty
+}
+
+# BENCH_SECTIONS picks sections for a partial run while working on one (default: all four); the report then shows
 # the others as pending.
-for section in ${BENCH_SECTIONS:-memory redis http}; do
+for section in ${BENCH_SECTIONS:-memory redis http netty}; do
 	"run_$section"
 done
 
 echo "== report"
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 if [[ -n $(git status --porcelain -- rate-limit-core/src/main rate-limit-spring-boot-starter/src/main \
-	sample-geocoding-app/src/main rate-limit-benchmarks 2>/dev/null) ]]; then
+	sample-geocoding-app/src/main reactive-example-app/src/main rate-limit-benchmarks 2>/dev/null) ]]; then
 	commit="$commit + uncommitted changes"
 fi
 java -cp "$jar" dev.ratelimit.benchmarks.BenchmarkReport "$results" "$root/docs/BENCHMARKS.md" "$mode" "$commit" \

@@ -63,6 +63,8 @@ public final class BenchmarkReport {
 
 	private static final String HTTP_PENDING = "HTTP benchmarks not in this run";
 
+	private static final String NETTY_PENDING = "HTTP benchmarks on Netty not in this run";
+
 	static final List<Ratio> RATIOS = List.of(
 			new Ratio("memory-1t-vs-bucket4j", "OneKeyOneThread.oursTryAcquire[path=allowed]",
 					"OneKeyOneThread.bucket4j[path=allowed]", 1.2, false, ""),
@@ -88,8 +90,12 @@ public final class BenchmarkReport {
 					1.0, false, REDIS_PENDING),
 			new Ratio("redis-round-trips-vs-scg", "RedisRoundTrips.ours", "RedisRoundTrips.springCloudGateway", 1.0,
 					true, REDIS_PENDING),
-			new Ratio(LEASE_RATIO, "RedisRoundTrips.oursLease", "RedisRoundTrips.ours", 1.0 / 100, true,
-					REDIS_PENDING));
+			new Ratio(LEASE_RATIO, "RedisRoundTrips.oursLease", "RedisRoundTrips.ours", 1.0 / 100, true, REDIS_PENDING),
+			// Issue 22: the HTTP ratios again, for the reactive example on Netty, with
+			// the
+			// servlet side's targets.
+			new Ratio("http-netty-memory-vs-off", "HttpNetty.memory", "HttpNetty.off", 0.95, false, NETTY_PENDING),
+			new Ratio("http-netty-redis-vs-off", "HttpNetty.redis", "HttpNetty.off", 0.85, false, NETTY_PENDING));
 
 	/**
 	 * The competitors of the one-key benchmarks, in table order, with what each call
@@ -393,8 +399,8 @@ public final class BenchmarkReport {
 			.append("proxy manager, `proxy.tryConsume(1)`; Spring Cloud Gateway is its `RedisRateLimiter` used as a ")
 			.append("library (`isAllowed(route, key).block()`, its own script from its jar).\n\n");
 		redisTable(out, m);
-		section(out, m, "Redis round trips per decision", "RedisRoundTrips.", REDIS_PENDING);
-		section(out, m, "Redis ceiling (`redis-benchmark`, 50 connections, no pipelining)", "RedisCeiling.",
+		section(out, m, "### Redis round trips per decision", "RedisRoundTrips.", REDIS_PENDING);
+		section(out, m, "### Redis ceiling (`redis-benchmark`, 50 connections, no pipelining)", "RedisCeiling.",
 				REDIS_PENDING);
 		out.append("## HTTP\n\n");
 		out.append("The sample app (`/api/reverse?lat=34&lon=-6`, `X-API-Key: demo-paid`, limits raised so that ")
@@ -412,8 +418,17 @@ public final class BenchmarkReport {
 			.append("machine's other load disturbs less than requests/s; `Http.redis.serverCpuPerRequest` is ")
 			.append("`redis-server`'s. `Http.redis.backendFailures` counts the Redis calls of the measured rounds ")
 			.append("that failed (timed out) and were decided by the local fallback instead.\n\n");
-		section(out, m, "HTTP", "Http.", HTTP_PENDING
+		section(out, m, "", "Http.", HTTP_PENDING
 				+ ": the sample app's throughput and p99 under a fixed load, limiter on (memory, Redis) vs off.");
+
+		out.append("## HTTP on Netty\n\n");
+		out.append("The same three ways, load and timing as above, for the reactive example (`reactive-example-app`: ")
+			.append("WebFlux on Netty, `/api/quote?symbol=ACME`, a `Mono` handler, `X-API-Key: demo-paid`, its two ")
+			.append("policies raised so that every request is allowed): limiter off (`ratelimit.enabled=false`), on in ")
+			.append("memory (decided on the event loop by the `WebFilter`), on with Redis (the same server). The ")
+			.append("measurements are named as the servlet side's, under `HttpNetty.`.\n\n");
+		section(out, m, "", "HttpNetty.", NETTY_PENDING
+				+ ": the reactive example's throughput and p99 under a fixed load, limiter on (memory, Redis) vs off.");
 
 		out.append("## Machine and versions\n\n");
 		out.append("| | |\n|---|---|\n");
@@ -561,9 +576,13 @@ public final class BenchmarkReport {
 			.append(" | | 1 |\n\n");
 	}
 
-	private static void section(StringBuilder out, Map<String, Measurement> m, String title, String prefix,
+	/**
+	 * Writes a table of the measurements whose names start with a prefix, under a heading
+	 * (none if empty), or says that they are pending.
+	 */
+	private static void section(StringBuilder out, Map<String, Measurement> m, String heading, String prefix,
 			String pending) {
-		out.append(title.equals("HTTP") ? "" : "### " + title + "\n\n");
+		out.append(heading.isEmpty() ? "" : heading + "\n\n");
 		List<Measurement> found = new ArrayList<>();
 		for (Measurement measurement : m.values()) {
 			if (measurement.name().startsWith(prefix)) {

@@ -88,6 +88,42 @@ class BenchmarkReportTest {
 			.doesNotContainPattern("(?m)^ratio memory-1t-vs-bucket4j ");
 	}
 
+	@Test
+	void reportsTheNettyRatiosBesideTheServletOnesEachInItsOwnSection() throws IOException {
+		Files.writeString(this.results.resolve("http.json"), http("Http", 12000, 10200, 6000));
+		Files.writeString(this.results.resolve("http-netty.json"), http("HttpNetty", 20000, 18000, 8000));
+		Report report = render();
+		assertThat(report.stdout()).contains("ratio http-memory-vs-off 0.85\n")
+			.contains("ratio http-redis-vs-off 0.50\n")
+			.contains("ratio http-netty-memory-vs-off 0.90\n")
+			.contains("ratio http-netty-redis-vs-off 0.40\n");
+		String servlet = report.markdown()
+			.substring(report.markdown().indexOf("## HTTP\n"), report.markdown().indexOf("## HTTP on Netty\n"));
+		assertThat(servlet).contains("| `Http.off` | 12.0 k ± 100 | requests/s |").doesNotContain("HttpNetty.");
+		assertThat(report.markdown()).contains("| `HttpNetty.off` | 20.0 k ± 100 | requests/s |")
+			.contains("| `http-netty-memory-vs-off` | 0.90 | 0.89 – 0.91 | ≥ 0.95 | **missed** |");
+	}
+
+	@Test
+	void marksTheNettyRatiosPendingWithoutTheirSection() throws IOException {
+		Files.writeString(this.results.resolve("http.json"), http("Http", 12000, 10200, 6000));
+		Report report = render();
+		assertThat(report.stdout()).contains("ratio http-memory-vs-off 0.85\n")
+			.contains("# ratio http-netty-memory-vs-off skipped: HTTP benchmarks on Netty not in this run\n");
+		assertThat(report.markdown()).contains("Pending. HTTP benchmarks on Netty not in this run");
+	}
+
+	private static String http(String prefix, double off, double memory, double redis) {
+		return String.format(Locale.ROOT, """
+				{"measurements": [
+				  {"name": "%1$s.off", "score": %2$.2f, "error": 100, "unit": "requests/s"},
+				  {"name": "%1$s.memory", "score": %3$.2f, "error": 100, "unit": "requests/s"},
+				  {"name": "%1$s.redis", "score": %4$.2f, "error": 100, "unit": "requests/s"},
+				  {"name": "%1$s.redis.p99", "score": 12.5, "unit": "ms"}
+				]}
+				""", prefix, off, memory, redis);
+	}
+
 	private void roundTrips(double leasePerDecision, long decisions) throws IOException {
 		String json = String.format(Locale.ROOT, """
 				{"measurements": [
