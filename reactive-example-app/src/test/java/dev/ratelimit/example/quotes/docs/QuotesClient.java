@@ -57,7 +57,12 @@ final class QuotesClient {
 	}
 
 	HttpResponse<String> asOperator(String path) {
-		return send(request(path).header("Authorization", OPERATOR).GET());
+		return asOperator("GET", path);
+	}
+
+	HttpResponse<String> asOperator(String method, String path) {
+		return send(
+				request(path).header("Authorization", OPERATOR).method(method, HttpRequest.BodyPublishers.noBody()));
 	}
 
 	/**

@@ -17,6 +17,7 @@ import dev.ratelimit.core.docs.DocExamples.ConsoleCommand;
 import dev.ratelimit.core.redis.testing.RedisEndpoint;
 import dev.ratelimit.core.redis.testing.RespClient;
 import dev.ratelimit.core.redis.testing.TestRedis;
+import dev.ratelimit.example.quotes.BlockHoundInstalled;
 import dev.ratelimit.example.quotes.QuotesApplication;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -25,9 +26,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The last console example of docs/REACTIVE.md ({@code two-instances}), read from the
  * doc: two instances of the example app with the {@code redis} profile on one Redis (the
  * test harness's, under a key prefix of this test's own instead of {@code quotes-rl})
- * share a client's quota. Redis's clock decides and cannot be held still, so the seconds
- * until full ({@code t}), which depend on how long the requests took, are checked in
- * their form only.
+ * share a client's quota, under BlockHound: no Redis call blocks an event loop. Redis's
+ * clock decides and cannot be held still, so the seconds until full ({@code t}), which
+ * depend on how long the requests took, are checked in their form only.
  */
 class ReactiveRedisDocsTests {
 
@@ -41,6 +42,7 @@ class ReactiveRedisDocsTests {
 
 	@BeforeAll
 	static void startTwoInstances() {
+		BlockHoundInstalled.check();
 		redis = TestRedis.standalone();
 		prefix = TestRedis.uniquePrefix();
 		for (int i = 0; i < 2; i++) {

@@ -184,11 +184,15 @@ class ReactiveWalkThroughDocsTests {
 
 	@Test
 	@Order(7)
-	void theMetricsAndTheHealth() {
+	void theMetricsTheHealthAndOneClientsState() {
 		List<ConsoleCommand> commands = console("actuator",
 				"curl -s localhost:8080/actuator/prometheus | grep '^ratelimit_requests_total' | grep 'tier=\"free\"'",
 				"curl -s localhost:8080/actuator/health/rateLimit",
-				"curl -s -u operator:change-me localhost:8080/actuator/health/rateLimit");
+				"curl -s -u operator:change-me localhost:8080/actuator/health/rateLimit",
+				"curl -s -o /dev/null -w '%{http_code}\\n' localhost:8080/actuator/ratelimits/api/demo-free",
+				"curl -s -u operator:change-me 'localhost:8080/actuator/ratelimits/api/demo-free?tier=free'",
+				"curl -s -o /dev/null -w '%{http_code}\\n' -u operator:change-me -X DELETE localhost:8080/actuator/ratelimits/api/demo-free",
+				"curl -s -D - -o /dev/null -H 'X-API-Key: demo-free' localhost:8080/api/symbols | grep '^RateLimit:'");
 		List<String> free = new ArrayList<>();
 		for (String line : ShownOutput.grep(this.http.get("/actuator/prometheus").body(), "ratelimit_requests_total")) {
 			if (line.contains("tier=\"free\"")) {
@@ -197,8 +201,19 @@ class ReactiveWalkThroughDocsTests {
 		}
 		ShownOutput.lines(commands.get(0).output(), free);
 		ShownOutput.json(commands.get(1).output(), this.http.get("/actuator/health/rateLimit").body());
-		HttpResponse<String> details = this.http.asOperator("/actuator/health/rateLimit");
-		ShownOutput.json(commands.get(2).output(), details.body());
+		ShownOutput.json(commands.get(2).output(), this.http.asOperator("/actuator/health/rateLimit").body());
+		assertStatus(commands.get(3), this.http.get("/actuator/ratelimits/api/demo-free"));
+		// the paid and anonymous loops and the reads above took a second after the free
+		// tier's loop in the recorded run
+		this.clock.advance(Duration.ofSeconds(1));
+		ShownOutput.json(commands.get(4).output(),
+				this.http.asOperator("GET", "/actuator/ratelimits/api/demo-free?tier=free").body());
+		assertStatus(commands.get(5), this.http.asOperator("DELETE", "/actuator/ratelimits/api/demo-free"));
+		ShownOutput.response("HTTP/1.1 200\n" + commands.get(6).output(), this.http.get(SYMBOLS, "demo-free"));
+	}
+
+	private static void assertStatus(ConsoleCommand command, HttpResponse<String> response) {
+		assertThat(String.valueOf(response.statusCode())).as(command.command()).isEqualTo(command.output().strip());
 	}
 
 	/**
