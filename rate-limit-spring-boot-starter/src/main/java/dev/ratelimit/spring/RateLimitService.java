@@ -222,6 +222,11 @@ public final class RateLimitService implements AutoCloseable {
 						? CompletableFuture.completedFuture(checked) : this.limiter.acquireAsync(call.enforced, cost)
 							.thenApply((acquired) -> withChecked(acquired, checked)));
 		}
+		if (decided.isDone() && !decided.isCompletedExceptionally() && call.shadow.isEmpty()) {
+			// decided at once (in memory), with no shadow limits to ask: no stages
+			return CompletableFuture
+				.completedFuture(finish(call, decided.join(), null, start, cost, shadowCost, context));
+		}
 		return decided.thenCompose((decision) -> {
 			CompletableFuture<@Nullable Decision> shadowDecided = (decision.isAllowed() && !call.shadow.isEmpty())
 					? this.limiter.acquireAsync(call.shadow, shadowCost) : CompletableFuture.completedFuture(null);

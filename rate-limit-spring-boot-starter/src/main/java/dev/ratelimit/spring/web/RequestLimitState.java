@@ -19,9 +19,10 @@ import dev.ratelimit.spring.RateLimitResult;
  */
 public class RequestLimitState {
 
-	private final List<RateLimitResult> held = new ArrayList<>(1);
+	// created on first use: most requests hold no permit and owe no charge
+	private @Nullable List<RateLimitResult> held;
 
-	private final List<RateLimitResult> charges = new ArrayList<>(0);
+	private @Nullable List<RateLimitResult> charges;
 
 	private @Nullable PendingLimits pending;
 
@@ -91,6 +92,9 @@ public class RequestLimitState {
 			return false;
 		}
 		if (result.isAllowed()) {
+			if (this.held == null) {
+				this.held = new ArrayList<>(1);
+			}
 			this.held.add(result);
 		}
 		return true;
@@ -107,6 +111,9 @@ public class RequestLimitState {
 		if (this.completed || !result.chargesAfterResponse()) {
 			return false;
 		}
+		if (this.charges == null) {
+			this.charges = new ArrayList<>(1);
+		}
 		this.charges.add(result);
 		return true;
 	}
@@ -117,8 +124,8 @@ public class RequestLimitState {
 	 * @return the results to charge
 	 */
 	public synchronized List<RateLimitResult> takeCharges() {
-		List<RateLimitResult> taken = new ArrayList<>(this.charges);
-		this.charges.clear();
+		List<RateLimitResult> taken = (this.charges != null) ? List.copyOf(this.charges) : List.of();
+		this.charges = null;
 		return taken;
 	}
 
@@ -137,8 +144,8 @@ public class RequestLimitState {
 	 */
 	public synchronized List<RateLimitResult> complete() {
 		this.completed = true;
-		List<RateLimitResult> taken = new ArrayList<>(this.held);
-		this.held.clear();
+		List<RateLimitResult> taken = (this.held != null) ? List.copyOf(this.held) : List.of();
+		this.held = null;
 		return taken;
 	}
 

@@ -22,7 +22,8 @@ import dev.ratelimit.spring.annotation.RateLimitedMethods;
  * returns a publisher, whose interceptor then decides the filter's policies with its own
  * in one decision. It reads the request mappings without the handler mappings' side
  * effects (CORS headers, exchange attributes): the best matching mapping, as WebFlux
- * picks it. An application with no such method pays one check per request.
+ * picks it. A request that no such method's mapping matches pays one match per such
+ * method; an application with none pays nothing.
  */
 final class AnnotatedHandlers {
 
@@ -30,9 +31,7 @@ final class AnnotatedHandlers {
 
 	private final Supplier<@Nullable RateLimitedMethods> methods;
 
-	private volatile @Nullable List<Map<RequestMappingInfo, HandlerMethod>> snapshot;
-
-	private volatile boolean anyAnnotated = true;
+	private volatile @Nullable Snapshot snapshot;
 
 	AnnotatedHandlers(Supplier<List<RequestMappingHandlerMapping>> mappings,
 			Supplier<@Nullable RateLimitedMethods> methods) {
@@ -41,19 +40,27 @@ final class AnnotatedHandlers {
 	}
 
 	/**
+	 * The request mappings, read once on the first request (they are registered at
+	 * start-up): each handler mapping's, and the mappings of reactive
+	 * {@code @RateLimited} methods among them.
+	 */
+	private record Snapshot(List<Map<RequestMappingInfo, HandlerMethod>> handlers,
+			List<RequestMappingInfo> rateLimited) {
+
+	}
+
+	/**
 	 * Returns whether the exchange's handler method is a reactive {@code @RateLimited}
-	 * method.
+	 * method: only if one of their mappings matches the exchange are all mappings
+	 * compared, to find the one WebFlux picks.
 	 */
 	boolean isRateLimitedHandler(ServerWebExchange exchange) {
-		if (!this.anyAnnotated) {
+		Snapshot snapshot = snapshot();
+		if (snapshot.rateLimited().isEmpty() || !anyMatches(snapshot.rateLimited(), exchange)) {
 			return false;
 		}
 		RateLimitedMethods methods = this.methods.get();
-		List<Map<RequestMappingInfo, HandlerMethod>> snapshot = snapshot(methods);
-		if (methods == null || !this.anyAnnotated) {
-			return false;
-		}
-		for (Map<RequestMappingInfo, HandlerMethod> handlers : snapshot) {
+		for (Map<RequestMappingInfo, HandlerMethod> handlers : snapshot.handlers()) {
 			RequestMappingInfo best = null;
 			HandlerMethod bestHandler = null;
 			for (Map.Entry<RequestMappingInfo, HandlerMethod> entry : handlers.entrySet()) {
@@ -65,33 +72,43 @@ final class AnnotatedHandlers {
 			}
 			if (bestHandler != null) {
 				// the first handler mapping with a match handles the exchange
-				return isReactiveRateLimited(methods, bestHandler);
+				return methods != null && isReactiveRateLimited(bestHandler);
 			}
 		}
 		return false;
 	}
 
-	private List<Map<RequestMappingInfo, HandlerMethod>> snapshot(@Nullable RateLimitedMethods methods) {
-		List<Map<RequestMappingInfo, HandlerMethod>> snapshot = this.snapshot;
-		if (snapshot == null) {
-			// the mappings are registered at start-up; read once, on the first request
-			List<Map<RequestMappingInfo, HandlerMethod>> read = new ArrayList<>();
-			boolean any = false;
-			for (RequestMappingHandlerMapping mapping : this.mappings.get()) {
-				Map<RequestMappingInfo, HandlerMethod> handlers = Map.copyOf(mapping.getHandlerMethods());
-				read.add(handlers);
-				for (HandlerMethod handler : handlers.values()) {
-					any |= methods != null && isReactiveRateLimited(methods, handler);
-				}
+	private static boolean anyMatches(List<RequestMappingInfo> mappings, ServerWebExchange exchange) {
+		for (RequestMappingInfo mapping : mappings) {
+			if (mapping.getMatchingCondition(exchange) != null) {
+				return true;
 			}
-			snapshot = List.copyOf(read);
-			this.anyAnnotated = any;
+		}
+		return false;
+	}
+
+	private Snapshot snapshot() {
+		Snapshot snapshot = this.snapshot;
+		if (snapshot == null) {
+			List<Map<RequestMappingInfo, HandlerMethod>> handlers = new ArrayList<>();
+			List<RequestMappingInfo> rateLimited = new ArrayList<>();
+			boolean annotations = this.methods.get() != null;
+			for (RequestMappingHandlerMapping mapping : this.mappings.get()) {
+				Map<RequestMappingInfo, HandlerMethod> read = Map.copyOf(mapping.getHandlerMethods());
+				handlers.add(read);
+				read.forEach((info, handler) -> {
+					if (annotations && isReactiveRateLimited(handler)) {
+						rateLimited.add(info);
+					}
+				});
+			}
+			snapshot = new Snapshot(List.copyOf(handlers), List.copyOf(rateLimited));
 			this.snapshot = snapshot;
 		}
 		return snapshot;
 	}
 
-	private static boolean isReactiveRateLimited(RateLimitedMethods methods, HandlerMethod handler) {
+	private static boolean isReactiveRateLimited(HandlerMethod handler) {
 		Method method = handler.getMethod();
 		if (!RateLimitedMethods.isAnnotated(method, handler.getBeanType())) {
 			return false;

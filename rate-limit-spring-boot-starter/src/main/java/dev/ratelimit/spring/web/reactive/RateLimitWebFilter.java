@@ -163,6 +163,10 @@ public class RateLimitWebFilter implements WebFilter, Ordered, RuleBasedFilter {
 		catch (RateLimitEvaluationException ex) {
 			return refuse(exchange, ex);
 		}
+		if (decided.isDone() && !decided.isCompletedExceptionally()) {
+			// decided at once (in memory): no subscription to wait for the decision
+			return proceed(exchange, limits, decided.join(), chain);
+		}
 		// a subscriber that cancels while the limiter decides still gets its permits
 		// given back, once the decision arrives
 		AtomicBoolean delivered = new AtomicBoolean();
@@ -172,13 +176,22 @@ public class RateLimitWebFilter implements WebFilter, Ordered, RuleBasedFilter {
 			}
 		}).flatMap((result) -> {
 			delivered.set(true);
-			answered(exchange, limits, result);
-			if (!result.isAllowed()) {
-				return reject(exchange, result.decision());
-			}
-			Duration delay = result.delay();
-			return delay.isZero() ? chain.filter(exchange) : Mono.delay(delay).then(chain.filter(exchange));
+			return proceed(exchange, limits, result, chain);
 		});
+	}
+
+	/**
+	 * Goes on with a decided exchange: its headers, then the rejection, or the chain
+	 * after any shaping delay.
+	 */
+	private Mono<Void> proceed(ServerWebExchange exchange, ExchangeLimits limits, RateLimitResult result,
+			WebFilterChain chain) {
+		answered(exchange, limits, result);
+		if (!result.isAllowed()) {
+			return reject(exchange, result.decision());
+		}
+		Duration delay = result.delay();
+		return delay.isZero() ? chain.filter(exchange) : Mono.delay(delay).then(chain.filter(exchange));
 	}
 
 	private static List<FilterRule> matching(List<FilterRule> rules, ServerWebExchange exchange) {
