@@ -7,17 +7,14 @@ import org.apache.commons.logging.LogFactory;
 
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
-import org.springframework.http.HttpHeaders;
 import org.springframework.http.MediaType;
 import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 
-import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.RateLimitExceededException;
 import dev.ratelimit.spring.RateLimitEvaluationException;
-import dev.ratelimit.spring.RateLimitResult;
 
 /**
  * Answers a {@link RateLimitExceededException} with 429 (503 for a backend failure),
@@ -52,19 +49,9 @@ public class RateLimitExceptionHandler {
 	@ExceptionHandler(RateLimitExceededException.class)
 	public ResponseEntity<ProblemDetail> handleRateLimitExceeded(RateLimitExceededException exception,
 			HttpServletRequest request, HttpServletResponse response) {
-		Decision decision = exception.getDecision();
 		RequestLimits limits = RequestLimits.of(request);
-		RateLimitResult latest = (limits != null) ? limits.latest() : null;
-		RateLimitResult result = (latest != null && latest.decision() == decision) ? latest
-				: new RateLimitResult(decision, null, "", 0, RateLimitResult.violatedPolicies(decision));
-		this.headers.write(response, result);
-		ResponseEntity.BodyBuilder builder = ResponseEntity.status(RateLimitProblems.status(decision))
-			.contentType(MediaType.APPLICATION_PROBLEM_JSON);
-		Long retryAfter = RateLimitProblems.retryAfterSeconds(decision);
-		if (retryAfter != null) {
-			builder.header(HttpHeaders.RETRY_AFTER, Long.toString(retryAfter));
-		}
-		return builder.body(RateLimitProblems.problem(decision, request));
+		return RateLimitProblems.rejection(exception.getDecision(), (limits != null) ? limits.latest() : null,
+				request.getRequestURI(), this.headers);
 	}
 
 	/**

@@ -7,8 +7,11 @@ import java.util.List;
 import jakarta.servlet.http.HttpServletRequest;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
 import org.springframework.http.ProblemDetail;
+import org.springframework.http.ResponseEntity;
 
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.LimitStatus;
@@ -101,6 +104,30 @@ public final class RateLimitProblems {
 			problem.setInstance(instance);
 		}
 		return problem;
+	}
+
+	/**
+	 * Returns the answer to a rejected call, whatever the web stack: 429 (503 when the
+	 * limiter is unavailable and refuses) with the rate-limit headers of the request's
+	 * latest result (when it is this decision's), {@code Retry-After} and the problem.
+	 * @param decision the rejecting decision
+	 * @param latest the latest result decided for the request, if any
+	 * @param path the path of the request as received, or {@code null} for none
+	 * @param headers the writer of the rate-limit headers
+	 * @return the answer
+	 */
+	public static ResponseEntity<ProblemDetail> rejection(Decision decision, @Nullable RateLimitResult latest,
+			@Nullable String path, RateLimitHeaders headers) {
+		RateLimitResult result = (latest != null && latest.decision() == decision) ? latest
+				: new RateLimitResult(decision, null, "", 0, RateLimitResult.violatedPolicies(decision));
+		ResponseEntity.BodyBuilder builder = ResponseEntity.status(status(decision))
+			.contentType(MediaType.APPLICATION_PROBLEM_JSON);
+		headers.write(result, (name, value) -> builder.header(name, value));
+		Long retryAfter = retryAfterSeconds(decision);
+		if (retryAfter != null) {
+			builder.header(HttpHeaders.RETRY_AFTER, Long.toString(retryAfter));
+		}
+		return builder.body(problemAt(decision, path));
 	}
 
 	/**

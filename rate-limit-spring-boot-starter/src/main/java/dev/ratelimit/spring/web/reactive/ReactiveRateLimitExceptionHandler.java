@@ -5,7 +5,6 @@ import org.apache.commons.logging.LogFactory;
 
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
-import org.springframework.http.HttpHeaders;
 import org.springframework.http.MediaType;
 import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
@@ -13,10 +12,8 @@ import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 import org.springframework.web.server.ServerWebExchange;
 
-import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.RateLimitExceededException;
 import dev.ratelimit.spring.RateLimitEvaluationException;
-import dev.ratelimit.spring.RateLimitResult;
 import dev.ratelimit.spring.web.RateLimitHeaders;
 import dev.ratelimit.spring.web.RateLimitProblems;
 
@@ -53,19 +50,9 @@ public class ReactiveRateLimitExceptionHandler {
 	@ExceptionHandler(RateLimitExceededException.class)
 	public ResponseEntity<ProblemDetail> handleRateLimitExceeded(RateLimitExceededException exception,
 			ServerWebExchange exchange) {
-		Decision decision = exception.getDecision();
 		ExchangeLimits limits = ExchangeLimits.of(exchange);
-		RateLimitResult latest = (limits != null) ? limits.latest() : null;
-		RateLimitResult result = (latest != null && latest.decision() == decision) ? latest
-				: new RateLimitResult(decision, null, "", 0, RateLimitResult.violatedPolicies(decision));
-		ResponseEntity.BodyBuilder builder = ResponseEntity.status(RateLimitProblems.status(decision))
-			.contentType(MediaType.APPLICATION_PROBLEM_JSON);
-		this.headers.write(result, (name, value) -> builder.header(name, value));
-		Long retryAfter = RateLimitProblems.retryAfterSeconds(decision);
-		if (retryAfter != null) {
-			builder.header(HttpHeaders.RETRY_AFTER, Long.toString(retryAfter));
-		}
-		return builder.body(RateLimitProblems.problemAt(decision, exchange.getRequest().getPath().value()));
+		return RateLimitProblems.rejection(exception.getDecision(), (limits != null) ? limits.latest() : null,
+				exchange.getRequest().getPath().value(), this.headers);
 	}
 
 	/**
