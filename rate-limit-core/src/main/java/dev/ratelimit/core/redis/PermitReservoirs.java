@@ -1,38 +1,55 @@
 package dev.ratelimit.core.redis;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import org.jspecify.annotations.Nullable;
 
+import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.KeyedLimit;
+import dev.ratelimit.core.LeakMode;
 import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.LimitStatus;
 
 /**
- * The local reservoirs of two-tier mode: per token-bucket key, the permits this instance
- * took from Redis in advance and has not used yet, and Redis's last refusal.
+ * The local reservoirs of two-tier mode: per state key, the permits this instance took
+ * from Redis in advance and has not used yet, and Redis's last refusal; and how a call
+ * with one or several limits is served from the reservoirs of its keys.
  */
 final class PermitReservoirs {
 
 	/*
-	 * A reservoir never holds more than N - 1 permits after a call (a fill takes at most
-	 * N and the call that triggered it uses at least one), and its permits lapse after
-	 * the bucket's window, so that stale permits are not spent long after they were
-	 * taken. The last refusal lets calls that would be refused again be answered without
-	 * a round trip. Both hold for the limit they were filled under only: when a call
-	 * comes with other parameters (a reloaded configuration), the permits are dropped,
+	 * A reservoir never holds more than N permits (a fill takes at most N and the call
+	 * that triggered it uses at least one of them; a give-back is capped at N), and its
+	 * permits lapse (see Reservoir.goodFor): after the limit's window for a bucket or a
+	 * sliding log, at the end of the window Redis counted them in for a fixed window or a
+	 * sliding window counter, so that a window's permits are never spent in the next one.
+	 * The last refusal lets calls that would be refused again be answered without a round
+	 * trip. Both hold for the limit they were filled under only: when a call comes with
+	 * other parameters (a reloaded configuration, an override), the permits are dropped,
 	 * spent as Redis counts them (spent stays spent), and the refusal forgotten.
 	 *
+	 * A call with several limits is served here only if every limit's reservoir serves
+	 * it: it takes its cost from each, and gives back what it took if one cannot (the
+	 * permits were this instance's all along). The reservoirs that lack permits are
+	 * filled together, by one script call (one per hash slot in a cluster), which takes
+	 * for each of them between what it lacks and N.
+	 *
 	 * One fill of a reservoir is on its way at a time. A call that finds it on its way
-	 * waits for it and tries again, so that one fill serves the calls behind it: a caller
-	 * that waits blocks, at most its timeout; an asynchronous caller chains on the fill,
-	 * so that no thread waits. No lock is held across a call to Redis: a reservoir's
-	 * monitor guards its fields only while they change, and the fill on its way is a
-	 * future that any thread may complete (the answer of an asynchronous fill comes on
-	 * Lettuce's event loop).
+	 * gives back what it took, waits for it and tries again, so that one fill serves the
+	 * calls behind it: a caller that waits blocks, at most its timeout; an asynchronous
+	 * caller chains on the fill, so that no thread waits. A call claims the reservoirs it
+	 * fills in the order of their keys and never waits while it holds a claim, so that no
+	 * two calls wait for each other. No lock is held across a call to Redis: a
+	 * reservoir's monitor guards its fields only while they change, and the fill on its
+	 * way is a future that any thread may complete (the answer of an asynchronous fill
+	 * comes on Lettuce's event loop).
 	 */
 
 	private static final long MAX_RESERVOIRS = 100_000;
@@ -55,8 +72,39 @@ final class PermitReservoirs {
 		return this.size;
 	}
 
+	/**
+	 * Returns whether a call can be served from reservoirs: every limit is a token
+	 * bucket, a policing leaky bucket, a fixed window, a sliding window counter or a
+	 * sliding window log, without a wait and without a penalty (a concurrency limit needs
+	 * its lease in Redis, a wait its place in Redis's queue, a penalty Redis's clock),
+	 * and the cost is one that a fill can grant.
+	 * @param limits the call's limits
+	 * @param cost the permits the call takes
+	 * @return whether the reservoirs may serve it
+	 */
+	boolean isEligible(List<KeyedLimit> limits, long cost) {
+		if (cost <= 0 || cost > this.size || limits.isEmpty()) {
+			return false;
+		}
+		for (int i = 0; i < limits.size(); i++) {
+			if (!isEligible(limits.get(i).limit(), cost)) {
+				return false;
+			}
+		}
+		return true;
+	}
+
+	private static boolean isEligible(Limit limit, long cost) {
+		boolean algorithm = switch (limit.algorithm()) {
+			case TOKEN_BUCKET, FIXED_WINDOW, SLIDING_WINDOW_COUNTER, SLIDING_WINDOW_LOG -> true;
+			case LEAKY_BUCKET -> limit.mode() == LeakMode.POLICE;
+			case CONCURRENCY -> false;
+		};
+		return algorithm && cost <= limit.capacity() && limit.penaltyMicros() == 0 && limit.maxWaitMicros() < 0;
+	}
+
 	Reservoir reservoir(String key) {
-		return this.reservoirs.get(key, (k) -> new Reservoir());
+		return this.reservoirs.get(key, (k) -> new Reservoir(this.size));
 	}
 
 	void forget(String key) {
@@ -68,7 +116,188 @@ final class PermitReservoirs {
 	}
 
 	/**
-	 * What a call does next with the reservoir of its key.
+	 * Returns a call's limits as the reservoirs see them: each distinct key once.
+	 * @param limits the call's limits, all {@link #isEligible eligible}
+	 * @param keys the keys of the limits' states
+	 * @param cost the permits the call takes
+	 * @return the call
+	 */
+	Call call(List<KeyedLimit> limits, RedisKeys keys, long cost) {
+		int count = limits.size();
+		KeyedLimit[] targets = new KeyedLimit[count];
+		String[] names = new String[count];
+		int[] index = new int[count];
+		int distinct = 0;
+		for (int i = 0; i < count; i++) {
+			KeyedLimit target = limits.get(i);
+			String key = keys.key(target);
+			int known = -1;
+			for (int j = 0; j < distinct && known < 0; j++) {
+				if (names[j].equals(key)) {
+					known = j;
+				}
+			}
+			if (known < 0) {
+				known = distinct++;
+				targets[known] = target;
+				names[known] = key;
+			}
+			index[i] = known;
+		}
+		Reservoir[] found = new Reservoir[distinct];
+		for (int j = 0; j < distinct; j++) {
+			found[j] = reservoir(names[j]);
+		}
+		return new Call(Arrays.copyOf(targets, distinct), Arrays.copyOf(names, distinct), found, index, cost);
+	}
+
+	/**
+	 * One call's distinct keyed limits, their keys and reservoirs.
+	 *
+	 * @param targets the distinct keyed limits
+	 * @param keys their state keys
+	 * @param reservoirs their reservoirs
+	 * @param index for each limit of the call, the place of its target
+	 * @param cost the permits the call takes from each
+	 */
+	record Call(KeyedLimit[] targets, String[] keys, Reservoir[] reservoirs, int[] index, long cost) {
+
+		/**
+		 * Returns the call's statuses, one per limit in the order given, from the
+		 * statuses of its targets.
+		 */
+		List<LimitStatus> statuses(LimitStatus[] byTarget) {
+			if (this.index.length == 1) {
+				return List.of(byTarget[0]);
+			}
+			List<LimitStatus> statuses = new ArrayList<>(this.index.length);
+			for (int i : this.index) {
+				statuses.add(byTarget[i]);
+			}
+			return statuses;
+		}
+
+	}
+
+	/**
+	 * Returns what a call does next with the reservoirs of its keys: served or refused
+	 * here, or wait for the fill on its way, or (when it may) fill the reservoirs that
+	 * lack permits itself.
+	 * @param call the call
+	 * @param now the time
+	 * @param mayFill whether the call may fill reservoirs; if not, a call that must ask
+	 * Redis gets {@code null}
+	 * @return the call's turn, or {@code null}
+	 */
+	@Nullable Turn take(Call call, long now, boolean mayFill) {
+		int count = call.targets.length;
+		long cost = call.cost;
+		LimitStatus[] statuses = new LimitStatus[count];
+		Step[] steps = new Step[count];
+		boolean lacking = false;
+		for (int j = 0; j < count; j++) {
+			Step step = call.reservoirs[j].step(call.targets[j], cost, now, false);
+			steps[j] = step;
+			if (step instanceof Took took) {
+				statuses[j] = took.status();
+				continue;
+			}
+			if (step instanceof Refused || step instanceof Busy) {
+				// Redis would refuse this call, or another call's fill decides it: what
+				// this call took goes back at once
+				giveBack(call, steps, now);
+				return (step instanceof Busy busy) ? new AwaitFill(busy.fill()) : refusal(call, steps, now);
+			}
+			lacking = true;
+		}
+		if (!lacking) {
+			return new Answered(call.statuses(statuses));
+		}
+		if (!mayFill) {
+			giveBack(call, steps, now);
+			return null;
+		}
+		Integer[] order = new Integer[count];
+		for (int j = 0; j < count; j++) {
+			order[j] = j;
+		}
+		Arrays.sort(order, (a, b) -> call.keys[a].compareTo(call.keys[b]));
+		boolean claimed = false;
+		for (int j : order) {
+			if (!(steps[j] instanceof Lacking)) {
+				continue;
+			}
+			Step step = call.reservoirs[j].step(call.targets[j], cost, now, true);
+			steps[j] = step;
+			if (step instanceof Took took) {
+				statuses[j] = took.status();
+			}
+			else if (step instanceof Claimed) {
+				claimed = true;
+			}
+			else {
+				release(call, steps, now);
+				giveBack(call, steps, now);
+				return (step instanceof Busy busy) ? new AwaitFill(busy.fill()) : refusal(call, steps, now);
+			}
+		}
+		if (!claimed) {
+			return new Answered(call.statuses(statuses));
+		}
+		// the reservoirs that served the call are topped up by the same fill when no
+		// other fill is on its way to them: a call's reservoirs then run dry together,
+		// and one script call fills them all again
+		Claimed[] claims = new Claimed[count];
+		for (int j = 0; j < count; j++) {
+			if (steps[j] instanceof Claimed claim) {
+				claims[j] = claim;
+			}
+			else if (steps[j] instanceof Took) {
+				claims[j] = call.reservoirs[j].topUp();
+			}
+		}
+		return new Fill(call, steps, claims, statuses, now);
+	}
+
+	/**
+	 * Gives back to their reservoirs the permits a call took ({@link Took}).
+	 */
+	private static void giveBack(Call call, Step[] steps, long now) {
+		for (int j = 0; j < steps.length; j++) {
+			if (steps[j] instanceof Took) {
+				call.reservoirs[j].giveBack(call.targets[j], call.cost, now);
+				steps[j] = Lacking.INSTANCE;
+			}
+		}
+	}
+
+	/**
+	 * Ends the fills a call claimed without asking Redis, their permits given back.
+	 */
+	private static void release(Call call, Step[] steps, long now) {
+		for (int j = 0; j < steps.length; j++) {
+			if (steps[j] instanceof Claimed claim) {
+				call.reservoirs[j].end(call.targets[j], claim, 0, now);
+				steps[j] = Lacking.INSTANCE;
+			}
+		}
+	}
+
+	/**
+	 * Returns the answer to a call that a remembered refusal rejects: the refusals, and
+	 * for the other limits what they hold.
+	 */
+	private static Answered refusal(Call call, Step[] steps, long now) {
+		LimitStatus[] statuses = new LimitStatus[steps.length];
+		for (int j = 0; j < steps.length; j++) {
+			statuses[j] = (steps[j] instanceof Refused refused) ? refused.status()
+					: call.reservoirs[j].status(call.targets[j], now);
+		}
+		return new Answered(call.statuses(statuses));
+	}
+
+	/**
+	 * What a call does next with the reservoirs of its keys.
 	 */
 	sealed interface Turn permits Answered, Fill, AwaitFill {
 
@@ -78,21 +307,9 @@ final class PermitReservoirs {
 	 * Answered here: from the permits held, or refused as Redis refused the last fill of
 	 * as many permits.
 	 *
-	 * @param status the status to report
+	 * @param statuses the statuses to report, one per limit of the call
 	 */
-	record Answered(LimitStatus status) implements Turn {
-
-	}
-
-	/**
-	 * This call fills the reservoir: it asks Redis for {@code need} permits, applies the
-	 * answer with {@link Reservoir#filled}, and then, answered or not, calls
-	 * {@link Reservoir#end}.
-	 *
-	 * @param need the permits to ask for
-	 * @param done completed once the fill has ended
-	 */
-	record Fill(long need, CompletableFuture<Void> done) implements Turn {
+	record Answered(List<LimitStatus> statuses) implements Turn {
 
 	}
 
@@ -106,12 +323,211 @@ final class PermitReservoirs {
 	}
 
 	/**
+	 * This call fills the reservoirs of {@link #targets()}: it asks Redis, for each, for
+	 * between its {@link #needs() need} and its {@link #wants() want}, then applies the
+	 * answer with {@link #filled}, or, if Redis was not asked or did not answer,
+	 * {@link #abandon}s it. Either ends the fill, so that the calls waiting for it try
+	 * again.
+	 */
+	static final class Fill implements Turn {
+
+		private final Call call;
+
+		/** Per target: {@link Took} if the call took its cost there. */
+		private final Step[] steps;
+
+		/** Per target: the fill of its reservoir this call claimed, or {@code null}. */
+		private final @Nullable Claimed[] claims;
+
+		private final LimitStatus[] statuses;
+
+		private final long now;
+
+		/** The places, in the call's targets, of the reservoirs this fill fills. */
+		private final int[] filling;
+
+		private boolean ended;
+
+		Fill(Call call, Step[] steps, @Nullable Claimed[] claims, LimitStatus[] statuses, long now) {
+			this.call = call;
+			this.steps = steps;
+			this.claims = claims;
+			this.statuses = statuses;
+			this.now = now;
+			int count = 0;
+			for (Claimed claim : claims) {
+				if (claim != null) {
+					count++;
+				}
+			}
+			this.filling = new int[count];
+			for (int j = 0, k = 0; j < claims.length; j++) {
+				if (claims[j] != null) {
+					this.filling[k++] = j;
+				}
+			}
+		}
+
+		/**
+		 * Returns the keyed limits to fill.
+		 */
+		List<KeyedLimit> targets() {
+			List<KeyedLimit> targets = new ArrayList<>(this.filling.length);
+			for (int j : this.filling) {
+				targets.add(this.call.targets[j]);
+			}
+			return targets;
+		}
+
+		/**
+		 * Returns, for each of {@link #targets()}, the permits Redis must grant at least:
+		 * what its reservoir lacks for the call, or 0 for one that served it and is only
+		 * topped up.
+		 */
+		long[] needs() {
+			long[] needs = new long[this.filling.length];
+			for (int k = 0; k < this.filling.length; k++) {
+				needs[k] = claim(k).need();
+			}
+			return needs;
+		}
+
+		/**
+		 * Returns, for each of {@link #targets()}, the most permits Redis may grant.
+		 */
+		long[] wants() {
+			long[] wants = new long[this.filling.length];
+			for (int k = 0; k < this.filling.length; k++) {
+				wants[k] = claim(k).want();
+			}
+			return wants;
+		}
+
+		private Claimed claim(int k) {
+			return Objects.requireNonNull(this.claims[this.filling[k]]);
+		}
+
+		/**
+		 * Applies Redis's answers and ends the fill: with every target granted what it
+		 * needs, the call is allowed and each reservoir keeps what its grant left after
+		 * the call; else the call is refused, what it took goes back, and each reservoir
+		 * keeps what was granted to it all the same (a cluster's slot that answered
+		 * before another refused), its refusal remembered if Redis refused it.
+		 * @param outcomes Redis's answer for each of {@link #targets()}, the permits
+		 * granted as its mark; {@code null} for a target Redis was not asked about
+		 * @return the statuses to report, one per limit of the call
+		 */
+		synchronized List<LimitStatus> filled(@Nullable ScriptReply.KeyOutcome[] outcomes) {
+			boolean allowed = true;
+			for (int k = 0; k < this.filling.length; k++) {
+				ScriptReply.KeyOutcome outcome = outcomes[k];
+				allowed &= outcome != null && outcome.allowed() && outcome.mark() >= claim(k).need();
+			}
+			for (int k = 0; k < this.filling.length; k++) {
+				int j = this.filling[k];
+				Claimed claim = claim(k);
+				this.claims[j] = null;
+				Reservoir reservoir = this.call.reservoirs[j];
+				ScriptReply.KeyOutcome outcome = outcomes[k];
+				KeyedLimit target = this.call.targets[j];
+				boolean took = this.steps[j] instanceof Took;
+				if (outcome == null) {
+					reservoir.end(target, claim, 0, this.now);
+				}
+				else {
+					LimitStatus status = reservoir.filled(target, claim, (allowed && !took) ? this.call.cost : 0,
+							outcome, this.now);
+					if (!took) {
+						this.statuses[j] = status;
+					}
+				}
+			}
+			this.ended = true;
+			for (int j = 0; j < this.steps.length; j++) {
+				if (this.statuses[j] == null || (!allowed && this.steps[j] instanceof Took)) {
+					if (this.steps[j] instanceof Took) {
+						this.call.reservoirs[j].giveBack(this.call.targets[j], this.call.cost, this.now);
+						this.steps[j] = Lacking.INSTANCE;
+					}
+					this.statuses[j] = this.call.reservoirs[j].status(this.call.targets[j], this.now);
+				}
+			}
+			return this.call.statuses(this.statuses);
+		}
+
+		/**
+		 * Ends a fill whose answer never came: the permits the call held and took go
+		 * back, and the calls waiting for the fill try again; does nothing once the fill
+		 * has ended.
+		 */
+		synchronized void abandon() {
+			if (this.ended) {
+				return;
+			}
+			this.ended = true;
+			for (int j = 0; j < this.claims.length; j++) {
+				Claimed claim = this.claims[j];
+				if (claim != null) {
+					this.call.reservoirs[j].end(this.call.targets[j], claim, 0, this.now);
+					this.claims[j] = null;
+				}
+			}
+			giveBack(this.call, this.steps, this.now);
+		}
+
+	}
+
+	/**
+	 * What one reservoir did for a call.
+	 */
+	sealed interface Step permits Took, Refused, Busy, Claimed, Lacking {
+
+	}
+
+	/** Took the call's cost. */
+	record Took(LimitStatus status) implements Step {
+
+	}
+
+	/** Refused as Redis refused the last fill of as many permits. */
+	record Refused(LimitStatus status) implements Step {
+
+	}
+
+	/** Another call's fill is on its way. */
+	record Busy(CompletableFuture<Void> fill) implements Step {
+
+	}
+
+	/**
+	 * The call fills this reservoir: it holds the permits the reservoir had, and needs
+	 * the rest from Redis.
+	 *
+	 * @param held the permits taken from the reservoir
+	 * @param need the permits Redis must grant at least
+	 * @param want the permits Redis may grant at most
+	 * @param done completed once the fill has ended
+	 */
+	record Claimed(long held, long need, long want, CompletableFuture<Void> done) implements Step {
+
+	}
+
+	/** Lacks permits, and nobody fills it. */
+	enum Lacking implements Step {
+
+		INSTANCE
+
+	}
+
+	/**
 	 * The unused permits of one key. Its fields change under its monitor, never across a
-	 * call to Redis; {@link #take} starts at most one fill at a time, and every call that
+	 * call to Redis; {@link #step} claims at most one fill at a time, and every call that
 	 * finds it on its way waits for its {@link #end}. Time ({@code now}) is this
 	 * instance's clock in µs.
 	 */
 	static final class Reservoir {
+
+		private final long size;
 
 		/** The fill on its way to Redis, or {@code null}. */
 		private @Nullable CompletableFuture<Void> fill;
@@ -139,59 +555,77 @@ final class PermitReservoirs {
 		/** The permits the last refused fill asked for. */
 		private long refusedNeed;
 
+		Reservoir(long size) {
+			this.size = size;
+		}
+
 		/**
-		 * Returns what a call does next: answered here, or wait for the fill on its way,
-		 * or, if none is, fill the reservoir itself.
+		 * Serves a call from this reservoir if it can; else says whether Redis's last
+		 * refusal answers it, or another call's fill is on its way, or (if the call may
+		 * claim it) claims the fill for the call, the permits held here taken along.
 		 * @param target the keyed limit
 		 * @param cost the permits the call takes
 		 * @param now the time
-		 * @return the call's turn
+		 * @param claim whether the call may claim a fill
+		 * @return what this reservoir did
 		 */
-		synchronized Turn take(KeyedLimit target, long cost, long now) {
-			Turn turn = peek(target, cost, now);
-			if (turn != null) {
-				return turn;
+		synchronized Step step(KeyedLimit target, long cost, long now, boolean claim) {
+			LimitStatus served = tryTake(target, cost, now);
+			if (served != null) {
+				return new Took(served);
+			}
+			LimitStatus refused = refusal(target, shortfall(cost), now);
+			if (refused != null) {
+				return new Refused(refused);
+			}
+			CompletableFuture<Void> onItsWay = this.fill;
+			if (onItsWay != null) {
+				return new Busy(onItsWay);
+			}
+			if (!claim) {
+				return Lacking.INSTANCE;
 			}
 			CompletableFuture<Void> started = new CompletableFuture<>();
 			this.fill = started;
-			return new Fill(shortfall(cost), started);
+			long held = this.permits;
+			this.permits = 0;
+			return new Claimed(held, cost - held, this.size, started);
 		}
 
 		/**
-		 * Returns what a call does next as {@link #take} does, but starts no fill.
+		 * Claims a fill that tops this reservoir up to its size, for a call that took its
+		 * permits here; {@code null} if another fill is on its way or it is full.
+		 * @return the claim, or {@code null}
+		 */
+		synchronized @Nullable Claimed topUp() {
+			if (this.fill != null || this.permits >= this.size) {
+				return null;
+			}
+			CompletableFuture<Void> started = new CompletableFuture<>();
+			this.fill = started;
+			return new Claimed(0, 0, this.size - this.permits, started);
+		}
+
+		/**
+		 * Ends a fill without a grant: the permits the call held come back (unless they
+		 * lapsed meanwhile), and the calls waiting for the fill try again.
 		 * @param target the keyed limit
-		 * @param cost the permits the call takes
+		 * @param claim the fill
+		 * @param granted permits Redis granted that the call does not use
 		 * @param now the time
-		 * @return the call's turn, or {@code null} if it must ask Redis
 		 */
-		synchronized @Nullable Turn peek(KeyedLimit target, long cost, long now) {
-			LimitStatus served = tryTake(target, cost, now);
-			if (served == null) {
-				served = refusal(target, shortfall(cost), now);
-			}
-			if (served != null) {
-				return new Answered(served);
-			}
-			CompletableFuture<Void> onItsWay = this.fill;
-			return (onItsWay != null) ? new AwaitFill(onItsWay) : null;
-		}
-
-		/**
-		 * Ends a fill, answered or not, so that the calls waiting for it try again; does
-		 * nothing for a fill already ended.
-		 * @param ended the fill
-		 */
-		void end(Fill ended) {
+		void end(KeyedLimit target, Claimed claim, long granted, long now) {
 			synchronized (this) {
-				if (this.fill == ended.done()) {
+				add(target, claim.held() + granted, now);
+				if (this.fill == claim.done()) {
 					this.fill = null;
 				}
 			}
-			ended.done().complete(null);
+			claim.done().complete(null);
 		}
 
 		/**
-		 * Serves a call from this reservoir, after its permits lapsed if their window has
+		 * Serves a call from this reservoir, after its permits lapsed if their time has
 		 * passed or its limit changed.
 		 * @param target the keyed limit
 		 * @param cost the permits the call takes
@@ -200,6 +634,43 @@ final class PermitReservoirs {
 		 * {@code null}
 		 */
 		synchronized @Nullable LimitStatus tryTake(KeyedLimit target, long cost, long now) {
+			lapse(target, now);
+			if (this.permits < cost) {
+				return null;
+			}
+			this.permits -= cost;
+			return new LimitStatus(target, true, this.permits + this.redisRemaining, 0, resetAfter(now), 0, false);
+		}
+
+		/**
+		 * Returns the status of a limit that this call neither took from nor was refused
+		 * by: what is left here and in Redis.
+		 */
+		synchronized LimitStatus status(KeyedLimit target, long now) {
+			lapse(target, now);
+			return new LimitStatus(target, true, this.permits + this.redisRemaining, 0, resetAfter(now), 0, false);
+		}
+
+		/**
+		 * Gives back permits a call took and did not use, unless they lapsed meanwhile;
+		 * never more than the reservoir size is held.
+		 */
+		synchronized void giveBack(KeyedLimit target, long cost, long now) {
+			add(target, cost, now);
+		}
+
+		private void add(KeyedLimit target, long permits, long now) {
+			if (permits == 0) {
+				return;
+			}
+			Limit filledUnder = this.filledUnder;
+			if (filledUnder == null || !filledUnder.equals(target.limit()) || this.expiresAt <= now) {
+				return;
+			}
+			this.permits = Math.min(this.size, this.permits + permits);
+		}
+
+		private void lapse(KeyedLimit target, long now) {
 			Limit filledUnder = this.filledUnder;
 			if (filledUnder != null && filledUnder != target.limit() && !filledUnder.equals(target.limit())) {
 				this.permits = 0;
@@ -209,11 +680,6 @@ final class PermitReservoirs {
 			if (this.expiresAt <= now) {
 				this.permits = 0;
 			}
-			if (this.permits < cost) {
-				return null;
-			}
-			this.permits -= cost;
-			return new LimitStatus(target, true, this.permits + this.redisRemaining, 0, resetAfter(now), 0, false);
 		}
 
 		/**
@@ -228,13 +694,14 @@ final class PermitReservoirs {
 
 		/**
 		 * Refuses a call here while Redis's last refusal of as many permits holds: a
-		 * bucket only refills at its rate, so Redis would refuse it too, with the same
-		 * retry-after less the time since (exact for the same need, which is why another
-		 * need still asks Redis). Only a reset on another instance or a cluster give-back
-		 * to this key can make Redis allow sooner; then this refuses at most until the
-		 * retry-after. Answering here keeps callers queued on an exhausted key from
-		 * taking turns at Redis one fill after another, where those at the back would
-		 * time out and fall back (by default: allowed).
+		 * bucket only refills at its rate and a window's count only falls as it moves on,
+		 * so Redis would refuse it too, with the same retry-after less the time since
+		 * (exact for the same need, which is why another need still asks Redis). Only a
+		 * reset on another instance or a give-back to this key can make Redis allow
+		 * sooner; then this refuses at most until the retry-after. Answering here keeps
+		 * callers queued on an exhausted key from taking turns at Redis one fill after
+		 * another, where those at the back would time out and fall back (by default:
+		 * allowed).
 		 * @param target the keyed limit
 		 * @param need the permits a fill would ask for
 		 * @param now the time
@@ -249,31 +716,62 @@ final class PermitReservoirs {
 		}
 
 		/**
-		 * Applies Redis's answer to a fill: a grant adds its permits less the call's cost
-		 * and clears the refusal; a refusal is remembered for its retry-after.
+		 * Applies Redis's answer to this reservoir's part of a fill and ends it: a grant
+		 * adds its permits and those the call held, less what the call uses, and clears
+		 * the refusal; a refusal gives back what the call held and is remembered for its
+		 * retry-after.
 		 * @param target the keyed limit
-		 * @param need the permits the fill asked for
-		 * @param cost the permits the call takes
+		 * @param claim the fill
+		 * @param used the permits the call takes: its cost if it is allowed, else 0
 		 * @param outcome Redis's answer, with the permits granted as its mark
 		 * @param now the time the call started
 		 * @return the status to report: Redis's, with what this reservoir holds added to
 		 * the remaining count
 		 */
-		synchronized LimitStatus filled(KeyedLimit target, long need, long cost, ScriptReply.KeyOutcome outcome,
-				long now) {
-			this.filledUnder = target.limit();
-			if (outcome.allowed()) {
-				this.permits = this.permits + outcome.mark() - cost;
-				this.expiresAt = now + target.limit().windowMicros();
-				this.refusedUntil = 0;
+		LimitStatus filled(KeyedLimit target, Claimed claim, long used, ScriptReply.KeyOutcome outcome, long now) {
+			LimitStatus status;
+			synchronized (this) {
+				lapse(target, now);
+				this.filledUnder = target.limit();
+				long granted = outcome.mark();
+				if (granted > 0) {
+					this.expiresAt = now + goodFor(target.limit(), outcome);
+					this.refusedUntil = 0;
+				}
+				else if (!outcome.allowed()) {
+					this.refusedUntil = now + outcome.retryAfterMicros();
+					this.refusedNeed = claim.need();
+				}
+				this.redisRemaining = outcome.remaining();
+				this.resetAt = now + outcome.resetAfterMicros();
+				if (this.expiresAt > now) {
+					this.permits = Math.min(this.size, this.permits + claim.held() + granted - used);
+				}
+				if (this.fill == claim.done()) {
+					this.fill = null;
+				}
+				status = outcome.withRemaining(outcome.remaining() + this.permits).status(target);
 			}
-			else {
-				this.refusedUntil = now + outcome.retryAfterMicros();
-				this.refusedNeed = need;
+			claim.done().complete(null);
+			return status;
+		}
+
+		/**
+		 * Returns how long permits granted under a limit may be spent: a fixed window's
+		 * until the window Redis counted them in ends, a sliding window counter's until
+		 * the end of the fixed window its count holds them in (its reset is a window
+		 * later), so that a window's permits are never spent in the next; a bucket's or a
+		 * sliding log's for the limit's window.
+		 */
+		static long goodFor(Limit limit, ScriptReply.KeyOutcome outcome) {
+			Algorithm algorithm = limit.algorithm();
+			if (algorithm == Algorithm.FIXED_WINDOW) {
+				return outcome.resetAfterMicros();
 			}
-			this.redisRemaining = outcome.remaining();
-			this.resetAt = now + outcome.resetAfterMicros();
-			return outcome.withRemaining(outcome.remaining() + this.permits).status(target);
+			if (algorithm == Algorithm.SLIDING_WINDOW_COUNTER) {
+				return Math.max(0, outcome.resetAfterMicros() - limit.windowMicros());
+			}
+			return limit.windowMicros();
 		}
 
 		/**
@@ -281,6 +779,13 @@ final class PermitReservoirs {
 		 */
 		synchronized void drain() {
 			this.permits = 0;
+		}
+
+		/**
+		 * Returns the permits held; for tests.
+		 */
+		synchronized long permits() {
+			return this.permits;
 		}
 
 		private long resetAfter(long now) {

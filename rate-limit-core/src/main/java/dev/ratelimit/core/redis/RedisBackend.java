@@ -106,7 +106,7 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 	@Override
 	public Decision acquire(List<KeyedLimit> limits, long cost) {
 		if (isReservoirEligible(limits, cost)) {
-			return acquireFromReservoir(limits.get(0), cost);
+			return acquireFromReservoirs(limits, cost);
 		}
 		try {
 			return decide(limits, cost, System.nanoTime() + this.timeoutNanos);
@@ -128,7 +128,8 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 		long deadline = System.nanoTime() + this.timeoutNanos;
 		CompletableFuture<Decision> decided;
 		try {
-			decided = isReservoirEligible(limits, cost) ? acquireFromReservoirAsync(limits.get(0), cost, deadline)
+			decided = isReservoirEligible(limits, cost)
+					? acquireFromReservoirsAsync(reservoirCall(limits, cost), deadline)
 					: decideAsync(limits, cost, deadline);
 		}
 		catch (RuntimeException ex) {
@@ -143,18 +144,18 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 	}
 
 	/**
-	 * Serves a call from the reservoir of its key, waiting for another call's fill of it
-	 * at most the timeout; {@code null} when the reservoir cannot say.
+	 * Serves a call from the reservoirs of its keys, waiting for another call's fill of
+	 * one of them at most the timeout; {@code null} when the reservoirs cannot say.
 	 */
 	@Override
 	public @Nullable Decision decideWithoutAsking(List<KeyedLimit> limits, long cost) {
 		if (!isReservoirEligible(limits, cost)) {
 			return null;
 		}
-		KeyedLimit target = limits.get(0);
+		PermitReservoirs.Call call = reservoirCall(limits, cost);
 		long deadline = System.nanoTime() + this.timeoutNanos;
 		while (true) {
-			PermitReservoirs.Turn turn = reservoir(target).peek(target, cost, this.clock.nowMicros());
+			PermitReservoirs.Turn turn = reservoirs().take(call, this.clock.nowMicros(), false);
 			if (turn == null) {
 				return null;
 			}
@@ -166,7 +167,7 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 	}
 
 	/**
-	 * Serves a call from the reservoir of its key as {@link #decideWithoutAsking} does,
+	 * Serves a call from the reservoirs of its keys as {@link #decideWithoutAsking} does,
 	 * without blocking: a call that finds another call's fill on its way tries again once
 	 * that fill has ended, from its callback, and fails with {@code BUSY} if it has not
 	 * ended within the timeout.
@@ -177,15 +178,15 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 			return CompletableFuture.completedFuture(null);
 		}
 		try {
-			return peekAsync(limits.get(0), cost, System.nanoTime() + this.timeoutNanos);
+			return peekAsync(reservoirCall(limits, cost), System.nanoTime() + this.timeoutNanos);
 		}
 		catch (RuntimeException ex) {
 			return CompletableFuture.failedFuture(ex);
 		}
 	}
 
-	private CompletableFuture<@Nullable Decision> peekAsync(KeyedLimit target, long cost, long deadline) {
-		PermitReservoirs.Turn turn = reservoir(target).peek(target, cost, this.clock.nowMicros());
+	private CompletableFuture<@Nullable Decision> peekAsync(PermitReservoirs.Call call, long deadline) {
+		PermitReservoirs.Turn turn = reservoirs().take(call, this.clock.nowMicros(), false);
 		if (turn == null) {
 			return CompletableFuture.completedFuture(null);
 		}
@@ -193,25 +194,27 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 			return CompletableFuture.completedFuture(decision(answered));
 		}
 		return afterFill(((PermitReservoirs.AwaitFill) turn).fill(), deadline)
-			.thenCompose((ended) -> peekAsync(target, cost, deadline));
+			.thenCompose((ended) -> peekAsync(call, deadline));
 	}
 
 	/**
 	 * Returns the permit reservoir of a limit, in two-tier mode.
 	 */
 	PermitReservoirs.Reservoir reservoir(KeyedLimit target) {
-		return Objects.requireNonNull(this.reservoirs, "not in two-tier mode").reservoir(this.keys.key(target));
+		return reservoirs().reservoir(this.keys.key(target));
+	}
+
+	private PermitReservoirs reservoirs() {
+		return Objects.requireNonNull(this.reservoirs, "not in two-tier mode");
+	}
+
+	private PermitReservoirs.Call reservoirCall(List<KeyedLimit> limits, long cost) {
+		return reservoirs().call(limits, this.keys, cost);
 	}
 
 	private boolean isReservoirEligible(List<KeyedLimit> limits, long cost) {
 		PermitReservoirs reservoirs = this.reservoirs;
-		if (reservoirs == null || limits.size() != 1) {
-			return false;
-		}
-		Limit limit = limits.get(0).limit();
-		// a penalty is decided in Redis, never from a reservoir
-		return limit.algorithm() == Algorithm.TOKEN_BUCKET && cost > 0 && cost <= reservoirs.size()
-				&& cost <= limit.capacity() && limit.penaltyMicros() == 0;
+		return reservoirs != null && reservoirs.isEligible(limits, cost);
 	}
 
 	private Decision decide(List<KeyedLimit> limits, long cost, long deadline) throws Exception {
@@ -281,7 +284,7 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 	}
 
 	private static Decision decision(PermitReservoirs.Answered answered) {
-		return Decision.of(List.of(answered.status()), List.of());
+		return Decision.of(answered.statuses(), List.of());
 	}
 
 	/**
@@ -390,13 +393,12 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 				"Another call is filling the permit reservoir of this key");
 	}
 
-	private Decision acquireFromReservoir(KeyedLimit target, long cost) {
+	private Decision acquireFromReservoirs(List<KeyedLimit> limits, long cost) {
+		PermitReservoirs.Call call = reservoirCall(limits, cost);
 		long deadline = System.nanoTime() + this.timeoutNanos;
 		while (true) {
-			PermitReservoirs.Reservoir reservoir = reservoir(target);
-			long now = this.clock.nowMicros();
-			// another call may have filled it since it was looked at
-			PermitReservoirs.Turn turn = reservoir.take(target, cost, now);
+			// another call may have filled them since they were looked at
+			PermitReservoirs.Turn turn = reservoirs().take(call, this.clock.nowMicros(), true);
 			if (turn instanceof PermitReservoirs.Answered answered) {
 				return decision(answered);
 			}
@@ -404,65 +406,126 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 				awaitFill(other.fill(), deadline);
 				continue;
 			}
-			PermitReservoirs.Fill fill = (PermitReservoirs.Fill) turn;
+			PermitReservoirs.Fill fill = (PermitReservoirs.Fill) Objects.requireNonNull(turn);
 			try {
 				// a time budget of its own: the wait for another call's fill is not Redis
 				// being slow, and a fill cut short would still run in Redis, its permits
 				// lost
-				ScriptReply reply = run(ScriptOperation.FILL_RESERVOIR, new SlotPlan(List.of(target), this.keys),
-						new int[] { 0 }, fill.need(), Objects.requireNonNull(this.reservoirs).size(), timeArgument(),
-						System.nanoTime() + this.timeoutNanos);
-				return Decision.of(List.of(reservoir.filled(target, fill.need(), cost, reply.outcomes().get(0), now)),
-						List.of());
+				long fillDeadline = System.nanoTime() + this.timeoutNanos;
+				FillPlan plan = new FillPlan(fill);
+				for (int[] group : plan.slots.groups(this.runner.isCluster(fillDeadline))) {
+					if (!plan.record(group, run(ScriptOperation.FILL_RESERVOIR, plan.slots, group, plan.needs(group),
+							cost, reservoirs().size(), plan.time, fillDeadline))) {
+						break;
+					}
+				}
+				return Decision.of(fill.filled(plan.outcomes), List.of());
 			}
 			catch (Exception ex) {
 				throw unavailable(ex);
 			}
 			finally {
-				reservoir.end(fill);
+				fill.abandon();
 			}
 		}
 	}
 
 	/**
-	 * Serves a call from the reservoir of its key as {@link #acquireFromReservoir} does,
-	 * without blocking: a call that finds another call's fill on its way tries again once
-	 * it has ended (the timeout bounds that wait, then {@code BUSY}); a call that fills
-	 * sends the fill asynchronously and applies Redis's answer in its callback.
+	 * Serves a call from the reservoirs of its keys as {@link #acquireFromReservoirs}
+	 * does, without blocking: a call that finds another call's fill on its way tries
+	 * again once it has ended (the timeout bounds that wait, then {@code BUSY}); a call
+	 * that fills sends the fill asynchronously (a cluster's slots one after another) and
+	 * applies Redis's answer in its callback.
 	 */
-	private CompletableFuture<Decision> acquireFromReservoirAsync(KeyedLimit target, long cost, long deadline) {
-		PermitReservoirs.Reservoir reservoir = reservoir(target);
-		long now = this.clock.nowMicros();
-		PermitReservoirs.Turn turn = reservoir.take(target, cost, now);
+	private CompletableFuture<Decision> acquireFromReservoirsAsync(PermitReservoirs.Call call, long deadline) {
+		PermitReservoirs.Turn turn = reservoirs().take(call, this.clock.nowMicros(), true);
 		if (turn instanceof PermitReservoirs.Answered answered) {
 			return CompletableFuture.completedFuture(decision(answered));
 		}
 		if (turn instanceof PermitReservoirs.AwaitFill other) {
-			return afterFill(other.fill(), deadline)
-				.thenCompose((ended) -> acquireFromReservoirAsync(target, cost, deadline));
+			return afterFill(other.fill(), deadline).thenCompose((ended) -> acquireFromReservoirsAsync(call, deadline));
 		}
-		PermitReservoirs.Fill fill = (PermitReservoirs.Fill) turn;
-		CompletableFuture<ScriptReply> filled;
+		PermitReservoirs.Fill fill = (PermitReservoirs.Fill) Objects.requireNonNull(turn);
+		CompletableFuture<Boolean> filled;
+		FillPlan plan;
 		try {
-			filled = runAsync(ScriptOperation.FILL_RESERVOIR, new SlotPlan(List.of(target), this.keys), new int[] { 0 },
-					fill.need(), Objects.requireNonNull(this.reservoirs).size(), timeArgument(),
-					System.nanoTime() + this.timeoutNanos);
+			long fillDeadline = System.nanoTime() + this.timeoutNanos;
+			plan = new FillPlan(fill);
+			filled = this.runner.isClusterAsync(fillDeadline).thenCompose((cluster) -> {
+				CompletableFuture<Boolean> granted = CompletableFuture.completedFuture(true);
+				for (int[] group : plan.slots.groups(cluster)) {
+					granted = granted.thenCompose((going) -> !going ? CompletableFuture.completedFuture(false)
+							: runAsync(ScriptOperation.FILL_RESERVOIR, plan.slots, group, plan.needs(group),
+									call.cost(), reservoirs().size(), plan.time, fillDeadline)
+								.thenApply((reply) -> plan.record(group, reply)));
+				}
+				return granted;
+			});
 		}
 		catch (RuntimeException ex) {
-			filled = CompletableFuture.failedFuture(ex);
+			fill.abandon();
+			return CompletableFuture.failedFuture(failure(ex));
 		}
-		return filled.handle((reply, ex) -> {
+		return filled.handle((granted, ex) -> {
 			try {
 				if (ex != null) {
 					throw failure(ex);
 				}
-				return Decision.of(List.of(reservoir.filled(target, fill.need(), cost, reply.outcomes().get(0), now)),
-						List.of());
+				return Decision.of(fill.filled(plan.outcomes), List.of());
 			}
 			finally {
-				reservoir.end(fill);
+				fill.abandon();
 			}
 		});
+	}
+
+	/**
+	 * The script calls of one fill: the keys it fills, planned by hash slot, what each
+	 * must be granted at least, and Redis's answers so far.
+	 */
+	private final class FillPlan {
+
+		final SlotPlan slots;
+
+		final long[] needs;
+
+		final long[] wants;
+
+		final String time = timeArgument();
+
+		final @Nullable ScriptReply.KeyOutcome[] outcomes;
+
+		FillPlan(PermitReservoirs.Fill fill) {
+			// the fill's targets are distinct keys: the plan keeps their order
+			this.slots = new SlotPlan(fill.targets(), RedisBackend.this.keys);
+			this.needs = fill.needs();
+			this.wants = fill.wants();
+			this.outcomes = new ScriptReply.KeyOutcome[this.needs.length];
+		}
+
+		/**
+		 * Returns the extra value of each key of a group: the least and the most permits
+		 * it takes, as {@code need:want}.
+		 */
+		String[] needs(int[] group) {
+			String[] extra = new String[group.length];
+			for (int i = 0; i < group.length; i++) {
+				extra[i] = this.needs[group[i]] + ":" + this.wants[group[i]];
+			}
+			return extra;
+		}
+
+		/**
+		 * Records a group's answers; returns whether Redis granted them, so that the next
+		 * group is asked.
+		 */
+		boolean record(int[] group, ScriptReply reply) {
+			for (int i = 0; i < group.length; i++) {
+				this.outcomes[group[i]] = reply.outcomes().get(i);
+			}
+			return reply.allAllowed();
+		}
+
 	}
 
 	/**
@@ -498,23 +561,38 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 
 	private ScriptReply run(ScriptOperation op, SlotPlan plan, int[] group, long cost, long want, String time,
 			long deadline) throws Exception {
-		ScriptCall call = scriptCall(op, plan, group, cost, want, time);
+		return run(op, plan, group, leaseIds(plan, group), cost, want, time, deadline);
+	}
+
+	private ScriptReply run(ScriptOperation op, SlotPlan plan, int[] group, String[] extra, long cost, long want,
+			String time, long deadline) throws Exception {
+		ScriptCall call = scriptCall(op, plan, group, extra, cost, want, time);
 		return decode(this.runner.eval(call.keys(), call.args(), deadline, call.withdrawals()), group, call);
 	}
 
 	private CompletableFuture<ScriptReply> runAsync(ScriptOperation op, SlotPlan plan, int[] group, long cost,
 			long want, String time, long deadline) {
-		ScriptCall call = scriptCall(op, plan, group, cost, want, time);
+		return runAsync(op, plan, group, leaseIds(plan, group), cost, want, time, deadline);
+	}
+
+	private CompletableFuture<ScriptReply> runAsync(ScriptOperation op, SlotPlan plan, int[] group, String[] extra,
+			long cost, long want, String time, long deadline) {
+		ScriptCall call = scriptCall(op, plan, group, extra, cost, want, time);
 		return this.runner.evalAsync(call.keys(), call.args(), deadline, call.withdrawals())
 			.thenApply((reply) -> decode(reply, group, call));
 	}
 
-	private ScriptCall scriptCall(ScriptOperation op, SlotPlan plan, int[] group, long cost, long want, String time) {
-		List<byte[]> keyBytes = keyBytes(plan, group);
+	private static String[] leaseIds(SlotPlan plan, int[] group) {
 		String[] extra = new String[group.length];
 		for (int i = 0; i < group.length; i++) {
 			extra[i] = plan.leaseId(group[i]);
 		}
+		return extra;
+	}
+
+	private ScriptCall scriptCall(ScriptOperation op, SlotPlan plan, int[] group, String[] extra, long cost, long want,
+			String time) {
+		List<byte[]> keyBytes = keyBytes(plan, group);
 		List<ScriptRunner.Withdrawal> withdrawals = withdrawals(op, plan, group, keyBytes, cost);
 		return new ScriptCall(keyBytes, this.arguments.of(op, plan, group, extra, cost, want, time), withdrawals);
 	}

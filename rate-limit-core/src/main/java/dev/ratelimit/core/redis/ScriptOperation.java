@@ -20,8 +20,8 @@ enum ScriptOperation {
 	EVALUATE("e"),
 
 	/**
-	 * Take between the cost and the reservoir size from one token bucket, for the
-	 * two-tier reservoir.
+	 * Take from each key between what its two-tier reservoir needs and what it may hold,
+	 * as many as its limit allows now, if every key allows what it needs.
 	 */
 	FILL_RESERVOIR("l"),
 

@@ -1,5 +1,7 @@
 package dev.ratelimit.core.redis;
 
+import java.util.List;
+
 import org.junit.jupiter.api.Test;
 
 import dev.ratelimit.core.KeyedLimit;
@@ -9,10 +11,10 @@ import dev.ratelimit.core.LimitStatus;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@link PermitReservoirs.Reservoir} without Redis: Redis's answers to fills are given as
- * outcomes; the reservoir serves calls from what a grant left until it is empty or its
- * window has passed, and answers locally while Redis's last refusal of as many permits
- * holds.
+ * {@link PermitReservoirs} without Redis: Redis's answers to fills are given as outcomes;
+ * a reservoir serves calls from what a grant left until it is empty or its time has
+ * passed, and answers locally while Redis's last refusal of as many permits holds; a call
+ * with several limits is served only if every one of their reservoirs serves it.
  */
 class PermitReservoirTest {
 
@@ -21,18 +23,26 @@ class PermitReservoirTest {
 	/** Ten per second: a window of one second. */
 	private static final KeyedLimit TARGET = new KeyedLimit("api", "client", Limit.tokenBucket("10/1s"));
 
-	private final PermitReservoirs.Reservoir reservoir = new PermitReservoirs(5).reservoir("rl:key");
+	private static final RedisKeys KEYS = new RedisKeys("rl:");
+
+	private final PermitReservoirs reservoirs = new PermitReservoirs(5);
+
+	private final PermitReservoirs.Reservoir reservoir = this.reservoirs.reservoir("rl:key");
 
 	@Test
 	void anEmptyReservoirServesNothingAndNeedsTheWholeCost() {
 		assertThat(this.reservoir.tryTake(TARGET, 1, 0)).isNull();
 		assertThat(this.reservoir.shortfall(3)).isEqualTo(3);
+		assertThat(this.reservoir.step(TARGET, 3, 0, false)).isEqualTo(PermitReservoirs.Lacking.INSTANCE);
+		PermitReservoirs.Claimed claim = (PermitReservoirs.Claimed) this.reservoir.step(TARGET, 3, 0, true);
+		assertThat(claim.held()).isZero();
+		assertThat(claim.need()).isEqualTo(3);
 	}
 
 	@Test
 	void servesFromAGrantUntilEmpty() {
 		// a fill of 5 for a call of 1: 4 left here
-		LimitStatus filled = this.reservoir.filled(TARGET, 1, 1, granted(5, 2), 0);
+		LimitStatus filled = fill(this.reservoir, TARGET, 1, granted(5, 2), 0);
 		assertThat(filled.allowed()).isTrue();
 		for (int i = 0; i < 4; i++) {
 			assertThat(this.reservoir.tryTake(TARGET, 1, 10)).extracting(LimitStatus::allowed).isEqualTo(true);
@@ -42,24 +52,51 @@ class PermitReservoirTest {
 	}
 
 	@Test
-	void aCallCostingMoreThanIsLeftIsNotServedAndNeedsOnlyTheDifference() {
-		this.reservoir.filled(TARGET, 1, 1, granted(5, 0), 0);
+	void aCallCostingMoreThanIsLeftHoldsWhatIsLeftAndNeedsOnlyTheDifference() {
+		fill(this.reservoir, TARGET, 1, granted(5, 0), 0);
 		assertThat(this.reservoir.tryTake(TARGET, 6, 10)).isNull();
 		assertThat(this.reservoir.shortfall(6)).isEqualTo(2);
-		assertThat(this.reservoir.tryTake(TARGET, 4, 10)).isNotNull();
+		PermitReservoirs.Claimed claim = (PermitReservoirs.Claimed) this.reservoir.step(TARGET, 6, 10, true);
+		assertThat(claim.held()).isEqualTo(4);
+		assertThat(claim.need()).isEqualTo(2);
+		// while the fill is on its way, the permits it holds serve nobody else
+		assertThat(this.reservoir.step(TARGET, 1, 10, true)).isInstanceOf(PermitReservoirs.Busy.class);
+		// Redis grants 3: the call uses 4 + 2, one is left
+		this.reservoir.filled(TARGET, claim, 6, granted(3, 0), 10);
+		assertThat(this.reservoir.permits()).isOne();
+		assertThat(claim.done()).isDone();
 	}
 
 	@Test
-	void permitsLapseOnceTheBucketsWindowHasPassed() {
-		this.reservoir.filled(TARGET, 1, 1, granted(5, 0), 0);
+	void aTokenBucketsPermitsLapseOnceItsWindowHasPassed() {
+		fill(this.reservoir, TARGET, 1, granted(5, 0), 0);
 		assertThat(this.reservoir.tryTake(TARGET, 1, SECOND - 1)).isNotNull();
 		assertThat(this.reservoir.tryTake(TARGET, 1, SECOND)).isNull();
 		assertThat(this.reservoir.shortfall(1)).isEqualTo(1);
 	}
 
 	@Test
+	void aFixedWindowsPermitsLapseWhenTheWindowTheyWereCountedInEnds() {
+		KeyedLimit window = new KeyedLimit("api", "client", Limit.fixedWindow("100/1m"));
+		// Redis counted the grant in a window that ends 2 s from now
+		fill(this.reservoir, window, 1, new ScriptReply.KeyOutcome(true, 50, 0, 2 * SECOND, 0, false, 5), 0);
+		assertThat(this.reservoir.tryTake(window, 1, 2 * SECOND - 1)).isNotNull();
+		assertThat(this.reservoir.tryTake(window, 1, 2 * SECOND)).isNull();
+	}
+
+	@Test
+	void aSlidingWindowCountersPermitsLapseWhenTheFixedWindowTheyWereCountedInEnds() {
+		KeyedLimit window = new KeyedLimit("api", "client", Limit.slidingWindowCounter("100/10s"));
+		// the counter resets a window after the end of the window that holds the grant:
+		// 3 s from now, so that window ends 7 s before
+		fill(this.reservoir, window, 1, new ScriptReply.KeyOutcome(true, 50, 0, 13 * SECOND, 0, false, 5), 0);
+		assertThat(this.reservoir.tryTake(window, 1, 3 * SECOND - 1)).isNotNull();
+		assertThat(this.reservoir.tryTake(window, 1, 3 * SECOND)).isNull();
+	}
+
+	@Test
 	void reportsWhatIsLeftHereAndInRedisAsRemaining() {
-		LimitStatus filled = this.reservoir.filled(TARGET, 1, 1,
+		LimitStatus filled = fill(this.reservoir, TARGET, 1,
 				new ScriptReply.KeyOutcome(true, 6, 0, 300_000, 0, false, 5), 100);
 		// Redis has 6 left, this reservoir 4
 		assertThat(filled.remaining()).isEqualTo(10);
@@ -72,19 +109,20 @@ class PermitReservoirTest {
 
 	@Test
 	void remembersARefusalOfTheSameNeedUntilItsRetryAfter() {
-		LimitStatus refused = this.reservoir.filled(TARGET, 2, 2, refused(300_000), 1_000);
+		LimitStatus refused = fill(this.reservoir, TARGET, 2, refused(300_000), 1_000);
 		assertThat(refused.allowed()).isFalse();
 		LimitStatus again = this.reservoir.refusal(TARGET, 2, 101_000);
 		assertThat(again.allowed()).isFalse();
 		assertThat(again.retryAfterMicros()).isEqualTo(200_000);
 		assertThat(again.remaining()).isEqualTo(1);
+		assertThat(this.reservoir.step(TARGET, 2, 101_000, true)).isInstanceOf(PermitReservoirs.Refused.class);
 		assertThat(this.reservoir.refusal(TARGET, 2, 300_999)).isNotNull();
 		assertThat(this.reservoir.refusal(TARGET, 2, 301_000)).isNull();
 	}
 
 	@Test
 	void asksRedisAgainForADifferentNeed() {
-		this.reservoir.filled(TARGET, 2, 2, refused(300_000), 0);
+		fill(this.reservoir, TARGET, 2, refused(300_000), 0);
 		assertThat(this.reservoir.refusal(TARGET, 1, 10)).isNull();
 		assertThat(this.reservoir.refusal(TARGET, 3, 10)).isNull();
 		assertThat(this.reservoir.refusal(TARGET, 2, 10)).isNotNull();
@@ -92,16 +130,18 @@ class PermitReservoirTest {
 
 	@Test
 	void aGrantEndsTheRememberedRefusal() {
-		this.reservoir.filled(TARGET, 2, 2, refused(300_000), 0);
-		this.reservoir.filled(TARGET, 2, 2, granted(2, 0), 10);
+		fill(this.reservoir, TARGET, 2, refused(300_000), 0);
+		PermitReservoirs.Claimed claim = new PermitReservoirs.Claimed(0, 1, 5,
+				new java.util.concurrent.CompletableFuture<>());
+		this.reservoir.filled(TARGET, claim, 1, granted(2, 0), 10);
 		assertThat(this.reservoir.refusal(TARGET, 2, 20)).isNull();
 	}
 
 	@Test
-	void aRefusalKeepsThePermitsHeldHere() {
-		this.reservoir.filled(TARGET, 1, 1, granted(2, 0), 0);
+	void aRefusalGivesBackThePermitsTheCallHeld() {
+		fill(this.reservoir, TARGET, 1, granted(2, 0), 0);
 		// 1 held here; a call of 3 needs 2 more, which Redis refuses
-		LimitStatus refused = this.reservoir.filled(TARGET, 2, 3, refused(100_000), 10);
+		LimitStatus refused = fill(this.reservoir, TARGET, 3, refused(100_000), 10);
 		assertThat(refused.allowed()).isFalse();
 		assertThat(refused.remaining()).isEqualTo(2);
 		assertThat(this.reservoir.tryTake(TARGET, 1, 20)).isNotNull();
@@ -110,20 +150,173 @@ class PermitReservoirTest {
 	@Test
 	void aChangedLimitDropsThePermitsAndTheRefusalHeldHere() {
 		KeyedLimit raised = new KeyedLimit("api", "client", Limit.tokenBucket("100/1s"));
-		this.reservoir.filled(TARGET, 1, 1, granted(5, 0), 0);
+		fill(this.reservoir, TARGET, 1, granted(5, 0), 0);
 		// taken from Redis under the old limit: spent there, never served under the new
 		// one
 		assertThat(this.reservoir.tryTake(raised, 1, 10)).isNull();
 		assertThat(this.reservoir.shortfall(1)).isEqualTo(1);
-		this.reservoir.filled(raised, 1, 1, granted(5, 0), 20);
+		fill(this.reservoir, raised, 1, granted(5, 0), 20);
 		assertThat(this.reservoir.tryTake(raised, 1, 30)).isNotNull();
-		this.reservoir.filled(raised, 2, 2, refused(300_000), 40);
+		this.reservoir.drain();
+		fill(this.reservoir, raised, 2, refused(300_000), 40);
 		assertThat(this.reservoir.tryTake(TARGET, 2, 50)).isNull();
 		assertThat(this.reservoir.refusal(TARGET, 2, 50)).isNull();
+		// nor does a give-back of a permit taken under the old limit count under the new
+		this.reservoir.giveBack(TARGET, 1, 60);
+		assertThat(this.reservoir.permits()).isZero();
+	}
+
+	@Test
+	void aGiveBackNeverHoldsMoreThanTheReservoirSize() {
+		fill(this.reservoir, TARGET, 1, granted(5, 0), 0);
+		this.reservoir.giveBack(TARGET, 3, 10);
+		assertThat(this.reservoir.permits()).isEqualTo(5);
+	}
+
+	@Test
+	void aCallWithSeveralLimitsIsServedHereOnlyIfEveryReservoirServesIt() {
+		KeyedLimit tier = new KeyedLimit("api", "client", Limit.tokenBucket("1000/1m"));
+		KeyedLimit global = new KeyedLimit("capacity", "global", Limit.slidingWindowCounter("200/1s"));
+		PermitReservoirs.Call call = this.reservoirs.call(List.of(tier, global), KEYS, 1);
+		// both empty: one fill for both, each needing one permit
+		PermitReservoirs.Fill fill = (PermitReservoirs.Fill) this.reservoirs.take(call, 0, true);
+		assertThat(fill.targets()).containsExactly(tier, global);
+		assertThat(fill.needs()).containsExactly(1, 1);
+		List<LimitStatus> statuses = fill
+			.filled(new ScriptReply.KeyOutcome[] { granted(5, 10), window(3, 100, SECOND + SECOND / 2) });
+		assertThat(statuses).extracting(LimitStatus::allowed).containsExactly(true, true);
+		assertThat(call.reservoirs()[0].permits()).isEqualTo(4);
+		assertThat(call.reservoirs()[1].permits()).isEqualTo(2);
+		// served here from both
+		PermitReservoirs.Answered answered = (PermitReservoirs.Answered) this.reservoirs.take(call, 10, true);
+		assertThat(answered.statuses()).extracting(LimitStatus::target).containsExactly(tier, global);
+		assertThat(call.reservoirs()[0].permits()).isEqualTo(3);
+		assertThat(call.reservoirs()[1].permits()).isOne();
+		this.reservoirs.take(call, 10, true);
+		// the global reservoir is empty: it is filled, and the tier's topped up by the
+		// same script call, the tier's permit held meanwhile
+		fill = (PermitReservoirs.Fill) this.reservoirs.take(call, 10, true);
+		assertThat(fill.targets()).containsExactly(tier, global);
+		assertThat(fill.needs()).containsExactly(0, 1);
+		assertThat(fill.wants()).containsExactly(4, 5);
+		assertThat(call.reservoirs()[0].permits()).isOne();
+		// Redis refuses the global limit: the tier's permit goes back, the refusal is
+		// remembered
+		statuses = fill.filled(new ScriptReply.KeyOutcome[] { granted(0, 10), refused(500_000) });
+		assertThat(statuses).extracting(LimitStatus::allowed).containsExactly(true, false);
+		assertThat(call.reservoirs()[0].permits()).isEqualTo(2);
+		PermitReservoirs.Answered again = (PermitReservoirs.Answered) this.reservoirs.take(call, 20, true);
+		assertThat(again.statuses()).extracting(LimitStatus::allowed).containsExactly(true, false);
+		assertThat(call.reservoirs()[0].permits()).isEqualTo(2);
+	}
+
+	@Test
+	void aFillTopsUpTheReservoirsThatServedTheCallSoThatTheyRunDryTogether() {
+		KeyedLimit tier = new KeyedLimit("api", "client", Limit.tokenBucket("1000/1m"));
+		KeyedLimit global = new KeyedLimit("capacity", "global", Limit.fixedWindow("200/1s"));
+		PermitReservoirs.Call tierOnly = this.reservoirs.call(List.of(tier), KEYS, 1);
+		((PermitReservoirs.Fill) this.reservoirs.take(tierOnly, 0, true))
+			.filled(new ScriptReply.KeyOutcome[] { granted(3, 10) });
+		PermitReservoirs.Call call = this.reservoirs.call(List.of(tier, global), KEYS, 1);
+		PermitReservoirs.Fill fill = (PermitReservoirs.Fill) this.reservoirs.take(call, 0, true);
+		// the tier served the call (1 left) and may take 4 more; the global window needs
+		// 1
+		assertThat(fill.needs()).containsExactly(0, 1);
+		assertThat(fill.wants()).containsExactly(4, 5);
+		List<LimitStatus> statuses = fill
+			.filled(new ScriptReply.KeyOutcome[] { granted(4, 10), window(5, 100, SECOND) });
+		assertThat(statuses).extracting(LimitStatus::allowed).containsExactly(true, true);
+		assertThat(call.reservoirs()[0].permits()).isEqualTo(5);
+		assertThat(call.reservoirs()[1].permits()).isEqualTo(4);
+	}
+
+	@Test
+	void withoutAFillACallThatMustAskRedisTakesNothing() {
+		KeyedLimit tier = new KeyedLimit("api", "client", Limit.tokenBucket("1000/1m"));
+		KeyedLimit burst = new KeyedLimit("burst", "client", Limit.tokenBucket("5/1s", 10));
+		PermitReservoirs.Call call = this.reservoirs.call(List.of(tier, burst), KEYS, 1);
+		PermitReservoirs.Fill fill = (PermitReservoirs.Fill) this.reservoirs.take(call, 0, true);
+		fill.filled(new ScriptReply.KeyOutcome[] { granted(5, 10), granted(1, 0) });
+		assertThat(this.reservoirs.take(call, 10, false)).isNull();
+		assertThat(call.reservoirs()[0].permits()).isEqualTo(4);
+	}
+
+	@Test
+	void aCallThatFindsAFillOnItsWayGivesBackWhatItTookAndWaitsForIt() {
+		KeyedLimit tier = new KeyedLimit("api", "client", Limit.tokenBucket("1000/1m"));
+		KeyedLimit global = new KeyedLimit("capacity", "global", Limit.fixedWindow("200/1s"));
+		PermitReservoirs.Call first = this.reservoirs.call(List.of(global), KEYS, 1);
+		PermitReservoirs.Call second = this.reservoirs.call(List.of(tier, global), KEYS, 1);
+		PermitReservoirs.Fill tierFill = (PermitReservoirs.Fill) this.reservoirs
+			.take(this.reservoirs.call(List.of(tier), KEYS, 1), 0, true);
+		tierFill.filled(new ScriptReply.KeyOutcome[] { granted(5, 10) });
+		PermitReservoirs.Fill globalFill = (PermitReservoirs.Fill) this.reservoirs.take(first, 0, true);
+		PermitReservoirs.AwaitFill waiting = (PermitReservoirs.AwaitFill) this.reservoirs.take(second, 0, true);
+		assertThat(second.reservoirs()[0].permits()).isEqualTo(4);
+		assertThat(waiting.fill()).isNotDone();
+		globalFill.filled(new ScriptReply.KeyOutcome[] { window(5, 100, SECOND) });
+		assertThat(waiting.fill()).isDone();
+		assertThat(this.reservoirs.take(second, 0, true)).isInstanceOf(PermitReservoirs.Answered.class);
+	}
+
+	@Test
+	void anAbandonedFillGivesBackWhatItsCallHeldAndLetsTheWaitingTryAgain() {
+		KeyedLimit tier = new KeyedLimit("api", "client", Limit.tokenBucket("1000/1m"));
+		KeyedLimit global = new KeyedLimit("capacity", "global", Limit.fixedWindow("200/1s"));
+		PermitReservoirs.Call tierOnly = this.reservoirs.call(List.of(tier), KEYS, 1);
+		((PermitReservoirs.Fill) this.reservoirs.take(tierOnly, 0, true))
+			.filled(new ScriptReply.KeyOutcome[] { granted(3, 10) });
+		PermitReservoirs.Call call = this.reservoirs.call(List.of(tier, global), KEYS, 1);
+		PermitReservoirs.Fill fill = (PermitReservoirs.Fill) this.reservoirs.take(call, 0, true);
+		PermitReservoirs.AwaitFill waiting = (PermitReservoirs.AwaitFill) this.reservoirs
+			.take(this.reservoirs.call(List.of(global), KEYS, 1), 0, true);
+		assertThat(call.reservoirs()[0].permits()).isOne();
+		fill.abandon();
+		assertThat(call.reservoirs()[0].permits()).isEqualTo(2);
+		assertThat(waiting.fill()).isDone();
+		// once ended, a late abandon changes nothing
+		fill.abandon();
+		assertThat(call.reservoirs()[0].permits()).isEqualTo(2);
+	}
+
+	@Test
+	void onlyBucketsAndWindowsWithoutWaitOrPenaltyAreServedFromReservoirs() {
+		assertThat(this.reservoirs.isEligible(List.of(TARGET), 1)).isTrue();
+		assertThat(this.reservoirs.isEligible(List.of(TARGET), 6)).as("more than a fill takes").isFalse();
+		assertThat(this.reservoirs.isEligible(List.of(TARGET), 0)).isFalse();
+		assertThat(this.reservoirs
+			.isEligible(List.of(keyed(Limit.fixedWindow("5/1s")), keyed(Limit.slidingWindowCounter("5/1s")),
+					keyed(Limit.slidingWindowLog("5/1s")), keyed(Limit.leakyBucket("5/1s"))), 1))
+			.isTrue();
+		assertThat(this.reservoirs.isEligible(List.of(TARGET, keyed(Limit.concurrency(5))), 1)).isFalse();
+		assertThat(this.reservoirs.isEligible(List.of(keyed(Limit.builder(dev.ratelimit.core.Algorithm.LEAKY_BUCKET)
+			.rate("5/1s")
+			.mode(dev.ratelimit.core.LeakMode.SHAPE)
+			.build())), 1)).isFalse();
+		assertThat(this.reservoirs.isEligible(List.of(keyed(Limit.builder(dev.ratelimit.core.Algorithm.FIXED_WINDOW)
+			.rate("5/1s")
+			.penalty(java.time.Duration.ofSeconds(1))
+			.build())), 1)).isFalse();
+	}
+
+	private static KeyedLimit keyed(Limit limit) {
+		return new KeyedLimit("p", "c", limit);
+	}
+
+	/** Claims a fill of a reservoir for a call, and applies Redis's answer to it. */
+	private static LimitStatus fill(PermitReservoirs.Reservoir reservoir, KeyedLimit target, long cost,
+			ScriptReply.KeyOutcome outcome, long now) {
+		PermitReservoirs.Claimed claim = (PermitReservoirs.Claimed) reservoir.step(target, cost, now, true);
+		return reservoir.filled(target, claim, (outcome.mark() > 0) ? cost : 0, outcome, now);
 	}
 
 	private static ScriptReply.KeyOutcome granted(long permits, long redisRemaining) {
 		return new ScriptReply.KeyOutcome(true, redisRemaining, 0, 0, 0, false, permits);
+	}
+
+	/** A window's grant, counted in a window that resets after {@code resetAfter}. */
+	private static ScriptReply.KeyOutcome window(long permits, long redisRemaining, long resetAfter) {
+		return new ScriptReply.KeyOutcome(true, redisRemaining, 0, resetAfter, 0, false, permits);
 	}
 
 	/** Redis refuses with one permit left. */

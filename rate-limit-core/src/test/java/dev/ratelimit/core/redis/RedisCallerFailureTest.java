@@ -197,8 +197,8 @@ class RedisCallerFailureTest {
 			// this thread stands for another caller's fill: it starts one, and leaves no
 			// permits
 			reservoir.drain();
-			PermitReservoirs.Fill fill = (PermitReservoirs.Fill) reservoir.take(limit, 1,
-					TimeSource.system().nowMicros());
+			PermitReservoirs.Claimed fill = (PermitReservoirs.Claimed) reservoir.step(limit, 1,
+					TimeSource.system().nowMicros(), true);
 			Future<Decision> waiting;
 			long queued;
 			try {
@@ -213,7 +213,7 @@ class RedisCallerFailureTest {
 				client.command("CLIENT", "PAUSE", "1500", "ALL");
 			}
 			finally {
-				reservoir.end(fill);
+				reservoir.end(limit, fill, 0, TimeSource.system().nowMicros());
 			}
 			Decision decision = waiting.get();
 			assertThat(decision.source()).isEqualTo(Decision.Source.BACKEND);

@@ -136,6 +136,38 @@ class RedisReservoirTest {
 	}
 
 	@Test
+	void aReservoirNeverServesACallUnderAChangedLimit(RedisEndpoint endpoint) {
+		ManualTimeSource clock = new ManualTimeSource();
+		RedisRateLimiter limiter = RedisRateLimiter.builder(factories.get(0))
+			.keyPrefix(TestRedis.uniquePrefix())
+			.timeout(Duration.ofSeconds(2))
+			.reservoir(RESERVOIR)
+			.timeSource(clock)
+			.build();
+		KeyedLimit before = new KeyedLimit("api", "client", Limit.fixedWindow("20/1h"));
+		// a reloaded configuration, or an override, lowers the limit of the same key
+		KeyedLimit lowered = new KeyedLimit("api", "client", Limit.fixedWindow("5/1h"));
+		try (RespClient client = endpoint.client()) {
+			// 10 taken from Redis: 1 spent, 9 held here
+			assertThat(limiter.acquire(before).remaining()).isEqualTo(19);
+			client.command("CONFIG", "RESETSTAT");
+			Decision refused = limiter.acquire(lowered);
+			assertThat(refused.isAllowed()).isFalse();
+			assertThat(scriptCalls(client.text("INFO", "commandstats"))).isOne();
+			// the 9 were dropped, not kept for the limit they were taken under
+			Decision again = limiter.acquire(before);
+			assertThat(scriptCalls(client.text("INFO", "commandstats"))).isEqualTo(2);
+			// the lowered window kept at most its 5 as spent; back under 20/1h, 10 more
+			// are taken: 5 left in Redis and 9 held here
+			assertThat(again.isAllowed()).isTrue();
+			assertThat(again.remaining()).isEqualTo(14);
+		}
+		finally {
+			limiter.close();
+		}
+	}
+
+	@Test
 	void aFleetOverAdmitsAtMostThePermitsItsReservoirsHold() {
 		ManualTimeSource clock = new ManualTimeSource();
 		String prefix = TestRedis.uniquePrefix();

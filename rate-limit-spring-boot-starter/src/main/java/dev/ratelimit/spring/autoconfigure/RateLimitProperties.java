@@ -182,13 +182,14 @@ public class RateLimitProperties {
 		private Duration startupTimeout = Duration.ofSeconds(5);
 
 		/**
-		 * Permits a token bucket takes from Redis per call into this instance's reservoir
-		 * and spends locally (two-tier mode); 0 asks Redis for every call. Defaults to 0.
+		 * Permits a key's limit takes from Redis per call into this instance's reservoir
+		 * and spends locally (two-tier mode: token buckets, policing leaky buckets and
+		 * windows); 0 asks Redis for every call. Defaults to 0.
 		 */
 		private @Nullable Long reservoir;
 
 		/**
-		 * Permits a token bucket takes from Redis per call into this instance's reservoir
+		 * Permits a key's limit takes from Redis per call into this instance's reservoir
 		 * (two-tier mode); the former name of 'reservoir'.
 		 */
 		private @Nullable Long lease;

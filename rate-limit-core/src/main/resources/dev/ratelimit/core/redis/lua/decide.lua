@@ -16,6 +16,25 @@ local function unknownAlgorithm(limit)
 	error('unknown algorithm ' .. tostring(limit.algorithm))
 end
 
+-- How many permits a reservoir fill takes from a key whose limit allows need: as many as the limit allows now, at most
+-- want. A bucket says at once (its reservoirGrant); for the others, the most that evaluate allows, found by bisection
+-- (evaluate allows a smaller cost whenever it allows a larger one, and writes nothing).
+local function reservoirGrant(algorithm, limit, state, need, want)
+	if algorithm.reservoirGrant then
+		return algorithm.reservoirGrant(limit, state, need, want)
+	end
+	local low, high = need, math.max(need, want)
+	while low < high do
+		local middle = low + fdiv(high - low + 1, 2)
+		if algorithm.evaluate(limit, state, middle) then
+			low = middle
+		else
+			high = middle - 1
+		end
+	end
+	return low
+end
+
 -- The reply holds now, allAllowed, then REPLY_PER_KEY values per key: key i's follow 2 + (i - 1) * REPLY_PER_KEY.
 local REPLY_PER_KEY = 8
 
@@ -99,7 +118,12 @@ local function decide(keys, argv)
 		local algorithm = ALGORITHMS[limit.algorithm] or unknownAlgorithm(limit)
 		local state = algorithm.load(KEYS[i], limit)
 		states[i] = state
-		local allowed, remaining, retry, reset, delay, exceeds = algorithm.evaluate(limit, state, cost)
+		-- a fill asks each key for the permits its reservoir lacks, the first part of its extra value
+		local c = cost
+		if op == 'l' then
+			c = tonumber(string.match(limit.member, '^(%d+):'))
+		end
+		local allowed, remaining, retry, reset, delay, exceeds = algorithm.evaluate(limit, state, c)
 		local penalized = 0
 		if limit.penaltyKey ~= 0 then
 			local left = Penalties.left(limit, penaltiesRead)
@@ -123,16 +147,21 @@ local function decide(keys, argv)
 	end
 
 	if op == 'l' and allAllowed then
-		-- Fill a reservoir from the one token bucket: its outcome is that of taking the permits granted, from the
-		-- state loaded before the fill (which writes Redis, not the state).
-		local limit = limits[1]
-		local grant = TokenBucket.reservoirGrant(limit, states[1], cost, tonumber(ARGV[5]))
-		local _, remaining, _, reset = TokenBucket.evaluate(limit, states[1], grant)
-		TokenBucket.apply(KEYS[1], limit, states[1], grant, reset)
-		local at = 2
-		reply[at + 2] = remaining
-		reply[at + 4] = reset
-		reply[at + 7] = grant
+		-- Fill reservoirs: each key takes as many permits as its limit allows now, between the permits it needs and
+		-- the most it wants (its extra value, 'need:want'); its outcome is that of taking them, from the state loaded
+		-- before the fill (which writes Redis, not the state).
+		for i = 1, keyCount do
+			local limit = limits[i]
+			local algorithm = ALGORITHMS[limit.algorithm]
+			local need, want = string.match(limit.member, '^(%d+):(%d+)$')
+			local grant = reservoirGrant(algorithm, limit, states[i], tonumber(need), tonumber(want))
+			local _, remaining, _, reset = algorithm.evaluate(limit, states[i], grant)
+			algorithm.apply(KEYS[i], limit, states[i], grant, reset)
+			local at = 2 + (i - 1) * REPLY_PER_KEY
+			reply[at + 2] = remaining
+			reply[at + 4] = reset
+			reply[at + 7] = grant
+		end
 	elseif op == 'a' and allAllowed then
 		-- Apply every key, with its outcome's reset; the mark a refund needs is the key's last value.
 		for i = 1, keyCount do

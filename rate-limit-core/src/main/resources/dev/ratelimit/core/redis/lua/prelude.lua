@@ -8,16 +8,18 @@
 --         'a' acquire: evaluate every key, then apply all if all allow, else record first sight
 --         's' see: evaluate every key and record first sight, apply nothing (a cluster's slots after a rejected one)
 --         'e' evaluate only: no writes
---         'l' fill a reservoir: one token-bucket key, take between cost and ARGV[5] permits (else first sight)
+--         'l' fill reservoirs: evaluate every key for the permits its reservoir needs; if all allow, take from each
+--             between that and the most it wants, as many as it holds (else first sight); extra = 'need:want'
 --         'r' refund: give back what 'a' took
 --         'n' renew: concurrency keys only, extra = the lease member "id:cost": push its expiry a lease time on
 -- ARGV[2] cost, ARGV[3] the time in microseconds or '' to read Redis TIME, ARGV[4] a floor for key TTLs in ms
 --         (0 in production; tests with an explicit clock set it, as their clock is not Redis's), ARGV[5] the
---         reservoir size.
+--         reservoir size (unused: a fill's keys each say what they want).
 -- then per key, ARGS_PER_KEY values: algorithm, unitsPerMicro, unitsPerPermit, capacity, initial, shape (1/0),
 --         maxWait (-1: none), window, retention, penalty (µs, 0: none), penaltyKey (the place in KEYS of the
 --         penalty key of the limit's policy and client key, 0: none), extra (the lease member of a concurrency limit;
---         for a refund of another algorithm, the mark its acquire returned). A fixed window aligned to the calendar sends for its
+--         for a refund of another algorithm, the mark its acquire returned; for 'l', 'need:want', the least and
+--         the most permits the key grants). A fixed window aligned to the calendar sends for its
 --         window the starts of four windows around the application's time, 'b1,b2,b3,b4' (CalendarWindow.around):
 --         Lua knows no time zones, so the application computes the boundaries, and the script picks among them
 --         the window that holds its time, Redis's.
