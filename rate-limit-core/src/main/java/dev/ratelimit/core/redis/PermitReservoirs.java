@@ -253,7 +253,7 @@ final class PermitReservoirs {
 				claims[j] = claim;
 			}
 			else if (steps[j] instanceof Took) {
-				claims[j] = call.reservoirs[j].topUp();
+				claims[j] = call.reservoirs[j].topUp(cost);
 			}
 		}
 		return new Fill(call, steps, claims, statuses, now);
@@ -593,17 +593,21 @@ final class PermitReservoirs {
 		}
 
 		/**
-		 * Claims a fill that tops this reservoir up to its size, for a call that took its
-		 * permits here; {@code null} if another fill is on its way or it is full.
+		 * Claims a fill that tops this reservoir up, for a call that took its cost here:
+		 * up to its size less that cost, so that the cost still fits should the call be
+		 * refused and give it back; {@code null} if another fill is on its way or there
+		 * is no room.
+		 * @param cost the permits the call took
 		 * @return the claim, or {@code null}
 		 */
-		synchronized @Nullable Claimed topUp() {
-			if (this.fill != null || this.permits >= this.size) {
+		synchronized @Nullable Claimed topUp(long cost) {
+			long room = this.size - this.permits - cost;
+			if (this.fill != null || room <= 0) {
 				return null;
 			}
 			CompletableFuture<Void> started = new CompletableFuture<>();
 			this.fill = started;
-			return new Claimed(0, 0, this.size - this.permits, started);
+			return new Claimed(0, 0, room, started);
 		}
 
 		/**

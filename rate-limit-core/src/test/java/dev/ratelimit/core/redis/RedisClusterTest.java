@@ -136,6 +136,36 @@ class RedisClusterTest {
 	}
 
 	@Test
+	void reservoirsOfACallAcrossSlotsAreFilledSlotBySlotWaitingOrNot() throws Exception {
+		String prefix = TestRedis.uniquePrefix();
+		RedisKeys keys = new RedisKeys(prefix);
+		KeyedLimit global = new KeyedLimit("global", "", Limit.tokenBucket("100/1h"));
+		try (RedisRateLimiter limiter = RedisRateLimiter.builder(factories.get(0))
+			.keyPrefix(prefix)
+			.timeout(Duration.ofSeconds(5))
+			.reservoir(5)
+			.build()) {
+			for (boolean waiting : new boolean[] { true, false }) {
+				KeyedLimit client = new KeyedLimit("per-client", "client-" + waiting, Limit.slidingWindowLog("2/1h"));
+				assertThat(RedisKeys.slot(keys.key(client))).isNotEqualTo(RedisKeys.slot(keys.key(global)));
+				List<Decision> decisions = new ArrayList<>();
+				for (int i = 0; i < 5; i++) {
+					decisions.add(waiting ? limiter.acquire(List.of(global, client), 1)
+							: limiter.acquireAsync(List.of(global, client), 1).get(10, TimeUnit.SECONDS));
+				}
+				assertThat(decisions).extracting(Decision::source).containsOnly(Decision.Source.BACKEND);
+				assertThat(decisions).extracting(Decision::isAllowed).containsExactly(true, true, false, false, false);
+				assertThat(decisions.get(2).rejectedBy()).extracting((status) -> status.target().policy())
+					.containsExactly("per-client");
+			}
+			// Redis counts what the reservoir holds as spent, and nothing is lost: the
+			// 4 admitted and what is held here
+			long remaining = limiter.inspect(List.of(global)).get(0).remaining();
+			assertThat(remaining).isEqualTo(100 - 4 - limiter.reservoir(global).permits());
+		}
+	}
+
+	@Test
 	void concurrencyPermitsTakenAsynchronouslyInTwoSlotsAreGivenBackByReleaseAsync() throws Exception {
 		String prefix = TestRedis.uniquePrefix();
 		RedisKeys keys = new RedisKeys(prefix);
