@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Runs the benchmarks of issue 7 (and issue 22's HTTP benchmark on Netty) side by side in one run and writes
-# docs/BENCHMARKS.md.
+# Runs the benchmarks of issue 7 (and issue 22's HTTP benchmark on Netty, issue 23's HTTP peers) side by side in one
+# run and writes docs/BENCHMARKS.md.
 #
 #   rate-limit-benchmarks/run.sh           full run: JMH 10 x 1 s warm-up, 5 x 1 s measurement, 2 forks (in memory:
 #                                          two passes of one fork each)
 #   rate-limit-benchmarks/run.sh --quick   under 6 minutes from a fresh clone, build included, before the Netty
-#                                          section (about a minute more): 1 x 1 s warm-up, 2 x 1 s measurement, 1 fork
+#                                          section (about a minute more) and the peers section (about three more):
+#                                          1 x 1 s warm-up, 2 x 1 s measurement, 1 fork
 #
 # Prints one line per ratio, "ratio NAME VALUE" (ours / theirs: above 1 is better, except bytes per key), and
 # "# ratio NAME skipped: WHY" for the ratios whose section is not part of the run yet. Raw results (JMH JSON and the
@@ -13,8 +14,8 @@
 # into the report. Extra JMH options can be given in JMH_ARGS, e.g. JMH_ARGS='-p path=allowed'.
 #
 # Redis and HTTP start their own processes (a redis-server without persistence on a free port, never 6379; three
-# instances of the servlet sample app, then three of the reactive example on Netty) and stop them on exit. They need
-# redis-server, redis-cli, redis-benchmark and wrk on the PATH.
+# instances of the servlet sample app, then three of the reactive example on Netty, then seven of the peers app) and
+# stop them on exit. They need redis-server, redis-cli, redis-benchmark and wrk on the PATH.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -47,6 +48,11 @@ if [[ $mode == quick ]]; then
 	http_rounds=2
 	http_seconds=3
 	http_passes=1
+	# peers: seven instances, the HTTP sections' quick timing
+	peers_warmup=9
+	peers_rounds=2
+	peers_seconds=3
+	peers_passes=1
 else
 	# In memory, two forks of each benchmark, run as two passes over all of them rather than back to back: a fork's
 	# score depends on the machine's load at the time, which drifts over minutes, and on the fork's JIT decisions;
@@ -71,17 +77,26 @@ else
 	# Two passes, each with three fresh instances of the app: an instance's steady state depends on its JIT's
 	# decisions, and two instances of the same jar, measured in alternating rounds, differed by up to 8% here.
 	http_passes=2
+	# peers: seven instances instead of three, so fewer and shorter rounds than the HTTP sections' to stay under about
+	# 20 minutes: two passes of fresh instances still, each of 36 s warm-up and 3 rounds of 10 s per instance (about
+	# 8 minutes a pass with the instances' start).
+	peers_warmup=36
+	peers_rounds=3
+	peers_seconds=10
+	peers_passes=2
 fi
 http_connections=32
 log_dir="$root/rate-limit-benchmarks/target/run-logs"
 sample_jar="$root/sample-geocoding-app/target/sample-geocoding-app-0.1.0-SNAPSHOT.jar"
 reactive_jar="$root/reactive-example-app/target/reactive-example-app-0.1.0-SNAPSHOT.jar"
+peers_jar="$root/peers-benchmark-app/target/peers-benchmark-app-0.1.0-SNAPSHOT.jar"
 started=$(date +%s)
 
 echo "== build"
-# The repackaged jars of the two apps are not rebuilt when only a module they depend on changed: start from none.
-rm -f "$sample_jar" "$sample_jar.original" "$reactive_jar" "$reactive_jar.original"
-./mvnw -B -q -pl rate-limit-benchmarks,sample-geocoding-app,reactive-example-app -am package -DskipTests
+# The repackaged jars of the apps are not rebuilt when only a module they depend on changed: start from none.
+rm -f "$sample_jar" "$sample_jar.original" "$reactive_jar" "$reactive_jar.original" "$peers_jar" "$peers_jar.original"
+./mvnw -B -q -pl rate-limit-benchmarks,sample-geocoding-app,reactive-example-app,peers-benchmark-app -am package \
+	-DskipTests
 
 mkdir -p "$results" "$log_dir"
 # One report per run: results of an earlier run must not mix into this one.
@@ -123,6 +138,13 @@ cleanup() {
 	done
 }
 trap cleanup EXIT
+
+# Starts the redis-server of the HTTP sections unless one runs already.
+ensure_redis() {
+	if [[ -z ${redis_port:-} ]]; then
+		start_redis
+	fi
+}
 
 # A TCP port nothing listens on (never 6379: the machine's own Redis is not ours to use).
 free_port() {
@@ -198,7 +220,7 @@ run_redis() {
 	echo "redis-server: ${redis_cli_info#*:}"
 }
 
-# The app an HTTP section measures, set by run_http and run_netty: its jar, the request wrk sends (with
+# The app an HTTP section measures, set by run_http, run_netty and run_peers: its jar, the request wrk sends (with
 # X-API-Key: demo-paid), the arguments that raise its limits, the names of its instances' logs and the prefix of its
 # measurements. Every instance allows nearly every request (the limits that apply to the request raised to 10^8 per
 # second), so that each request runs the limiter's allowed path and then the endpoint.
@@ -207,6 +229,18 @@ app_path=
 app_limits=()
 app_log=
 measurement=
+# Its variants, one instance each: their names in start and rotation order, each one's start arguments (words
+# separated by spaces), those on Redis (whose redis-server CPU per request is reported), those whose failed Redis calls
+# are counted and the path that tells their count, and whether a variant that does not start is reported as blocked
+# (the peers) rather than ending the run.
+app_variants=()
+declare -A app_variant_args=()
+app_redis_variants=()
+app_failure_variants=()
+app_failures_path=
+app_variants_may_block=false
+# The versions of the app's libraries that the report names (JSON members, "name": "version"), or none.
+app_versions=
 
 # Starts an instance of the app on a free port with the given arguments; sets app_port.
 start_app() {
@@ -214,7 +248,7 @@ start_app() {
 	shift
 	app_port=$(free_port)
 	java -Xms512m -Xmx512m -jar "$app_jar" --server.port="$app_port" "${app_limits[@]}" \
-		--logging.level.root=WARN "$@" >"$log_dir/$app_log-$name${http_pass:+-pass$http_pass}.log" 2>&1 &
+		--logging.level.root=WARN "$@" >"$(app_log_file "$name")" 2>&1 &
 	started_pids+=($!)
 	app_ports[$name]=$app_port
 	app_pids[$name]=$!
@@ -233,17 +267,36 @@ stop_app() {
 	started_pids=("${kept[@]}")
 }
 
+# Waits until instance $1 answers 200; fails (status 1, with a message) if it exits or does not answer in 2 minutes.
 wait_for_app() {
 	local name=$1 port=${app_ports[$1]} i
 	for i in $(seq 1 240); do
 		if [[ $(curl -s -o /dev/null -w '%{http_code}' -H 'X-API-Key: demo-paid' \
 			"http://127.0.0.1:$port$app_path" 2>/dev/null) == 200 ]]; then
-			return
+			return 0
+		fi
+		if ! kill -0 "${app_pids[$name]}" 2>/dev/null; then
+			break
 		fi
 		sleep 0.5
 	done
-	echo "the app ($name) did not answer on port $port; see $log_dir/$app_log-$name${http_pass:+-pass$http_pass}.log" >&2
-	exit 1
+	echo "the app ($name) did not answer on port $port; see $(app_log_file "$name")" >&2
+	return 1
+}
+
+app_log_file() {
+	echo "$log_dir/$app_log-$1${http_pass:+-pass$http_pass}.log"
+}
+
+# Why instance $1 did not start, from its log: the description of Spring Boot's failure report, else its first error.
+start_failure() {
+	local file reason
+	file=$(app_log_file "$1")
+	reason=$(awk 'found && NF { print; exit } /^Description:/ { found = 1 }' "$file" 2>/dev/null)
+	if [[ -z $reason ]]; then
+		reason=$(grep -m1 -E 'ERROR|Exception' "$file" 2>/dev/null | cut -c1-300)
+	fi
+	echo "${reason:-did not answer within 2 minutes}" | tr -d '"\\'
 }
 
 # wrk's latency ("1.23ms", "456.00us", "1.02s") in milliseconds.
@@ -252,12 +305,25 @@ to_ms() {
 		printf "%.3f", n }'
 }
 
-# The Redis instance's count of failed Redis calls so far (ratelimit.backend.failures; 0 before the first).
+# Instance $1's count of failed Redis calls so far, at $app_failures_path: the actuator's ratelimit.backend.failures
+# (0 before the first), or a plain number.
 backend_failures() {
 	local count
-	count=$(curl -s "http://127.0.0.1:${app_ports[redis]}/actuator/metrics/ratelimit.backend.failures" \
-		| sed -n 's/.*"statistic":"COUNT","value":\([0-9]*\).*/\1/p')
+	count=$(curl -s "http://127.0.0.1:${app_ports[$1]}$app_failures_path" \
+		| sed -n 's/.*"statistic":"COUNT","value":\([0-9]*\).*/\1/p; s/^\([0-9][0-9]*\)$/\1/p')
 	echo "${count:-0}"
+}
+
+# Whether word $1 is one of the following words.
+among() {
+	local word=$1 other
+	shift
+	for other in "$@"; do
+		if [[ $other == "$word" ]]; then
+			return 0
+		fi
+	done
+	return 1
 }
 
 # CPU time (user + system, in clock ticks) that process $1 has used so far.
@@ -281,13 +347,14 @@ wrk_round() {
 	non2xx=$(awk '/Non-2xx or 3xx responses:/ { print $5 }' <<<"$out")
 }
 
-# The three instances run side by side. Each is warmed up first with one connection (so that the JIT compilers get a
-# core while requests run: under full load they starve, and an instance takes minutes to reach its steady state
+# The variants' instances run side by side. Each is warmed up first with one connection (so that the JIT compilers
+# get a core while requests run: under full load they starve, and an instance takes minutes to reach its steady state
 # here), then briefly at full load. Then the instances are measured in turn, round after round, in a rotating order,
-# so that the machine's changing load falls on all three alike. A full run does this in two passes, each with fresh
+# so that the machine's changing load falls on all of them alike. A full run does this in two passes, each with fresh
 # instances, and pools their rounds: an instance's score is the mean of its rounds (its error half the spread of its
-# rounds), its p99 the median of its rounds' p99. The measurements are named $measurement.off, .memory, .redis and
-# written to $1.json; the lines printed start with $1.
+# rounds), its p99 the median of its rounds' p99. The measurements are named $measurement.VARIANT (.off, .memory,
+# .redis for the sample) and written to $1.json; the lines printed start with $1. A variant that does not start is
+# recorded as blocked, with the reason from its log, when $app_variants_may_block; otherwise the run ends.
 measure_http() {
 	local section=$1
 	if ! command -v wrk >/dev/null; then
@@ -298,25 +365,41 @@ measure_http() {
 		start_redis
 	fi
 	declare -gA app_ports=() app_pids=()
-	local names=(off memory redis) name round i pass rps p99 non2xx spread lines=() failures=0 failures_before
-	declare -A sum=() p99s=() bad=() low=() high=() ticks=() server_ticks=() served=()
+	local names=("${app_variants[@]}") started_names name round i pass rps p99 non2xx spread lines=() args=()
+	declare -A sum=() p99s=() bad=() low=() high=() ticks=() server_ticks=() served=() rounds_of=() failures=()
+	declare -A failures_before=() blocked=()
 	for pass in $(seq 1 "$http_passes"); do
 		http_pass=$pass
-		start_app off --ratelimit.enabled=false
-		start_app memory
-		start_app redis --spring.profiles.active=redis --spring.data.redis.port="$redis_port"
 		for name in "${names[@]}"; do
-			wait_for_app "$name"
+			read -r -a args <<<"${app_variant_args[$name]:-}"
+			start_app "$name" "${args[@]}"
+		done
+		started_names=("${names[@]}")
+		names=()
+		for name in "${started_names[@]}"; do
+			if wait_for_app "$name"; then
+				names+=("$name")
+			elif [[ $app_variants_may_block == true ]]; then
+				blocked[$name]=$(start_failure "$name")
+				echo "$section pass $pass $name blocked: ${blocked[$name]}"
+				stop_app "$name"
+			else
+				exit 1
+			fi
 		done
 		for name in "${names[@]}"; do
 			wrk_round "$name" $(( http_warmup * 2 / 3 )) 1
 			wrk_round "$name" $(( http_warmup / 3 )) "$http_connections"
 			echo "$section pass $pass $name warmed up: $rps requests/s at the end"
 		done
-		failures_before=$(backend_failures)
+		for name in "${app_failure_variants[@]}"; do
+			if among "$name" "${names[@]}"; then
+				failures_before[$name]=$(backend_failures "$name")
+			fi
+		done
 		for round in $(seq 1 "$http_rounds"); do
-			for i in 0 1 2; do
-				name=${names[$(( (i + round) % 3 ))]}
+			for i in $(seq 0 $(( ${#names[@]} - 1 ))); do
+				name=${names[$(( (i + round) % ${#names[@]} ))]}
 				wrk_round "$name" "$http_seconds" "$http_connections"
 				echo "$section pass $pass round $round $name: $rps requests/s, p99 $p99 ms, non-2xx ${non2xx:-0}"
 				sum[$name]=$(awk -v a="${sum[$name]:-0}" -v b="$rps" 'BEGIN { print a + b }')
@@ -327,25 +410,39 @@ measure_http() {
 				ticks[$name]=$(( ${ticks[$name]:-0} + app_ticks ))
 				server_ticks[$name]=$(( ${server_ticks[$name]:-0} + redis_ticks ))
 				served[$name]=$(( ${served[$name]:-0} + requests ))
+				rounds_of[$name]=$(( ${rounds_of[$name]:-0} + 1 ))
 			done
 		done
-		failures=$(( failures + $(backend_failures) - failures_before ))
+		for name in "${app_failure_variants[@]}"; do
+			if among "$name" "${names[@]}"; then
+				failures[$name]=$(( ${failures[$name]:-0} + $(backend_failures "$name") - ${failures_before[$name]} ))
+			fi
+		done
 		for name in "${names[@]}"; do
 			stop_app "$name"
 		done
 	done
-	# Redis calls that failed in the measured rounds (timed out on the loaded machine) were decided by the local
-	# fallback instead, for a second each: report how many, as they make the Redis instance look faster than it is.
-	echo "$section redis: $failures Redis calls failed in the measured rounds and were decided locally"
-	lines+=("  {\"name\": \"$measurement.redis.backendFailures\", \"score\": $failures, \"unit\": \"calls\"}")
+	# Redis calls that failed in the measured rounds (timed out on the loaded machine) were decided by the failure
+	# policy instead (the sample's: the local fallback, for a second each): report how many, as they make the Redis
+	# instance look faster than it is.
+	for name in "${app_failure_variants[@]}"; do
+		if [[ -n ${failures[$name]:-} ]]; then
+			echo "$section $name: ${failures[$name]} Redis calls failed in the measured rounds and were decided locally"
+			lines+=("  {\"name\": \"$measurement.$name.backendFailures\", \"score\": ${failures[$name]}, \"unit\": \"calls\"}")
+		fi
+	done
 	local tick_micros
 	tick_micros=$(awk -v t="$(getconf CLK_TCK)" 'BEGIN { print 1000000 / t }')
-	for name in "${names[@]}"; do
-		rps=$(awk -v s="${sum[$name]}" -v n="$(( http_rounds * http_passes ))" 'BEGIN { printf "%.2f", s / n }')
+	for name in "${app_variants[@]}"; do
+		if [[ -n ${blocked[$name]:-} ]]; then
+			lines+=("  {\"name\": \"$measurement.$name\", \"blocked\": \"${blocked[$name]}\"}")
+			continue
+		fi
+		rps=$(awk -v s="${sum[$name]}" -v n="${rounds_of[$name]}" 'BEGIN { printf "%.2f", s / n }')
 		# the error: half the spread of the rounds (what the machine's drift did to this instance)
 		spread=$(awk -v a="${low[$name]}" -v b="${high[$name]}" 'BEGIN { printf "%.2f", (b - a) / 2 }')
 		p99=$(tr ' ' '\n' <<<"${p99s[$name]}" | sed '/^$/d' | sort -g | awk '{ v[NR] = $1 } END { printf "%.3f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
-		echo "$section $name: $rps requests/s (mean of $(( http_rounds * http_passes )) rounds), p99 $p99 ms (median), non-2xx ${bad[$name]}"
+		echo "$section $name: $rps requests/s (mean of ${rounds_of[$name]} rounds), p99 $p99 ms (median), non-2xx ${bad[$name]}"
 		lines+=("  {\"name\": \"$measurement.$name\", \"score\": $rps, \"error\": $spread, \"unit\": \"requests/s\"}")
 		lines+=("  {\"name\": \"$measurement.$name.p99\", \"score\": $p99, \"unit\": \"ms\"}")
 		lines+=("  {\"name\": \"$measurement.$name.non2xx\", \"score\": ${bad[$name]}, \"unit\": \"responses\"}")
@@ -357,16 +454,32 @@ measure_http() {
 			'BEGIN { printf "%.1f", t * u / n }')
 		echo "$section $name: CPU per request: app $cpu µs, redis-server $server_cpu µs"
 		lines+=("  {\"name\": \"$measurement.$name.cpuPerRequest\", \"score\": $cpu, \"unit\": \"µs\"}")
-		if [[ $name == redis ]]; then
-			lines+=("  {\"name\": \"$measurement.redis.serverCpuPerRequest\", \"score\": $server_cpu, \"unit\": \"µs\"}")
+		if among "$name" "${app_redis_variants[@]}"; then
+			lines+=("  {\"name\": \"$measurement.$name.serverCpuPerRequest\", \"score\": $server_cpu, \"unit\": \"µs\"}")
 		fi
 	done
 	{
 		echo '{"measurements": ['
 		local IFS=$'\n'
 		sed '$!s/$/,/' <<<"${lines[*]}"
-		echo ']}'
+		if [[ -n $app_versions ]]; then
+			echo "], \"versions\": {$app_versions}}"
+		else
+			echo ']}'
+		fi
 	} >"$results/$section.json"
+}
+
+# The sample's and the reactive example's three ways: limiter off, on in memory, on with Redis (the redis profile).
+sample_variants() {
+	app_variants=(off memory redis)
+	app_variant_args=([off]=--ratelimit.enabled=false [memory]=
+		[redis]="--spring.profiles.active=redis --spring.data.redis.port=$redis_port")
+	app_redis_variants=(redis)
+	app_failure_variants=(redis)
+	app_failures_path=/actuator/metrics/ratelimit.backend.failures
+	app_variants_may_block=false
+	app_versions=
 }
 
 run_http() {
@@ -377,6 +490,8 @@ run_http() {
 		--ratelimit.policies.backend-capacity.limits[0].rate=100000000/1s)
 	app_log=app
 	measurement=Http
+	ensure_redis
+	sample_variants
 	measure_http http
 }
 
@@ -391,19 +506,53 @@ run_netty() {
 		--ratelimit.policies.quote-burst.limits[0].capacity=100000000)
 	app_log=app-netty
 	measurement=HttpNetty
+	ensure_redis
+	sample_variants
 	measure_http http-netty
 }
 
-# BENCH_SECTIONS picks sections for a partial run while working on one (default: all four); the report then shows
+# Issue 23: the same endpoint limited by us and by our peers, in the peers app (one Spring MVC endpoint on Tomcat,
+# GET /api/hello, limited per API key in its tier), one instance per variant (its Spring profile): no limiter; ours in
+# memory, on Redis, on Redis with a reservoir of 100 permits; Resilience4j; Bucket4j's starter in memory and on Redis.
+# The paid tier is raised to 10^8 per second for every variant (peers.tiers.paid, which each reads). The same wrk load
+# and rotation as the HTTP sections, with the shorter peers timing above.
+run_peers() {
+	local http_warmup=$peers_warmup http_rounds=$peers_rounds http_seconds=$peers_seconds http_passes=$peers_passes
+	echo "== http peers: one endpoint, no limiter, ours (memory, Redis, Redis reservoir), Resilience4j, Bucket4j's starter (memory, Redis) (${http_connections} connections, ${http_passes} x ${http_rounds} rounds of ${http_seconds} s after ${http_warmup} s warm-up each)"
+	app_jar=$peers_jar
+	app_path=/api/hello
+	app_limits=(--peers.tiers.paid.permits=100000000 --peers.tiers.paid.period-seconds=1)
+	app_log=app-peers
+	measurement=HttpPeers
+	ensure_redis
+	app_variants=(off memory redis redis-reservoir resilience4j bucket4j-memory bucket4j-redis)
+	app_variant_args=()
+	local variant
+	for variant in "${app_variants[@]}"; do
+		app_variant_args[$variant]="--spring.profiles.active=$variant --spring.data.redis.port=$redis_port"
+	done
+	app_redis_variants=(redis redis-reservoir bucket4j-redis)
+	app_failure_variants=(redis redis-reservoir)
+	app_failures_path=/peers/backend-failures
+	app_variants_may_block=true
+	# the peers' versions, as the jar holds them
+	app_versions=$(jar tf "$peers_jar" | sed -n -E \
+		's#^BOOT-INF/lib/(resilience4j-spring-boot4|bucket4j-spring-boot-starter|bucket4j_jdk17-core|jedis)-([0-9][^/]*)\.jar$#"\1": "\2"#p' \
+		| paste -sd, -)
+	measure_http http-peers
+}
+
+# BENCH_SECTIONS picks sections for a partial run while working on one (default: all five); the report then shows
 # the others as pending.
-for section in ${BENCH_SECTIONS:-memory redis http netty}; do
+for section in ${BENCH_SECTIONS:-memory redis http netty peers}; do
 	"run_$section"
 done
 
 echo "== report"
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 if [[ -n $(git status --porcelain -- rate-limit-core/src/main rate-limit-spring-boot-starter/src/main \
-	sample-geocoding-app/src/main reactive-example-app/src/main rate-limit-benchmarks 2>/dev/null) ]]; then
+	sample-geocoding-app/src/main reactive-example-app/src/main peers-benchmark-app/src/main rate-limit-benchmarks \
+	2>/dev/null) ]]; then
 	commit="$commit + uncommitted changes"
 fi
 java -cp "$jar" dev.ratelimit.benchmarks.BenchmarkReport "$results" "$root/docs/BENCHMARKS.md" "$mode" "$commit" \

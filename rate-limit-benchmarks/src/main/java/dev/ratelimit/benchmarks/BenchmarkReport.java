@@ -65,6 +65,8 @@ public final class BenchmarkReport {
 
 	private static final String NETTY_PENDING = "HTTP benchmarks on Netty not in this run";
 
+	private static final String PEERS_PENDING = "HTTP peers not in this run";
+
 	static final List<Ratio> RATIOS = List.of(
 			new Ratio("memory-1t-vs-bucket4j", "OneKeyOneThread.oursTryAcquire[path=allowed]",
 					"OneKeyOneThread.bucket4j[path=allowed]", 1.2, false, ""),
@@ -95,7 +97,33 @@ public final class BenchmarkReport {
 			// the
 			// servlet side's targets.
 			new Ratio("http-netty-memory-vs-off", "HttpNetty.memory", "HttpNetty.off", 0.95, false, NETTY_PENDING),
-			new Ratio("http-netty-redis-vs-off", "HttpNetty.redis", "HttpNetty.off", 0.85, false, NETTY_PENDING));
+			new Ratio("http-netty-redis-vs-off", "HttpNetty.redis", "HttpNetty.off", 0.85, false, NETTY_PENDING),
+			// Issue 23: the same endpoint limited by us and by our peers, in one run.
+			new Ratio("http-memory-vs-resilience4j", "HttpPeers.memory", "HttpPeers.resilience4j", 1.0, false,
+					PEERS_PENDING),
+			new Ratio("http-memory-vs-bucket4j-starter", "HttpPeers.memory", "HttpPeers.bucket4j-memory", 1.0, false,
+					PEERS_PENDING),
+			new Ratio("http-redis-vs-bucket4j-starter", "HttpPeers.redis", "HttpPeers.bucket4j-redis", 1.5, false,
+					PEERS_PENDING),
+			new Ratio("http-redis-reservoir-vs-off", "HttpPeers.redis-reservoir", "HttpPeers.off", 0.9, false,
+					PEERS_PENDING));
+
+	/**
+	 * The variants of the peers app, in table order, with what limits each one's
+	 * requests.
+	 */
+	private static final Map<String, String> PEER_ROWS = new LinkedHashMap<>();
+
+	static {
+		PEER_ROWS.put("off", "no limiter");
+		PEER_ROWS.put("memory", "**ours** in memory (its defaults: the rate-limit headers on)");
+		PEER_ROWS.put("redis", "**ours** on Redis");
+		PEER_ROWS.put("redis-reservoir", "**ours** on Redis, two-tier mode (`ratelimit.redis.reservoir: 100`)");
+		PEER_ROWS.put("resilience4j", "Resilience4j `RateLimiter` per API key from the registry of "
+				+ "`resilience4j-spring-boot4`, asked by a `HandlerInterceptor`");
+		PEER_ROWS.put("bucket4j-memory", "`bucket4j-spring-boot-starter`'s servlet filter, Caffeine JCache");
+		PEER_ROWS.put("bucket4j-redis", "`bucket4j-spring-boot-starter`'s servlet filter, Redis through Jedis");
+	}
 
 	/**
 	 * The competitors of the one-key benchmarks, in table order, with what each call
@@ -152,13 +180,15 @@ public final class BenchmarkReport {
 		Map<String, Measurement> measurements = new TreeMap<>();
 		Map<String, Object> environment = new LinkedHashMap<>();
 		Map<String, List<List<Double>>> raw = new TreeMap<>();
+		Map<String, String> blocked = new TreeMap<>();
 		try (Stream<Path> files = Files.list(results)) {
 			for (Path file : files.filter((f) -> f.toString().endsWith(".json")).sorted().toList()) {
-				read(Json.parse(Files.readString(file)), measurements, raw, environment);
+				read(Json.parse(Files.readString(file)), measurements, raw, environment, blocked);
 			}
 		}
 		Path notes = (args.length > 4) ? Path.of(args[4]) : null;
-		String report = new BenchmarkReport().render(measurements, environment, args[2], args[3], results, notes);
+		String report = new BenchmarkReport().render(measurements, environment, blocked, args[2], args[3], results,
+				notes);
 		Files.writeString(Path.of(args[1]), report);
 		for (Ratio ratio : RATIOS) {
 			Double value = value(ratio, measurements);
@@ -166,14 +196,14 @@ public final class BenchmarkReport {
 				System.out.println("ratio " + ratio.name() + " " + format(value));
 			}
 			else {
-				System.out.println("# ratio " + ratio.name() + " skipped: " + pendingReason(ratio));
+				System.out.println("# ratio " + ratio.name() + " skipped: " + skippedReason(ratio, blocked));
 			}
 		}
 	}
 
 	@SuppressWarnings("unchecked")
 	private static void read(Object json, Map<String, Measurement> into, Map<String, List<List<Double>>> raw,
-			Map<String, Object> environment) {
+			Map<String, Object> environment, Map<String, String> blocked) {
 		if (json instanceof List<?> jmh) {
 			for (Object entry : jmh) {
 				Map<String, Object> result = (Map<String, Object>) entry;
@@ -222,8 +252,16 @@ public final class BenchmarkReport {
 			for (Object entry : list) {
 				Map<String, Object> m = (Map<String, Object>) entry;
 				String name = (String) m.get("name");
+				// a side that could not be measured (a peer that does not start), and why
+				if (m.get("blocked") instanceof String why) {
+					blocked.put(name, why);
+					continue;
+				}
 				into.put(name, new Measurement(name, Json.number(m.get("score")), Json.number(m.get("error")),
 						(String) m.get("unit"), Double.NaN));
+			}
+			if (object.get("versions") instanceof Map<?, ?> versions) {
+				versions.forEach((library, version) -> environment.put("version:" + library, version));
 			}
 		}
 	}
@@ -294,8 +332,26 @@ public final class BenchmarkReport {
 				: ratio.pendingReason();
 	}
 
-	private String render(Map<String, Measurement> m, Map<String, Object> environment, String mode, String commit,
-			Path results, Path notes) throws IOException {
+	/**
+	 * Why a ratio without a value has none: {@code blocked: SIDE: WHY} when a side of it
+	 * could not run in this run, else {@code pending: WHY}.
+	 */
+	private static String missingReason(Ratio ratio, Map<String, String> blocked) {
+		for (String side : List.of(ratio.ours(), ratio.theirs())) {
+			if (blocked.containsKey(side)) {
+				return "blocked: " + side + ": " + blocked.get(side);
+			}
+		}
+		return "pending: " + pendingReason(ratio);
+	}
+
+	private static String skippedReason(Ratio ratio, Map<String, String> blocked) {
+		String reason = missingReason(ratio, blocked);
+		return reason.startsWith("blocked: ") ? reason : pendingReason(ratio);
+	}
+
+	private String render(Map<String, Measurement> m, Map<String, Object> environment, Map<String, String> blocked,
+			String mode, String commit, Path results, Path notes) throws IOException {
 		StringBuilder out = new StringBuilder();
 		out.append("# Benchmarks\n\n");
 		out.append("Generated by `rate-limit-benchmarks/run.sh")
@@ -319,8 +375,8 @@ public final class BenchmarkReport {
 			if (value == null) {
 				out.append("— | | ")
 					.append(ratio.targetText())
-					.append(" | pending: ")
-					.append(pendingReason(ratio))
+					.append(" | ")
+					.append(missingReason(ratio, blocked))
 					.append(" |\n");
 			}
 			else {
@@ -430,6 +486,8 @@ public final class BenchmarkReport {
 		section(out, m, "", "HttpNetty.", NETTY_PENDING
 				+ ": the reactive example's throughput and p99 under a fixed load, limiter on (memory, Redis) vs off.");
 
+		peersSection(out, m, blocked);
+
 		out.append("## Machine and versions\n\n");
 		out.append("| | |\n|---|---|\n");
 		out.append("| cores (`nproc`) | ").append(Runtime.getRuntime().availableProcessors()).append(" |\n");
@@ -464,6 +522,16 @@ public final class BenchmarkReport {
 				"spring-cloud-gateway", "lettuce", "jmh")) {
 			out.append("| ").append(name).append(" | ").append(versions.getProperty(name, "?")).append(" |\n");
 		}
+		// the peers app's libraries, as its jar holds them (run.sh reads them there)
+		environment.forEach((key, version) -> {
+			if (key.startsWith("version:")) {
+				out.append("| ")
+					.append(key.substring("version:".length()))
+					.append(" (peers app) | ")
+					.append(version)
+					.append(" |\n");
+			}
+		});
 		out.append('\n');
 
 		if (notes != null && Files.exists(notes)) {
@@ -480,6 +548,66 @@ public final class BenchmarkReport {
 		}
 		out.append(".\n");
 		return out.toString();
+	}
+
+	private static void peersSection(StringBuilder out, Map<String, Measurement> m, Map<String, String> blocked) {
+		out.append("## HTTP peers (issue 23)\n\n");
+		out.append("The same endpoint limited by us and by our peers, measured side by side: the peers app ")
+			.append("(`peers-benchmark-app`: Spring MVC on Tomcat, one endpoint, `GET /api/hello`, a small JSON body), ")
+			.append("limited per API key (`X-API-Key`) in the key's tier (free 60/min, paid 1000/min, each read by ")
+			.append("every variant from `peers.tiers`), one instance per variant, each its Spring profile of the same ")
+			.append("jar. `wrk` sends `X-API-Key: demo-paid`, whose tier is raised to 10⁸ per second for every variant, ")
+			.append("so every request runs the limiter's allowed path. The load, warm-up and rotation are the HTTP ")
+			.append("section's, with fewer and shorter rounds (seven instances instead of three; see `run.sh`). Only ")
+			.append("the variant's limiter acts: the others are switched off by property or profile. Resilience4j ")
+			.append("limits per refresh cycle (`limitForPeriod` per `limitRefreshPeriod`), the others with a token ")
+			.append("bucket. Bucket4j's starter takes only a synchronous proxy manager in its servlet filter, so it ")
+			.append("reaches Redis through Jedis (a pool of 32 connections, as many as `wrk` opens); ours through its ")
+			.append("Lettuce connection, with its defaults (a failed Redis call is allowed). Our Redis variants count ")
+			.append("their failed Redis calls through a `RateLimitListener`, which costs ours an event per request. ")
+			.append("CPU per request is the instance's (all its threads) and, for the Redis variants, ")
+			.append("`redis-server`'s, over the measured rounds.\n\n");
+		boolean any = PEER_ROWS.keySet()
+			.stream()
+			.anyMatch(
+					(variant) -> m.containsKey("HttpPeers." + variant) || blocked.containsKey("HttpPeers." + variant));
+		if (!any) {
+			out.append("Pending. ").append(PEERS_PENDING).append(".\n\n");
+			return;
+		}
+		Measurement off = m.get("HttpPeers.off");
+		out.append("| variant | limited by | requests/s | ÷ off | p99 ms | non-2xx | CPU per request, app µs | ")
+			.append("CPU per request, redis-server µs | failed Redis calls |\n")
+			.append("|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+		for (Map.Entry<String, String> row : PEER_ROWS.entrySet()) {
+			String name = "HttpPeers." + row.getKey();
+			out.append("| `").append(row.getKey()).append("` | ").append(row.getValue()).append(" | ");
+			Measurement rps = m.get(name);
+			if (rps == null) {
+				out.append(blocked.containsKey(name) ? "blocked: " + blocked.get(name) : "—")
+					.append(" | | | | | | |\n");
+				continue;
+			}
+			out.append(opsPerSecond(rps))
+				.append(" | ")
+				.append((off != null && off.score() != 0) ? format(rps.score() / off.score()) : "")
+				.append(" | ")
+				.append(cell(m.get(name + ".p99"), "%.2f"))
+				.append(" | ")
+				.append(cell(m.get(name + ".non2xx"), "%.0f"))
+				.append(" | ")
+				.append(cell(m.get(name + ".cpuPerRequest"), "%.1f"))
+				.append(" | ")
+				.append(cell(m.get(name + ".serverCpuPerRequest"), "%.1f"))
+				.append(" | ")
+				.append(cell(m.get(name + ".backendFailures"), "%.0f"))
+				.append(" |\n");
+		}
+		out.append('\n');
+	}
+
+	private static String cell(Measurement measurement, String format) {
+		return (measurement != null) ? String.format(Locale.ROOT, format, measurement.score()) : "";
 	}
 
 	private static void bestOfOthers(StringBuilder out, Map<String, Measurement> m, String benchmark, String label) {

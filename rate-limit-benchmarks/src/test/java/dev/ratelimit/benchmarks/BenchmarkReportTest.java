@@ -113,6 +113,76 @@ class BenchmarkReportTest {
 		assertThat(report.markdown()).contains("Pending. HTTP benchmarks on Netty not in this run");
 	}
 
+	@Test
+	void reportsThePeersRatiosAndTableFromTheirSection() throws IOException {
+		Files.writeString(this.results.resolve("http-peers.json"), peers("""
+				  {"name": "HttpPeers.bucket4j-redis", "score": 4000, "error": 100, "unit": "requests/s"},
+				  {"name": "HttpPeers.bucket4j-redis.serverCpuPerRequest", "score": 21.5, "unit": "µs"}
+				"""));
+		Report report = render();
+		assertThat(report.stdout()).contains("ratio http-memory-vs-resilience4j 1.10\n")
+			.contains("ratio http-memory-vs-bucket4j-starter 1.20\n")
+			.contains("ratio http-redis-vs-bucket4j-starter 2.00\n")
+			.contains("ratio http-redis-reservoir-vs-off 0.90\n");
+		// 9,000 / 10,000 with errors of 100 each: between 8,900 / 10,100 and 9,100 /
+		// 9,900
+		assertThat(report.markdown()).contains("| `http-redis-reservoir-vs-off` | 0.90 | 0.88 – 0.92 | ≥ 0.90 | met |")
+			.contains("| `http-redis-vs-bucket4j-starter` | 2.00 | 1.93 – 2.08 | ≥ 1.50 | met |")
+			.contains("| `redis` | **ours** on Redis | 8000 ± 100 | 0.80 | 3.25 | 0 | 61.0 | 12.5 | 2 |")
+			.contains("| `bucket4j-redis` | `bucket4j-spring-boot-starter`'s servlet filter, Redis through Jedis "
+					+ "| 4000 ± 100 | 0.40 |  |  |  | 21.5 |  |")
+			.contains("| resilience4j-spring-boot4 (peers app) | 2.4.0 |");
+	}
+
+	@Test
+	void marksTheRatioOfAPeerThatCouldNotRunAsBlocked() throws IOException {
+		Files.writeString(this.results.resolve("http-peers.json"), peers("""
+				  {"name": "HttpPeers.bucket4j-redis", "blocked": "No JedisPool found"}
+				"""));
+		Report report = render();
+		assertThat(report.stdout()).contains(
+				"# ratio http-redis-vs-bucket4j-starter skipped: blocked: HttpPeers.bucket4j-redis: No JedisPool found\n");
+		assertThat(report.markdown())
+			.contains("| `http-redis-vs-bucket4j-starter` | — | | ≥ 1.50 | blocked: HttpPeers.bucket4j-redis: "
+					+ "No JedisPool found |")
+			.contains("Redis through Jedis | blocked: No JedisPool found | | | | | | |");
+	}
+
+	@Test
+	void marksThePeersRatiosPendingWithoutTheirSection() throws IOException {
+		Files.writeString(this.results.resolve("http.json"), http("Http", 12000, 10200, 6000));
+		Report report = render();
+		assertThat(report.stdout())
+			.contains("# ratio http-memory-vs-resilience4j skipped: HTTP peers not in this run\n");
+		assertThat(report.markdown())
+			.contains("| `http-redis-reservoir-vs-off` | — | | ≥ 0.90 | pending: HTTP peers not in this run |")
+			.contains("Pending. HTTP peers not in this run.");
+	}
+
+	/**
+	 * A peers result file: off 10,000 requests/s, ours in memory 12,000, on Redis 8,000
+	 * and with a reservoir 9,000, Resilience4j 10,909.09, Bucket4j in memory 10,000, and
+	 * Bucket4j on Redis as given.
+	 */
+	private static String peers(String bucket4jRedis) {
+		return """
+				{"measurements": [
+				  {"name": "HttpPeers.redis.backendFailures", "score": 2, "unit": "calls"},
+				  {"name": "HttpPeers.off", "score": 10000, "error": 100, "unit": "requests/s"},
+				  {"name": "HttpPeers.memory", "score": 12000, "error": 100, "unit": "requests/s"},
+				  {"name": "HttpPeers.redis", "score": 8000, "error": 100, "unit": "requests/s"},
+				  {"name": "HttpPeers.redis.p99", "score": 3.25, "unit": "ms"},
+				  {"name": "HttpPeers.redis.non2xx", "score": 0, "unit": "responses"},
+				  {"name": "HttpPeers.redis.cpuPerRequest", "score": 61.0, "unit": "µs"},
+				  {"name": "HttpPeers.redis.serverCpuPerRequest", "score": 12.5, "unit": "µs"},
+				  {"name": "HttpPeers.redis-reservoir", "score": 9000, "error": 100, "unit": "requests/s"},
+				  {"name": "HttpPeers.resilience4j", "score": 10909.09, "error": 100, "unit": "requests/s"},
+				  {"name": "HttpPeers.bucket4j-memory", "score": 10000, "error": 100, "unit": "requests/s"},
+				""" + bucket4jRedis + """
+				], "versions": {"resilience4j-spring-boot4": "2.4.0"}}
+				""";
+	}
+
 	private static String http(String prefix, double off, double memory, double redis) {
 		return String.format(Locale.ROOT, """
 				{"measurements": [
