@@ -5,7 +5,7 @@
 #   rate-limit-benchmarks/run.sh           full run: JMH 10 x 1 s warm-up, 5 x 1 s measurement, 2 forks (in memory:
 #                                          two passes of one fork each)
 #   rate-limit-benchmarks/run.sh --quick   under 6 minutes from a fresh clone, build included, before the Netty
-#                                          section (about a minute more) and the peers section (about three more):
+#                                          section (about a minute more) and the peers section (about four more):
 #                                          1 x 1 s warm-up, 2 x 1 s measurement, 1 fork
 #
 # Prints one line per ratio, "ratio NAME VALUE" (ours / theirs: above 1 is better, except bytes per key), and
@@ -77,10 +77,10 @@ else
 	# Two passes, each with three fresh instances of the app: an instance's steady state depends on its JIT's
 	# decisions, and two instances of the same jar, measured in alternating rounds, differed by up to 8% here.
 	http_passes=2
-	# peers: seven instances instead of three, so fewer and shorter rounds than the HTTP sections' to stay under about
-	# 20 minutes: two passes of fresh instances still, each of 36 s warm-up and 3 rounds of 10 s per instance (about
-	# 8 minutes a pass with the instances' start).
-	peers_warmup=36
+	# peers: seven instances instead of three, so a shorter warm-up and fewer rounds than the HTTP sections' to stay
+	# under about 20 minutes: two passes of fresh instances still, each of 30 s warm-up and 3 rounds of 10 s per
+	# instance, about 9 minutes a pass (seven instances starting together took 95 s of it here, in a quick run).
+	peers_warmup=30
 	peers_rounds=3
 	peers_seconds=10
 	peers_passes=2
