@@ -288,13 +288,16 @@ app_log_file() {
 	echo "$log_dir/$app_log-$1${http_pass:+-pass$http_pass}.log"
 }
 
-# Why instance $1 did not start, from its log: the description of Spring Boot's failure report, else its first error.
+# Why instance $1 did not start, from its log: the description of Spring Boot's failure report, else the root cause
+# of the exception it logged, else its first error line.
 start_failure() {
 	local file reason
 	file=$(app_log_file "$1")
 	reason=$(awk 'found && NF { print; exit } /^Description:/ { found = 1 }' "$file" 2>/dev/null)
 	if [[ -z $reason ]]; then
-		reason=$(grep -m1 -E 'ERROR|Exception' "$file" 2>/dev/null | cut -c1-300)
+		reason=$({ grep -E '^Caused by: ' "$file" | tail -1 | sed 's/^Caused by: //'
+			grep -m1 -E '^[A-Za-z_$.]+(Exception|Error)(: |$)' "$file"; grep -m1 -E 'ERROR' "$file"; } 2>/dev/null \
+			| head -1 | cut -c1-300)
 	fi
 	echo "${reason:-did not answer within 2 minutes}" | tr -d '"\\'
 }
