@@ -49,10 +49,13 @@ class ReactiveRedisTests {
 						.valueMatches("RateLimit", "\"fleet-burst\";r=" + (9 - i) + ";t=\\d+");
 				}
 				for (WebTestClient instance : fleet) {
+					// a token every 360 s of Redis's real clock, counted from the first
+					// request: a second less if the burst took more than a second on a
+					// loaded machine
 					fleet(instance, "shared-key").expectStatus()
 						.isEqualTo(HttpStatus.TOO_MANY_REQUESTS)
 						.expectHeader()
-						.valueEquals("Retry-After", "360");
+						.valueMatches("Retry-After", "35[5-9]|360");
 				}
 				// a Mono handler's @RateLimited cost, charged in Redis too: 7 on one, 3
 				// on
