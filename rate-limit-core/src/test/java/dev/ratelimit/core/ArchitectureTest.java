@@ -58,7 +58,8 @@ class ArchitectureTest {
 			.resideOutsideOfPackage(CORE + ".redis..")
 			.should()
 			.dependOnClassesThat()
-			.resideInAnyPackage("org.springframework.data.redis..", "org.springframework.dao..", "io.lettuce..")
+			.resideInAnyPackage("org.springframework.data.redis..", "org.springframework.dao..", "io.lettuce..",
+					"redis.clients..")
 			.check(classes);
 	}
 

@@ -138,6 +138,10 @@ interface ScriptRunner extends AutoCloseable {
 				&& LettuceScriptRunner.supports(connectionFactory)) {
 			return new LettuceScriptRunner(connectionFactory, script);
 		}
+		if (ClassUtils.isPresent("redis.clients.jedis.Jedis", ScriptRunner.class.getClassLoader())
+				&& JedisScriptRunner.supports(connectionFactory)) {
+			return new JedisScriptRunner(connectionFactory, script);
+		}
 		return new ConnectionScriptRunner(connectionFactory, script.script());
 	}
 
