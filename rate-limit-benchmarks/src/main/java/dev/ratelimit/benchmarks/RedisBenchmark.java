@@ -40,7 +40,7 @@ public abstract class RedisBenchmark {
 
 	private String[] names;
 
-	private RedisSides.Side side;
+	RedisSides.Side side;
 
 	@Setup
 	public void setUp(BenchmarkParams params) {

@@ -45,8 +45,10 @@ final class RedisSides {
 	 * its default shared native connection, Bucket4j through a RedisClient connection as
 	 * its documentation shows), the same limit (a token bucket of PER_SECOND per second
 	 * with a burst of one second's refill, so nearly every call is allowed), and the same
-	 * JMH threads, one blocking call per thread at a time. The server is started by
-	 * run.sh and found through BENCH_REDIS_PORT.
+	 * JMH threads, one blocking call per thread at a time. The trivial script, which is
+	 * no limiter, gets a connection of the factory's client as ours does (ours opens one
+	 * of its own), and waits for each reply as ours does. The server is started by run.sh
+	 * and found through BENCH_REDIS_PORT.
 	 */
 
 	/** A rate far above what a server can decide: every call is allowed. */
@@ -65,6 +67,14 @@ final class RedisSides {
 		 * listener).
 		 */
 		long commandsSent();
+
+		/**
+		 * Runs EVALSHA of {@code return 1}, the trivial script, for a side that is no
+		 * limiter ({@link RedisInFlight64#trivialScript()}).
+		 */
+		default long trivialScript() throws Exception {
+			throw new UnsupportedOperationException("not the trivial script's side");
+		}
 
 		@Override
 		void close();
@@ -90,6 +100,7 @@ final class RedisSides {
 			case "oursLease" -> ours(Limit.tokenBucket(PER_SECOND + "/1s", PER_SECOND), LEASE, "bench-lease");
 			case "bucket4jLettuce" -> bucket4j();
 			case "springCloudGateway" -> springCloudGateway();
+			case "trivialScript" -> trivialScript();
 			default -> throw new IllegalArgumentException("unknown side " + name);
 		};
 	}
@@ -207,6 +218,36 @@ final class RedisSides {
 			@Override
 			public void close() {
 				context.close();
+				factory.destroy();
+			}
+
+		};
+	}
+
+	private static Side trivialScript() {
+		CommandCounter counter = new CommandCounter();
+		LettuceConnectionFactory factory = connectionFactory(counter);
+		TrivialScript script = TrivialScript.connect(factory);
+		return new Side() {
+
+			@Override
+			public boolean decide(String key) {
+				throw new UnsupportedOperationException("the trivial script decides nothing");
+			}
+
+			@Override
+			public long trivialScript() throws Exception {
+				return script.call();
+			}
+
+			@Override
+			public long commandsSent() {
+				return counter.sent.get();
+			}
+
+			@Override
+			public void close() {
+				script.close();
 				factory.destroy();
 			}
 
