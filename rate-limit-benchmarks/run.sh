@@ -4,9 +4,10 @@
 #
 #   rate-limit-benchmarks/run.sh           full run: JMH 10 x 1 s warm-up, 5 x 1 s measurement, 2 forks (in memory:
 #                                          two passes of one fork each)
-#   rate-limit-benchmarks/run.sh --quick   under 6 minutes from a fresh clone, build included, before the Netty
-#                                          section (about a minute more) and the peers section (about four more):
-#                                          1 x 1 s warm-up, 2 x 1 s measurement, 1 fork
+#   rate-limit-benchmarks/run.sh --quick   under 6 minutes from a fresh clone, build included (the CPU per Redis
+#                                          decision adds about 45 s), before the Netty section (about a minute more)
+#                                          and the peers section (about four more): 1 x 1 s warm-up, 2 x 1 s
+#                                          measurement, 1 fork
 #
 # Prints one line per ratio, "ratio NAME VALUE" (ours / theirs: above 1 is better, except bytes per key), and
 # "# ratio NAME skipped: WHY" for the ratios whose section is not part of the run yet. Raw results (JMH JSON and the
@@ -44,6 +45,10 @@ if [[ $mode == quick ]]; then
 	redis_second_pass=()
 	ceiling_requests=50000
 	round_trip_seconds=0.5
+	# CPU per Redis decision, quick: the default and the Jedis path against the baseline, one short round each
+	cpu_timing=(8 4 1)
+	cpu_setups=(memory lettuce jedis)
+	cpu_saturated_setups=()
 	http_warmup=9
 	http_rounds=2
 	http_seconds=3
@@ -71,6 +76,13 @@ else
 	redis_second_pass=(springCloudGateway ours)
 	ceiling_requests=200000
 	round_trip_seconds=2
+	# CPU per Redis decision, full: 25 s of warm-up per JVM (the JIT compilers were still busy after 15 s here, at 5 µs
+	# of CPU per call), 10 s measured, 2 rounds in a rotating order; the client options and the two bounds (a Lettuce
+	# round trip, a blocking socket's) that no limiter could go below
+	cpu_timing=(25 10 2)
+	cpu_setups=(memory lettuce lettuceEpoll lettuceOneIoThread lettucePublishOnScheduler jedisWorkers jedis
+		lettuceTrivialScript socketTrivialScript)
+	cpu_saturated_setups=(memory lettuce jedis lettuceTrivialScript socketTrivialScript)
 	http_warmup=45
 	http_rounds=5
 	http_seconds=10
@@ -197,7 +209,7 @@ redis_ceiling() {
 }
 
 run_redis() {
-	echo "== redis: one thread and 64 in flight, one hot key and 100,000 keys, ceiling, round trips"
+	echo "== redis: one thread and 64 in flight, one hot key and 100,000 keys, ceiling, round trips, CPU per decision"
 	start_redis
 	redis_ceiling
 	BENCH_REDIS_PORT=$redis_port java -cp "$jar" dev.ratelimit.benchmarks.RedisRoundTrips "$round_trip_seconds" \
@@ -215,6 +227,17 @@ run_redis() {
 		# shellcheck disable=SC2086
 		BENCH_REDIS_PORT=$redis_port java -jar "$jar" "${redis_selection_many[@]}" "${redis_timing[@]}" -rf json \
 			-rff "$results/redis-many-keys.json" ${JMH_ARGS:-}
+	fi
+	# The application's CPU per synchronous decision, by client set-up (issue 23): 32 callers making about 5,000 calls
+	# a second together, as the HTTP benchmark's Redis instance, then as many as they can. Each set-up in JVMs of its
+	# own; target/epoll holds Netty's native transport for the lettuceEpoll set-up (the others keep Java's NIO).
+	BENCH_REDIS_PORT=$redis_port BENCH_REDIS_PID=$redis_pid java -cp "$jar:$root/rate-limit-benchmarks/target/epoll/*" \
+		dev.ratelimit.benchmarks.RedisDecisionCpu 5000 "${cpu_timing[@]}" "$results/redis-decision-cpu.json" \
+		"${cpu_setups[@]}"
+	if (( ${#cpu_saturated_setups[@]} > 0 )); then
+		BENCH_REDIS_PORT=$redis_port BENCH_REDIS_PID=$redis_pid java -cp "$jar:$root/rate-limit-benchmarks/target/epoll/*" \
+			dev.ratelimit.benchmarks.RedisDecisionCpu 0 "${cpu_timing[@]}" "$results/redis-decision-cpu-saturated.json" \
+			"${cpu_saturated_setups[@]}"
 	fi
 	redis_cli_info=$(redis-cli -p "$redis_port" info server | grep -E '^redis_version' | tr -d '\r')
 	echo "redis-server: ${redis_cli_info#*:}"

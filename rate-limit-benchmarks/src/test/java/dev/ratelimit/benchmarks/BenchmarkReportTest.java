@@ -62,6 +62,41 @@ class BenchmarkReportTest {
 	}
 
 	@Test
+	void measuresOursAgainstTheTrivialScriptAndShowsRedisBenchmarkAsContextOnly() throws IOException {
+		write("redis.json", jmh("RedisInFlight64.ours", "keys", "1", 30000, 1000, 30000, 30000),
+				jmh("RedisInFlight64.trivialScript", "keys", "1", 40000, 1000, 40000, 40000));
+		Files.writeString(this.results.resolve("redis-ceiling.json"), """
+				{"measurements": [{"name": "RedisCeiling.evalsha", "score": 60000, "unit": "ops/s"}]}
+				""");
+		Report report = render();
+		assertThat(report.markdown())
+			.contains("| `redis-hot-64-vs-trivial-script` | 0.75 | 0.71 – 0.79 | ≥ 0.80 | **missed** |")
+			.containsPattern("\\| `redis-hot-64-vs-ceiling` \\| 0.50 \\|  \\| none \\| context only: .*C client");
+		assertThat(report.stdout()).contains("ratio redis-hot-64-vs-trivial-script 0.75\n")
+			.contains("ratio redis-hot-64-vs-ceiling 0.50\n");
+	}
+
+	@Test
+	void showsTheCpuPerRedisDecisionNetOfTheInMemoryBaselineAgainstTheDefaultBefore() throws IOException {
+		Files.writeString(this.results.resolve("redis-decision-cpu.json"), """
+				{"measurements": [
+				  {"name": "RedisDecisionCpu.memory", "score": 20, "error": 1, "unit": "µs"},
+				  {"name": "RedisDecisionCpu.lettuce", "score": 100, "error": 4, "unit": "µs"},
+				  {"name": "RedisDecisionCpu.lettuce.redisServer", "score": 55, "unit": "µs"},
+				  {"name": "RedisDecisionCpu.lettuce.decisions", "score": 4900, "unit": "decisions/s"},
+				  {"name": "RedisDecisionCpu.lettuce.failures", "score": 0, "unit": "calls"},
+				  {"name": "RedisDecisionCpu.jedis", "score": 60, "error": 2, "unit": "µs"}
+				]}
+				""");
+		String markdown = render().markdown();
+		assertThat(markdown).contains("### CPU per Redis decision")
+			.contains("| **before**: ours on Lettuce, every default (Spring Boot's default client) | 100.0 ± 4.0 | "
+					+ "80.0 | 1.00 | 55.0 | 4900 | 0 | — | — | — |")
+			// 60 - 20 = 40 µs per Redis decision, half of the 80 before
+			.contains("each call on the caller's thread (`JedisScriptRunner`), FCALL | 60.0 ± 2.0 | 40.0 | 0.50 |");
+	}
+
+	@Test
 	void allowsTheLeaseStillOpenWhenCountingStopped() throws IOException {
 		roundTrips(0.010001, 100_000);
 		assertThat(render().markdown()).contains("| `redis-lease-round-trips-vs-plain` | 0.01 |  | ≤ 0.01 | met |");
