@@ -82,7 +82,7 @@ else
 	cpu_timing=(25 10 2)
 	cpu_setups=(memory lettuce lettuceEpoll lettuceOneIoThread lettucePublishOnScheduler jedisWorkers jedis
 		lettuceTrivialScript socketTrivialScript)
-	cpu_saturated_setups=(memory lettuce jedis lettuceTrivialScript socketTrivialScript)
+	cpu_saturated_setups=(lettuce jedis lettuceTrivialScript socketTrivialScript)
 	http_warmup=45
 	http_rounds=5
 	http_seconds=10
