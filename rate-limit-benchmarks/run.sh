@@ -336,7 +336,7 @@ to_ms() {
 backend_failures() {
 	local count
 	count=$(curl -s "http://127.0.0.1:${app_ports[$1]}$app_failures_path" \
-		| sed -n 's/.*"statistic":"COUNT","value":\([0-9]*\).*/\1/p; s/^\([0-9][0-9]*\)$/\1/p')
+		| sed -n 's/.*"statistic":"COUNT","value":\([0-9]*\).*/\1/p; t; s/^\([0-9][0-9]*\)$/\1/p' | head -1)
 	echo "${count:-0}"
 }
 
