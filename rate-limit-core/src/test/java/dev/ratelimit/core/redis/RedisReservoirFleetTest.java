@@ -164,7 +164,7 @@ class RedisReservoirFleetTest {
 				assertThat(decision.isAllowed()).isTrue();
 				assertThat(decision.statuses()).extracting(LimitStatus::target).containsExactlyElementsOf(call);
 			}
-			long roundTrips = scriptCalls(client.text("INFO", "commandstats"));
+			long roundTrips = RedisReservoirTest.scriptCalls(client.text("INFO", "commandstats"));
 			System.out.printf("three limits within them: %.3f round trips per decision%n",
 					(double) roundTrips / decisions);
 			assertThat(roundTrips).isBetween((long) decisions / RESERVOIR, decisions / RESERVOIR + 2L);
@@ -220,7 +220,7 @@ class RedisReservoirFleetTest {
 				clock.advance(Duration.ofMillis(1 + random.nextInt(20)));
 			}
 			run.end = clock.nowMicros();
-			run.roundTrips = scriptCalls(client.text("INFO", "commandstats"));
+			run.roundTrips = RedisReservoirTest.scriptCalls(client.text("INFO", "commandstats"));
 		}
 		finally {
 			fleet.forEach(RedisRateLimiter::close);
@@ -317,17 +317,6 @@ class RedisReservoirFleetTest {
 			counts[(int) ((at - first) / SECOND)]++;
 		}
 		return counts;
-	}
-
-	private static long scriptCalls(String commandStats) {
-		long calls = 0;
-		for (String line : commandStats.split("\r?\n")) {
-			if (line.startsWith("cmdstat_fcall:") || line.startsWith("cmdstat_evalsha:")
-					|| line.startsWith("cmdstat_eval:")) {
-				calls += Long.parseLong(line.replaceAll("^cmdstat_[a-z]+:calls=(\\d+),.*", "$1"));
-			}
-		}
-		return calls;
 	}
 
 }

@@ -76,7 +76,10 @@ class RedisReservoirTest {
 		}
 	}
 
-	private static long scriptCalls(String commandStats) {
+	/**
+	 * Returns the scripts and functions Redis ran, by {@code INFO commandstats}.
+	 */
+	static long scriptCalls(String commandStats) {
 		long calls = 0;
 		for (String line : commandStats.split("\r?\n")) {
 			if (line.startsWith("cmdstat_fcall:") || line.startsWith("cmdstat_evalsha:")
