@@ -34,7 +34,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>
  * An idle key is dropped once its state equals a fresh one, and at most {@code maxKeys}
- * keys are held. A client key longer than 64 characters is held as its SHA-256. The
+ * keys are held. A client key longer than 72 characters is held as its SHA-256. The
  * limiter is thread-safe and takes no global lock.
  */
 public final class InMemoryRateLimiter implements RateLimiter {

@@ -158,6 +158,16 @@ class KeyCostTest {
 		assertThat(remaining(new KeyedLimit("api", base + "\u0000", limit))).as("one character longer").isEqualTo(10);
 	}
 
+	@Test
+	void anApiKeyResolversKeyIsHeldAsItIsAndALongerKeyAsItsDigest() {
+		// the API-key resolver's keys: "key:" and the 64 hex digits of a SHA-256
+		String apiKey = "key:" + "0123456789abcdef".repeat(4);
+		Limit limit = Limit.tokenBucket("10/1d");
+		assertThat(StateKey.of(new KeyedLimit("api", apiKey, limit))).isInstanceOf(StateKey.class);
+		assertThat(StateKey.of(new KeyedLimit("api", "k".repeat(HashedKey.MAX_PLAIN_CHARS + 1), limit)))
+			.isInstanceOf(HashedKey.class);
+	}
+
 	private static String longKey(char fill) {
 		return String.valueOf(fill).repeat(8192);
 	}
