@@ -67,6 +67,13 @@ final class BackendGate {
 	}
 
 	/**
+	 * Returns whether the backend is up: neither late nor down.
+	 */
+	boolean isUp() {
+		return !this.down && this.lateUntil == 0;
+	}
+
+	/**
 	 * Returns how a caller uses the backend. A caller that gets {@link Route#ASK} must
 	 * report what it learned with {@link #succeeded}, {@link #late}, {@link #failed} or
 	 * {@link #abandoned}, passing the same caller.

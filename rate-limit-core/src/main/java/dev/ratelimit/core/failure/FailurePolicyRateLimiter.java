@@ -184,7 +184,7 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 		KeyedLimit.requireOneLimitPerName(limits);
 		Decision withoutAsking;
 		try {
-			withoutAsking = this.backend.decideWithoutAsking(limits, cost);
+			withoutAsking = this.backend.decideWithoutAsking(limits, cost, this.gate.isUp());
 		}
 		catch (BackendUnavailableException ex) {
 			return busy(ex, limits, cost);
@@ -242,7 +242,7 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 				return CompletableFuture.completedFuture(Decision.unlimited());
 			}
 			KeyedLimit.requireOneLimitPerName(limits);
-			return this.backend.decideWithoutAskingAsync(limits, cost)
+			return this.backend.decideWithoutAskingAsync(limits, cost, this.gate.isUp())
 				.handle((withoutAsking, ex) -> acquireAfterReservoir(withoutAsking, ex, limits, cost))
 				.thenCompose(Function.identity());
 		}

@@ -24,12 +24,15 @@ public interface RemoteRateLimiter extends RateLimiter {
 	 * ahead), without asking the store; {@code null} when that is not enough.
 	 * @param limits the limits of the call
 	 * @param cost the permits the call takes
+	 * @param takeAhead whether the store answers in time, so that, should this call leave
+	 * little of that state here, more may be taken ahead from the store, with no caller
+	 * waiting for it
 	 * @return the decision, or {@code null} to ask the store
 	 * @throws BackendUnavailableException with reason
 	 * {@link BackendUnavailableException.Reason#BUSY BUSY} if another call holds that
 	 * state too long, so that this one is decided by the failure policy's own limits
 	 */
-	default @Nullable Decision decideWithoutAsking(List<KeyedLimit> limits, long cost) {
+	default @Nullable Decision decideWithoutAsking(List<KeyedLimit> limits, long cost, boolean takeAhead) {
 		return null;
 	}
 
@@ -41,14 +44,16 @@ public interface RemoteRateLimiter extends RateLimiter {
 	 * holds no such state.
 	 * @param limits the limits of the call
 	 * @param cost the permits the call takes
+	 * @param takeAhead as {@link #decideWithoutAsking} takes it
 	 * @return the decision, or {@code null} to ask the store; failed with a
 	 * {@link BackendUnavailableException} of reason
 	 * {@link BackendUnavailableException.Reason#BUSY BUSY} as
 	 * {@link #decideWithoutAsking} throws it
 	 */
-	default CompletableFuture<@Nullable Decision> decideWithoutAskingAsync(List<KeyedLimit> limits, long cost) {
+	default CompletableFuture<@Nullable Decision> decideWithoutAskingAsync(List<KeyedLimit> limits, long cost,
+			boolean takeAhead) {
 		try {
-			return CompletableFuture.completedFuture(decideWithoutAsking(limits, cost));
+			return CompletableFuture.completedFuture(decideWithoutAsking(limits, cost, takeAhead));
 		}
 		catch (RuntimeException ex) {
 			return CompletableFuture.failedFuture(ex);

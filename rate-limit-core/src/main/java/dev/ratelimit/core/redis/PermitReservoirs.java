@@ -50,19 +50,42 @@ final class PermitReservoirs {
 	 * reservoir's monitor guards its fields only while they change, and the fill on its
 	 * way is a future that any thread may complete (the answer of an asynchronous fill
 	 * comes on Lettuce's event loop).
+	 *
+	 * A reservoir whose callers wait for its fills (a call found one of its last
+	 * AHEAD_AFTER_WAIT fills on its way) and that serves a call and is left with fewer
+	 * than an eighth of N permits is filled ahead, while its last permits still serve
+	 * calls: a fill that needs nothing, which no call waits for, sent while Redis answers
+	 * in time. Under load the next fill has then come before the reservoir runs dry, and
+	 * callers rarely wait for Redis (a wait parks a thread and wakes it). Such a fill
+	 * takes at most N less what is left, so that a reservoir still holds at most N, and
+	 * Redis sees a fill per 7N/8 calls rather than per N; a key whose calls never wait
+	 * (one caller at a time) keeps one per N, as its caller would wait for the fill ahead
+	 * all the same. It is not done once Redis has granted a fill less than it asked for,
+	 * or had nothing left after it: the limit is nearly spent, and filling ahead would
+	 * ask Redis once per call for a permit or none.
 	 */
 
 	private static final long MAX_RESERVOIRS = 100_000;
 
+	/**
+	 * A reservoir is filled ahead while a call found one of its last this many fills on
+	 * its way.
+	 */
+	static final long AHEAD_AFTER_WAIT = 8;
+
 	private final long size;
 
-	private final Cache<String, Reservoir> reservoirs = Caffeine.newBuilder()
+	/** A reservoir left with fewer permits than this is filled ahead. */
+	private final long lowWater;
+
+	private final Cache<Place, Reservoir> reservoirs = Caffeine.newBuilder()
 		.maximumSize(MAX_RESERVOIRS)
 		.expireAfterAccess(Duration.ofHours(1))
 		.build();
 
 	PermitReservoirs(long size) {
 		this.size = size;
+		this.lowWater = Math.max(1, size / 8);
 	}
 
 	/**
@@ -103,12 +126,14 @@ final class PermitReservoirs {
 		return algorithm && cost <= limit.capacity() && limit.penaltyMicros() == 0 && limit.maxWaitMicros() < 0;
 	}
 
-	Reservoir reservoir(String key) {
-		return this.reservoirs.get(key, (k) -> new Reservoir(this.size));
+	Reservoir reservoir(KeyedLimit target) {
+		Place place = Place.of(target);
+		Reservoir found = this.reservoirs.getIfPresent(place);
+		return (found != null) ? found : this.reservoirs.get(place, (p) -> new Reservoir(this.size));
 	}
 
-	void forget(String key) {
-		this.reservoirs.invalidate(key);
+	void forget(KeyedLimit target) {
+		this.reservoirs.invalidate(Place.of(target));
 	}
 
 	void forgetAll() {
@@ -116,51 +141,104 @@ final class PermitReservoirs {
 	}
 
 	/**
-	 * Returns a call's limits as the reservoirs see them: each distinct key once.
+	 * Returns a call's limits as the reservoirs see them: each distinct state once.
 	 * @param limits the call's limits, all {@link #isEligible eligible}
-	 * @param keys the keys of the limits' states
 	 * @param cost the permits the call takes
 	 * @return the call
 	 */
-	Call call(List<KeyedLimit> limits, RedisKeys keys, long cost) {
+	Call call(List<KeyedLimit> limits, long cost) {
 		int count = limits.size();
+		if (count == 1) {
+			KeyedLimit target = limits.get(0);
+			return new Call(new KeyedLimit[] { target }, new Place[] { Place.of(target) },
+					new Reservoir[] { reservoir(target) }, new int[] { 0 }, cost);
+		}
 		KeyedLimit[] targets = new KeyedLimit[count];
-		String[] names = new String[count];
+		Place[] places = new Place[count];
 		int[] index = new int[count];
 		int distinct = 0;
 		for (int i = 0; i < count; i++) {
 			KeyedLimit target = limits.get(i);
-			String key = keys.key(target);
+			Place place = Place.of(target);
 			int known = -1;
 			for (int j = 0; j < distinct && known < 0; j++) {
-				if (names[j].equals(key)) {
+				if (places[j].equals(place)) {
 					known = j;
 				}
 			}
 			if (known < 0) {
 				known = distinct++;
 				targets[known] = target;
-				names[known] = key;
+				places[known] = place;
 			}
 			index[i] = known;
 		}
 		Reservoir[] found = new Reservoir[distinct];
 		for (int j = 0; j < distinct; j++) {
-			found[j] = reservoir(names[j]);
+			found[j] = reservoir(targets[j]);
 		}
-		return new Call(Arrays.copyOf(targets, distinct), Arrays.copyOf(names, distinct), found, index, cost);
+		return new Call(Arrays.copyOf(targets, distinct), Arrays.copyOf(places, distinct), found, index, cost);
 	}
 
 	/**
-	 * One call's distinct keyed limits, their keys and reservoirs.
+	 * Where a reservoir belongs: the state of a keyed limit in Redis, which its policy,
+	 * client key, name and algorithm name (as {@link RedisKeys#key} does, without hashing
+	 * the client key on every call), never the limit's other parameters.
+	 *
+	 * @param policy the policy
+	 * @param key the client key
+	 * @param name the limit's name
+	 * @param algorithm the limit's algorithm
+	 */
+	record Place(String policy, String key, String name, Algorithm algorithm) implements Comparable<Place> {
+
+		static Place of(KeyedLimit target) {
+			return new Place(target.policy(), target.key(), target.name(), target.limit().algorithm());
+		}
+
+		@Override
+		public int compareTo(Place other) {
+			int order = this.policy.compareTo(other.policy);
+			if (order == 0) {
+				order = this.key.compareTo(other.key);
+			}
+			if (order == 0) {
+				order = this.name.compareTo(other.name);
+			}
+			return (order != 0) ? order : this.algorithm.compareTo(other.algorithm);
+		}
+
+		// written out rather than generated: a place is made, hashed and compared on
+		// every call
+		@Override
+		public boolean equals(Object other) {
+			if (this == other) {
+				return true;
+			}
+			return other instanceof Place that && this.key.equals(that.key) && this.name.equals(that.name)
+					&& this.policy.equals(that.policy) && this.algorithm == that.algorithm;
+		}
+
+		@Override
+		public int hashCode() {
+			int hash = this.key.hashCode();
+			hash = 31 * hash + this.name.hashCode();
+			hash = 31 * hash + this.policy.hashCode();
+			return 31 * hash + this.algorithm.hashCode();
+		}
+
+	}
+
+	/**
+	 * One call's distinct keyed limits, their places and reservoirs.
 	 *
 	 * @param targets the distinct keyed limits
-	 * @param keys their state keys
+	 * @param places their places
 	 * @param reservoirs their reservoirs
 	 * @param index for each limit of the call, the place of its target
 	 * @param cost the permits the call takes from each
 	 */
-	record Call(KeyedLimit[] targets, String[] keys, Reservoir[] reservoirs, int[] index, long cost) {
+	record Call(KeyedLimit[] targets, Place[] places, Reservoir[] reservoirs, int[] index, long cost) {
 
 		/**
 		 * Returns the call's statuses, one per limit in the order given, from the
@@ -187,9 +265,11 @@ final class PermitReservoirs {
 	 * @param now the time
 	 * @param mayFill whether the call may fill reservoirs; if not, a call that must ask
 	 * Redis gets {@code null}
+	 * @param mayFillAhead whether a call served here may start a fill of the reservoirs
+	 * it left low ({@link Answered#ahead()}): Redis answers in time
 	 * @return the call's turn, or {@code null}
 	 */
-	@Nullable Turn take(Call call, long now, boolean mayFill) {
+	@Nullable Turn take(Call call, long now, boolean mayFill, boolean mayFillAhead) {
 		int count = call.targets.length;
 		long cost = call.cost;
 		LimitStatus[] statuses = new LimitStatus[count];
@@ -211,7 +291,7 @@ final class PermitReservoirs {
 			lacking = true;
 		}
 		if (!lacking) {
-			return new Answered(call.statuses(statuses));
+			return new Answered(call.statuses(statuses), mayFillAhead ? ahead(call, now) : null);
 		}
 		if (!mayFill) {
 			giveBack(call, steps, now);
@@ -221,7 +301,7 @@ final class PermitReservoirs {
 		for (int j = 0; j < count; j++) {
 			order[j] = j;
 		}
-		Arrays.sort(order, (a, b) -> call.keys[a].compareTo(call.keys[b]));
+		Arrays.sort(order, (a, b) -> call.places[a].compareTo(call.places[b]));
 		boolean claimed = false;
 		for (int j : order) {
 			if (!(steps[j] instanceof Lacking)) {
@@ -242,7 +322,7 @@ final class PermitReservoirs {
 			}
 		}
 		if (!claimed) {
-			return new Answered(call.statuses(statuses));
+			return new Answered(call.statuses(statuses), mayFillAhead ? ahead(call, now) : null);
 		}
 		// the reservoirs that served the call are topped up by the same fill when no
 		// other fill is on its way to them: a call's reservoirs then run dry together,
@@ -253,10 +333,35 @@ final class PermitReservoirs {
 				claims[j] = claim;
 			}
 			else if (steps[j] instanceof Took) {
-				claims[j] = call.reservoirs[j].topUp(cost);
+				claims[j] = call.reservoirs[j].topUp(call.targets[j], cost);
 			}
 		}
 		return new Fill(call, steps, claims, statuses, now);
+	}
+
+	/**
+	 * Returns the fill ahead of the reservoirs a call that they served left low, or
+	 * {@code null} if none is: a fill of its own, which uses nothing and needs nothing.
+	 */
+	private @Nullable Fill ahead(Call call, long now) {
+		int count = call.targets.length;
+		Claimed[] claims = null;
+		for (int j = 0; j < count; j++) {
+			Claimed claim = call.reservoirs[j].ahead(call.targets[j], this.lowWater);
+			if (claim != null) {
+				if (claims == null) {
+					claims = new Claimed[count];
+				}
+				claims[j] = claim;
+			}
+		}
+		if (claims == null) {
+			return null;
+		}
+		Step[] steps = new Step[count];
+		Arrays.fill(steps, Lacking.INSTANCE);
+		Call own = new Call(call.targets, call.places, call.reservoirs, call.index, 0);
+		return new Fill(own, steps, claims, new LimitStatus[count], now);
 	}
 
 	/**
@@ -308,8 +413,14 @@ final class PermitReservoirs {
 	 * as many permits.
 	 *
 	 * @param statuses the statuses to report, one per limit of the call
+	 * @param ahead the fill ahead of the reservoirs the call left low, to send without
+	 * waiting for it, or {@code null}
 	 */
-	record Answered(List<LimitStatus> statuses) implements Turn {
+	record Answered(List<LimitStatus> statuses, @Nullable Fill ahead) implements Turn {
+
+		Answered(List<LimitStatus> statuses) {
+			this(statuses, null);
+		}
 
 	}
 
@@ -555,6 +666,19 @@ final class PermitReservoirs {
 		/** The permits the last refused fill asked for. */
 		private long refusedNeed;
 
+		/** The fills claimed so far. */
+		private long fills;
+
+		/** The number of the last fill a call found on its way. */
+		private long waitedFor = -AHEAD_AFTER_WAIT - 1;
+
+		/**
+		 * Whether Redis granted the last fill less than it asked for, or refused it, or
+		 * had nothing left after it: the limit is nearly spent, so that the reservoir is
+		 * not filled ahead.
+		 */
+		private boolean scarce;
+
 		Reservoir(long size) {
 			this.size = size;
 		}
@@ -580,6 +704,7 @@ final class PermitReservoirs {
 			}
 			CompletableFuture<Void> onItsWay = this.fill;
 			if (onItsWay != null) {
+				this.waitedFor = this.fills;
 				return new Busy(onItsWay);
 			}
 			if (!claim) {
@@ -587,26 +712,63 @@ final class PermitReservoirs {
 			}
 			CompletableFuture<Void> started = new CompletableFuture<>();
 			this.fill = started;
+			this.fills++;
 			long held = this.permits;
 			this.permits = 0;
-			return new Claimed(held, cost - held, this.size, started);
+			return new Claimed(held, cost - held, Math.max(cost - held, most(target)), started);
+		}
+
+		/**
+		 * Returns the most permits a fill of this reservoir may take: its size, or less
+		 * for a limit whose capacity is smaller (a fill is never granted more), so that a
+		 * fill granted less than it asked for tells of a limit nearly spent.
+		 */
+		private long most(KeyedLimit target) {
+			return Math.min(this.size, target.limit().capacity());
+		}
+
+		/**
+		 * Claims a fill ahead for a call that took its cost here: when fewer than
+		 * {@code lowWater} permits are left and a call waited for one of the last
+		 * {@value PermitReservoirs#AHEAD_AFTER_WAIT} fills, up to the most a fill may
+		 * take, unless another fill is on its way, the limit is nearly spent or nothing
+		 * was filled under it.
+		 * @param target the keyed limit the call took its cost under
+		 * @param lowWater the permits below which the reservoir is filled ahead
+		 * @return the claim, or {@code null}
+		 */
+		synchronized @Nullable Claimed ahead(KeyedLimit target, long lowWater) {
+			if (this.fill != null || this.permits >= lowWater || this.scarce || this.filledUnder == null
+					|| this.fills - this.waitedFor > AHEAD_AFTER_WAIT) {
+				return null;
+			}
+			long room = most(target) - this.permits;
+			if (room <= 0) {
+				return null;
+			}
+			CompletableFuture<Void> started = new CompletableFuture<>();
+			this.fill = started;
+			this.fills++;
+			return new Claimed(0, 0, room, started);
 		}
 
 		/**
 		 * Claims a fill that tops this reservoir up, for a call that took its cost here:
-		 * up to its size less that cost, so that the cost still fits should the call be
-		 * refused and give it back; {@code null} if another fill is on its way or there
-		 * is no room.
+		 * up to the most a fill may take less that cost, so that the cost still fits
+		 * should the call be refused and give it back; {@code null} if another fill is on
+		 * its way or there is no room.
+		 * @param target the keyed limit the call took its cost under
 		 * @param cost the permits the call took
 		 * @return the claim, or {@code null}
 		 */
-		synchronized @Nullable Claimed topUp(long cost) {
-			long room = this.size - this.permits - cost;
+		synchronized @Nullable Claimed topUp(KeyedLimit target, long cost) {
+			long room = most(target) - this.permits - cost;
 			if (this.fill != null || room <= 0) {
 				return null;
 			}
 			CompletableFuture<Void> started = new CompletableFuture<>();
 			this.fill = started;
+			this.fills++;
 			return new Claimed(0, 0, room, started);
 		}
 
@@ -679,6 +841,7 @@ final class PermitReservoirs {
 			if (filledUnder != null && filledUnder != target.limit() && !filledUnder.equals(target.limit())) {
 				this.permits = 0;
 				this.refusedUntil = 0;
+				this.scarce = false;
 				this.filledUnder = null;
 			}
 			if (this.expiresAt <= now) {
@@ -738,6 +901,7 @@ final class PermitReservoirs {
 				lapse(target, now);
 				this.filledUnder = target.limit();
 				long granted = outcome.mark();
+				this.scarce = !outcome.allowed() || granted < claim.want() || outcome.remaining() <= 0;
 				if (granted > 0) {
 					this.expiresAt = now + goodFor(target.limit(), outcome);
 					this.refusedUntil = 0;

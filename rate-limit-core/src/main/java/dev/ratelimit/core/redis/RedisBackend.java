@@ -148,14 +148,14 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 	 * one of them at most the timeout; {@code null} when the reservoirs cannot say.
 	 */
 	@Override
-	public @Nullable Decision decideWithoutAsking(List<KeyedLimit> limits, long cost) {
+	public @Nullable Decision decideWithoutAsking(List<KeyedLimit> limits, long cost, boolean takeAhead) {
 		if (!isReservoirEligible(limits, cost)) {
 			return null;
 		}
 		PermitReservoirs.Call call = reservoirCall(limits, cost);
 		long deadline = System.nanoTime() + this.timeoutNanos;
 		while (true) {
-			PermitReservoirs.Turn turn = reservoirs().take(call, this.clock.nowMicros(), false);
+			PermitReservoirs.Turn turn = reservoirs().take(call, this.clock.nowMicros(), false, takeAhead);
 			if (turn == null) {
 				return null;
 			}
@@ -173,20 +173,22 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 	 * ended within the timeout.
 	 */
 	@Override
-	public CompletableFuture<@Nullable Decision> decideWithoutAskingAsync(List<KeyedLimit> limits, long cost) {
+	public CompletableFuture<@Nullable Decision> decideWithoutAskingAsync(List<KeyedLimit> limits, long cost,
+			boolean takeAhead) {
 		if (!isReservoirEligible(limits, cost)) {
 			return CompletableFuture.completedFuture(null);
 		}
 		try {
-			return peekAsync(reservoirCall(limits, cost), System.nanoTime() + this.timeoutNanos);
+			return peekAsync(reservoirCall(limits, cost), System.nanoTime() + this.timeoutNanos, takeAhead);
 		}
 		catch (RuntimeException ex) {
 			return CompletableFuture.failedFuture(ex);
 		}
 	}
 
-	private CompletableFuture<@Nullable Decision> peekAsync(PermitReservoirs.Call call, long deadline) {
-		PermitReservoirs.Turn turn = reservoirs().take(call, this.clock.nowMicros(), false);
+	private CompletableFuture<@Nullable Decision> peekAsync(PermitReservoirs.Call call, long deadline,
+			boolean takeAhead) {
+		PermitReservoirs.Turn turn = reservoirs().take(call, this.clock.nowMicros(), false, takeAhead);
 		if (turn == null) {
 			return CompletableFuture.completedFuture(null);
 		}
@@ -194,14 +196,14 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 			return CompletableFuture.completedFuture(decision(answered));
 		}
 		return afterFill(((PermitReservoirs.AwaitFill) turn).fill(), deadline)
-			.thenCompose((ended) -> peekAsync(call, deadline));
+			.thenCompose((ended) -> peekAsync(call, deadline, takeAhead));
 	}
 
 	/**
 	 * Returns the permit reservoir of a limit, in two-tier mode.
 	 */
 	PermitReservoirs.Reservoir reservoir(KeyedLimit target) {
-		return reservoirs().reservoir(this.keys.key(target));
+		return reservoirs().reservoir(target);
 	}
 
 	private PermitReservoirs reservoirs() {
@@ -209,7 +211,7 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 	}
 
 	private PermitReservoirs.Call reservoirCall(List<KeyedLimit> limits, long cost) {
-		return reservoirs().call(limits, this.keys, cost);
+		return reservoirs().call(limits, cost);
 	}
 
 	private boolean isReservoirEligible(List<KeyedLimit> limits, long cost) {
@@ -283,8 +285,52 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 		return Decision.of(statuses, leases);
 	}
 
-	private static Decision decision(PermitReservoirs.Answered answered) {
+	/**
+	 * Returns the decision of a call the reservoirs answered, after sending the fill
+	 * ahead it started, if any.
+	 */
+	private Decision decision(PermitReservoirs.Answered answered) {
+		PermitReservoirs.Fill ahead = answered.ahead();
+		if (ahead != null) {
+			fillAhead(ahead);
+		}
 		return Decision.of(answered.statuses(), List.of());
+	}
+
+	/**
+	 * Sends a fill ahead, which no call waits for: Redis's answer fills the reservoirs; a
+	 * failure is reported and ends the fill, as does a lost connection, with which the
+	 * fill is not sent.
+	 */
+	private void fillAhead(PermitReservoirs.Fill fill) {
+		if (!this.runner.isConnected()) {
+			fill.abandon();
+			return;
+		}
+		FillPlan plan;
+		CompletableFuture<Boolean> sent;
+		try {
+			plan = new FillPlan(fill);
+			sent = sendFill(plan, 0, System.nanoTime() + this.timeoutNanos);
+		}
+		catch (RuntimeException ex) {
+			fill.abandon();
+			report(ex);
+			return;
+		}
+		sent.whenComplete((granted, ex) -> {
+			try {
+				if (ex != null) {
+					report(ex);
+				}
+				else {
+					fill.filled(plan.outcomes);
+				}
+			}
+			finally {
+				fill.abandon();
+			}
+		});
 	}
 
 	/**
@@ -398,7 +444,7 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 		long deadline = System.nanoTime() + this.timeoutNanos;
 		while (true) {
 			// another call may have filled them since they were looked at
-			PermitReservoirs.Turn turn = reservoirs().take(call, this.clock.nowMicros(), true);
+			PermitReservoirs.Turn turn = reservoirs().take(call, this.clock.nowMicros(), true, true);
 			if (turn instanceof PermitReservoirs.Answered answered) {
 				return decision(answered);
 			}
@@ -438,7 +484,7 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 	 * applies Redis's answer in its callback.
 	 */
 	private CompletableFuture<Decision> acquireFromReservoirsAsync(PermitReservoirs.Call call, long deadline) {
-		PermitReservoirs.Turn turn = reservoirs().take(call, this.clock.nowMicros(), true);
+		PermitReservoirs.Turn turn = reservoirs().take(call, this.clock.nowMicros(), true, true);
 		if (turn instanceof PermitReservoirs.Answered answered) {
 			return CompletableFuture.completedFuture(decision(answered));
 		}
@@ -449,18 +495,8 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 		CompletableFuture<Boolean> filled;
 		FillPlan plan;
 		try {
-			long fillDeadline = System.nanoTime() + this.timeoutNanos;
 			plan = new FillPlan(fill);
-			filled = this.runner.isClusterAsync(fillDeadline).thenCompose((cluster) -> {
-				CompletableFuture<Boolean> granted = CompletableFuture.completedFuture(true);
-				for (int[] group : plan.slots.groups(cluster)) {
-					granted = granted.thenCompose((going) -> !going ? CompletableFuture.completedFuture(false)
-							: runAsync(ScriptOperation.FILL_RESERVOIR, plan.slots, group, plan.needs(group),
-									call.cost(), reservoirs().size(), plan.time, fillDeadline)
-								.thenApply((reply) -> plan.record(group, reply)));
-				}
-				return granted;
-			});
+			filled = sendFill(plan, call.cost(), System.nanoTime() + this.timeoutNanos);
 		}
 		catch (RuntimeException ex) {
 			fill.abandon();
@@ -476,6 +512,23 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 			finally {
 				fill.abandon();
 			}
+		});
+	}
+
+	/**
+	 * Sends a fill's script calls, a cluster's slots one after another, each once the
+	 * last has granted its keys; completes with whether every slot granted them.
+	 */
+	private CompletableFuture<Boolean> sendFill(FillPlan plan, long cost, long deadline) {
+		return this.runner.isClusterAsync(deadline).thenCompose((cluster) -> {
+			CompletableFuture<Boolean> granted = CompletableFuture.completedFuture(true);
+			for (int[] group : plan.slots.groups(cluster)) {
+				granted = granted.thenCompose((going) -> !going ? CompletableFuture.completedFuture(false)
+						: runAsync(ScriptOperation.FILL_RESERVOIR, plan.slots, group, plan.needs(group), cost,
+								reservoirs().size(), plan.time, deadline)
+							.thenApply((reply) -> plan.record(group, reply)));
+			}
+			return granted;
 		});
 	}
 
@@ -958,7 +1011,7 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 	public void reset(KeyedLimit limit) {
 		String key = this.keys.key(limit);
 		if (this.reservoirs != null) {
-			this.reservoirs.forget(key);
+			this.reservoirs.forget(limit);
 		}
 		try {
 			long deadline = System.nanoTime() + this.timeoutNanos;

@@ -229,6 +229,35 @@ class FailurePolicyRateLimiterTest {
 	}
 
 	@Test
+	void permitsAreTakenAheadOnlyWhileTheStoreAnswersInTime() {
+		FailurePolicyRateLimiter policy = policy(FailureMode.LOCAL);
+		this.store.servesWithoutAsking = true;
+		policy.acquire(TEN_PER_MINUTE, 1);
+		policy.acquireAsync(List.of(TEN_PER_MINUTE), 1).join();
+		this.store.servesWithoutAsking = false;
+		this.store.behaviour = Behaviour.LATE;
+		policy.acquire(TEN_PER_MINUTE, 1);
+		// late: the calls the store still serves from what it holds here take nothing
+		// ahead, which would only wait for a late store
+		this.store.servesWithoutAsking = true;
+		policy.acquire(TEN_PER_MINUTE, 1);
+		policy.acquireAsync(List.of(TEN_PER_MINUTE), 1).join();
+		// a probe answered in time ends the late state
+		this.store.servesWithoutAsking = false;
+		this.store.behaviour = Behaviour.ANSWER;
+		this.nanoTime.addAndGet(COOL_DOWN.toNanos());
+		policy.acquire(TEN_PER_MINUTE, 1);
+		this.store.servesWithoutAsking = true;
+		policy.acquire(TEN_PER_MINUTE, 1);
+		this.store.servesWithoutAsking = false;
+		this.store.behaviour = Behaviour.DOWN;
+		policy.acquire(TEN_PER_MINUTE, 1);
+		this.store.servesWithoutAsking = true;
+		policy.acquire(TEN_PER_MINUTE, 1);
+		assertThat(this.store.takeAhead).containsExactly(true, true, true, false, false, false, true, true, false);
+	}
+
+	@Test
 	void aBusyStateIsDecidedHereWithoutJudgingTheStore() {
 		FailurePolicyRateLimiter policy = policy(FailureMode.DENY);
 		this.store.busy = true;
@@ -516,6 +545,9 @@ class FailurePolicyRateLimiterTest {
 
 		volatile boolean servesWithoutAsking;
 
+		/** Whether each call served without asking might take more ahead, in order. */
+		final List<Boolean> takeAhead = new CopyOnWriteArrayList<>();
+
 		volatile boolean busy;
 
 		final AtomicInteger asked = new AtomicInteger();
@@ -545,7 +577,8 @@ class FailurePolicyRateLimiterTest {
 		}
 
 		@Override
-		public @Nullable Decision decideWithoutAsking(List<KeyedLimit> limits, long cost) {
+		public @Nullable Decision decideWithoutAsking(List<KeyedLimit> limits, long cost, boolean takeAhead) {
+			this.takeAhead.add(takeAhead);
 			if (this.busy) {
 				throw new BackendUnavailableException(BackendUnavailableException.Reason.BUSY, "busy");
 			}

@@ -23,11 +23,9 @@ class PermitReservoirTest {
 	/** Ten per second: a window of one second. */
 	private static final KeyedLimit TARGET = new KeyedLimit("api", "client", Limit.tokenBucket("10/1s"));
 
-	private static final RedisKeys KEYS = new RedisKeys("rl:");
-
 	private final PermitReservoirs reservoirs = new PermitReservoirs(5);
 
-	private final PermitReservoirs.Reservoir reservoir = this.reservoirs.reservoir("rl:key");
+	private final PermitReservoirs.Reservoir reservoir = this.reservoirs.reservoir(TARGET);
 
 	@Test
 	void anEmptyReservoirServesNothingAndNeedsTheWholeCost() {
@@ -177,9 +175,9 @@ class PermitReservoirTest {
 	void aCallWithSeveralLimitsIsServedHereOnlyIfEveryReservoirServesIt() {
 		KeyedLimit tier = new KeyedLimit("api", "client", Limit.tokenBucket("1000/1m"));
 		KeyedLimit global = new KeyedLimit("capacity", "global", Limit.slidingWindowCounter("200/1s"));
-		PermitReservoirs.Call call = this.reservoirs.call(List.of(tier, global), KEYS, 1);
+		PermitReservoirs.Call call = this.reservoirs.call(List.of(tier, global), 1);
 		// both empty: one fill for both, each needing one permit
-		PermitReservoirs.Fill fill = (PermitReservoirs.Fill) this.reservoirs.take(call, 0, true);
+		PermitReservoirs.Fill fill = (PermitReservoirs.Fill) this.reservoirs.take(call, 0, true, false);
 		assertThat(fill.targets()).containsExactly(tier, global);
 		assertThat(fill.needs()).containsExactly(1, 1);
 		List<LimitStatus> statuses = fill
@@ -188,14 +186,14 @@ class PermitReservoirTest {
 		assertThat(call.reservoirs()[0].permits()).isEqualTo(4);
 		assertThat(call.reservoirs()[1].permits()).isEqualTo(2);
 		// served here from both
-		PermitReservoirs.Answered answered = (PermitReservoirs.Answered) this.reservoirs.take(call, 10, true);
+		PermitReservoirs.Answered answered = (PermitReservoirs.Answered) this.reservoirs.take(call, 10, true, false);
 		assertThat(answered.statuses()).extracting(LimitStatus::target).containsExactly(tier, global);
 		assertThat(call.reservoirs()[0].permits()).isEqualTo(3);
 		assertThat(call.reservoirs()[1].permits()).isOne();
-		this.reservoirs.take(call, 10, true);
+		this.reservoirs.take(call, 10, true, false);
 		// the global reservoir is empty: it is filled, and the tier's topped up by the
 		// same script call, the tier's permit held meanwhile
-		fill = (PermitReservoirs.Fill) this.reservoirs.take(call, 10, true);
+		fill = (PermitReservoirs.Fill) this.reservoirs.take(call, 10, true, false);
 		assertThat(fill.targets()).containsExactly(tier, global);
 		assertThat(fill.needs()).containsExactly(0, 1);
 		// room for 3 more, and for the permit the call took, should it give it back
@@ -206,7 +204,7 @@ class PermitReservoirTest {
 		statuses = fill.filled(new ScriptReply.KeyOutcome[] { granted(0, 10), refused(500_000) });
 		assertThat(statuses).extracting(LimitStatus::allowed).containsExactly(true, false);
 		assertThat(call.reservoirs()[0].permits()).isEqualTo(2);
-		PermitReservoirs.Answered again = (PermitReservoirs.Answered) this.reservoirs.take(call, 20, true);
+		PermitReservoirs.Answered again = (PermitReservoirs.Answered) this.reservoirs.take(call, 20, true, false);
 		assertThat(again.statuses()).extracting(LimitStatus::allowed).containsExactly(true, false);
 		assertThat(call.reservoirs()[0].permits()).isEqualTo(2);
 	}
@@ -215,11 +213,11 @@ class PermitReservoirTest {
 	void aFillTopsUpTheReservoirsThatServedTheCallSoThatTheyRunDryTogether() {
 		KeyedLimit tier = new KeyedLimit("api", "client", Limit.tokenBucket("1000/1m"));
 		KeyedLimit global = new KeyedLimit("capacity", "global", Limit.fixedWindow("200/1s"));
-		PermitReservoirs.Call tierOnly = this.reservoirs.call(List.of(tier), KEYS, 1);
-		((PermitReservoirs.Fill) this.reservoirs.take(tierOnly, 0, true))
+		PermitReservoirs.Call tierOnly = this.reservoirs.call(List.of(tier), 1);
+		((PermitReservoirs.Fill) this.reservoirs.take(tierOnly, 0, true, false))
 			.filled(new ScriptReply.KeyOutcome[] { granted(3, 10) });
-		PermitReservoirs.Call call = this.reservoirs.call(List.of(tier, global), KEYS, 1);
-		PermitReservoirs.Fill fill = (PermitReservoirs.Fill) this.reservoirs.take(call, 0, true);
+		PermitReservoirs.Call call = this.reservoirs.call(List.of(tier, global), 1);
+		PermitReservoirs.Fill fill = (PermitReservoirs.Fill) this.reservoirs.take(call, 0, true, false);
 		// the tier served the call (1 left) and may take 3 more (room for the permit the
 		// call took, should it be refused); the global window needs 1
 		assertThat(fill.needs()).containsExactly(0, 1);
@@ -235,10 +233,10 @@ class PermitReservoirTest {
 	void withoutAFillACallThatMustAskRedisTakesNothing() {
 		KeyedLimit tier = new KeyedLimit("api", "client", Limit.tokenBucket("1000/1m"));
 		KeyedLimit burst = new KeyedLimit("burst", "client", Limit.tokenBucket("5/1s", 10));
-		PermitReservoirs.Call call = this.reservoirs.call(List.of(tier, burst), KEYS, 1);
-		PermitReservoirs.Fill fill = (PermitReservoirs.Fill) this.reservoirs.take(call, 0, true);
+		PermitReservoirs.Call call = this.reservoirs.call(List.of(tier, burst), 1);
+		PermitReservoirs.Fill fill = (PermitReservoirs.Fill) this.reservoirs.take(call, 0, true, false);
 		fill.filled(new ScriptReply.KeyOutcome[] { granted(5, 10), granted(1, 0) });
-		assertThat(this.reservoirs.take(call, 10, false)).isNull();
+		assertThat(this.reservoirs.take(call, 10, false, false)).isNull();
 		assertThat(call.reservoirs()[0].permits()).isEqualTo(4);
 	}
 
@@ -246,31 +244,31 @@ class PermitReservoirTest {
 	void aCallThatFindsAFillOnItsWayGivesBackWhatItTookAndWaitsForIt() {
 		KeyedLimit tier = new KeyedLimit("api", "client", Limit.tokenBucket("1000/1m"));
 		KeyedLimit global = new KeyedLimit("capacity", "global", Limit.fixedWindow("200/1s"));
-		PermitReservoirs.Call first = this.reservoirs.call(List.of(global), KEYS, 1);
-		PermitReservoirs.Call second = this.reservoirs.call(List.of(tier, global), KEYS, 1);
+		PermitReservoirs.Call first = this.reservoirs.call(List.of(global), 1);
+		PermitReservoirs.Call second = this.reservoirs.call(List.of(tier, global), 1);
 		PermitReservoirs.Fill tierFill = (PermitReservoirs.Fill) this.reservoirs
-			.take(this.reservoirs.call(List.of(tier), KEYS, 1), 0, true);
+			.take(this.reservoirs.call(List.of(tier), 1), 0, true, false);
 		tierFill.filled(new ScriptReply.KeyOutcome[] { granted(5, 10) });
-		PermitReservoirs.Fill globalFill = (PermitReservoirs.Fill) this.reservoirs.take(first, 0, true);
-		PermitReservoirs.AwaitFill waiting = (PermitReservoirs.AwaitFill) this.reservoirs.take(second, 0, true);
+		PermitReservoirs.Fill globalFill = (PermitReservoirs.Fill) this.reservoirs.take(first, 0, true, false);
+		PermitReservoirs.AwaitFill waiting = (PermitReservoirs.AwaitFill) this.reservoirs.take(second, 0, true, false);
 		assertThat(second.reservoirs()[0].permits()).isEqualTo(4);
 		assertThat(waiting.fill()).isNotDone();
 		globalFill.filled(new ScriptReply.KeyOutcome[] { window(5, 100, SECOND) });
 		assertThat(waiting.fill()).isDone();
-		assertThat(this.reservoirs.take(second, 0, true)).isInstanceOf(PermitReservoirs.Answered.class);
+		assertThat(this.reservoirs.take(second, 0, true, false)).isInstanceOf(PermitReservoirs.Answered.class);
 	}
 
 	@Test
 	void anAbandonedFillGivesBackWhatItsCallHeldAndLetsTheWaitingTryAgain() {
 		KeyedLimit tier = new KeyedLimit("api", "client", Limit.tokenBucket("1000/1m"));
 		KeyedLimit global = new KeyedLimit("capacity", "global", Limit.fixedWindow("200/1s"));
-		PermitReservoirs.Call tierOnly = this.reservoirs.call(List.of(tier), KEYS, 1);
-		((PermitReservoirs.Fill) this.reservoirs.take(tierOnly, 0, true))
+		PermitReservoirs.Call tierOnly = this.reservoirs.call(List.of(tier), 1);
+		((PermitReservoirs.Fill) this.reservoirs.take(tierOnly, 0, true, false))
 			.filled(new ScriptReply.KeyOutcome[] { granted(3, 10) });
-		PermitReservoirs.Call call = this.reservoirs.call(List.of(tier, global), KEYS, 1);
-		PermitReservoirs.Fill fill = (PermitReservoirs.Fill) this.reservoirs.take(call, 0, true);
+		PermitReservoirs.Call call = this.reservoirs.call(List.of(tier, global), 1);
+		PermitReservoirs.Fill fill = (PermitReservoirs.Fill) this.reservoirs.take(call, 0, true, false);
 		PermitReservoirs.AwaitFill waiting = (PermitReservoirs.AwaitFill) this.reservoirs
-			.take(this.reservoirs.call(List.of(global), KEYS, 1), 0, true);
+			.take(this.reservoirs.call(List.of(global), 1), 0, true, false);
 		assertThat(call.reservoirs()[0].permits()).isOne();
 		fill.abandon();
 		assertThat(call.reservoirs()[0].permits()).isEqualTo(2);
@@ -305,6 +303,137 @@ class PermitReservoirTest {
 	}
 
 	/** Claims a fill of a reservoir for a call, and applies Redis's answer to it. */
+	@Test
+	void aReservoirLeftLowIsFilledAheadWhileItsLastPermitsStillServe() {
+		// 16 permits a fill: filled ahead below 2
+		PermitReservoirs reservoirs = new PermitReservoirs(16);
+		KeyedLimit tier = new KeyedLimit("api", "client", Limit.tokenBucket("1000/1m"));
+		PermitReservoirs.Call call = reservoirs.call(List.of(tier), 1);
+		contendedFill(reservoirs, call).filled(new ScriptReply.KeyOutcome[] { granted(16, 500) });
+		for (int i = 0; i < 13; i++) {
+			assertThat(((PermitReservoirs.Answered) reservoirs.take(call, 10, false, true)).ahead()).isNull();
+		}
+		assertThat(call.reservoirs()[0].permits()).isEqualTo(2);
+		PermitReservoirs.Answered low = (PermitReservoirs.Answered) reservoirs.take(call, 10, false, true);
+		assertThat(low.statuses()).extracting(LimitStatus::allowed).containsExactly(true);
+		PermitReservoirs.Fill ahead = low.ahead();
+		assertThat(ahead).isNotNull();
+		// it needs nothing and takes up to a full reservoir
+		assertThat(ahead.needs()).containsExactly(0);
+		assertThat(ahead.wants()).containsExactly(15);
+		// while it is on its way, the last permit serves a call, and starts no other fill
+		PermitReservoirs.Answered last = (PermitReservoirs.Answered) reservoirs.take(call, 10, false, true);
+		assertThat(last.statuses()).extracting(LimitStatus::allowed).containsExactly(true);
+		assertThat(last.ahead()).isNull();
+		PermitReservoirs.AwaitFill waiting = (PermitReservoirs.AwaitFill) reservoirs.take(call, 10, false, true);
+		// Redis grants it all: no call used any of it
+		ahead.filled(new ScriptReply.KeyOutcome[] { granted(15, 485) });
+		assertThat(waiting.fill()).isDone();
+		assertThat(call.reservoirs()[0].permits()).isEqualTo(15);
+		assertThat(reservoirs.take(call, 10, false, true)).isInstanceOf(PermitReservoirs.Answered.class);
+		assertThat(call.reservoirs()[0].permits()).isEqualTo(14);
+	}
+
+	@Test
+	void aFillAheadThatFailsOrIsRefusedTakesNothingFromTheCallsItServed() {
+		PermitReservoirs reservoirs = new PermitReservoirs(8);
+		KeyedLimit tier = new KeyedLimit("api", "client", Limit.tokenBucket("1000/1m"));
+		PermitReservoirs.Call call = reservoirs.call(List.of(tier), 1);
+		contendedFill(reservoirs, call).filled(new ScriptReply.KeyOutcome[] { granted(8, 500) });
+		PermitReservoirs.Fill ahead = null;
+		while (ahead == null) {
+			ahead = ((PermitReservoirs.Answered) reservoirs.take(call, 10, false, true)).ahead();
+		}
+		assertThat(call.reservoirs()[0].permits()).isZero();
+		PermitReservoirs.AwaitFill waiting = (PermitReservoirs.AwaitFill) reservoirs.take(call, 10, false, true);
+		// no answer: nothing comes back, nothing is taken, the waiting call tries again
+		ahead.abandon();
+		assertThat(waiting.fill()).isDone();
+		assertThat(call.reservoirs()[0].permits()).isZero();
+		assertThat(reservoirs.take(call, 10, false, true)).isNull();
+		// a refusal of a fill that needed nothing answers no call: a call still asks
+		// Redis
+		PermitReservoirs.Fill next = (PermitReservoirs.Fill) reservoirs.take(call, 20, true, true);
+		next.filled(new ScriptReply.KeyOutcome[] { granted(8, 500) });
+		ahead = null;
+		while (ahead == null) {
+			ahead = ((PermitReservoirs.Answered) reservoirs.take(call, 30, false, true)).ahead();
+		}
+		ahead.filled(new ScriptReply.KeyOutcome[] { refused(100_000) });
+		assertThat(call.reservoirs()[0].permits()).isZero();
+		assertThat(reservoirs.take(call, 30, true, true)).isInstanceOf(PermitReservoirs.Fill.class);
+	}
+
+	@Test
+	void aLimitNearlySpentInRedisIsNotFilledAhead() {
+		PermitReservoirs reservoirs = new PermitReservoirs(8);
+		KeyedLimit tier = new KeyedLimit("api", "client", Limit.tokenBucket("1000/1m"));
+		PermitReservoirs.Call call = reservoirs.call(List.of(tier), 1);
+		// Redis had 3 of the 8 asked for
+		contendedFill(reservoirs, call).filled(new ScriptReply.KeyOutcome[] { granted(3, 2) });
+		for (int i = 0; i < 2; i++) {
+			assertThat(((PermitReservoirs.Answered) reservoirs.take(call, 10, false, true)).ahead()).isNull();
+		}
+		assertThat(call.reservoirs()[0].permits()).isZero();
+		// the next call fills as before, and a full grant fills ahead again
+		PermitReservoirs.Fill fill = (PermitReservoirs.Fill) reservoirs.take(call, 20, true, true);
+		fill.filled(new ScriptReply.KeyOutcome[] { granted(8, 100) });
+		PermitReservoirs.Fill ahead = null;
+		for (int i = 0; i < 7 && ahead == null; i++) {
+			ahead = ((PermitReservoirs.Answered) reservoirs.take(call, 30, false, true)).ahead();
+		}
+		assertThat(ahead).isNotNull();
+	}
+
+	@Test
+	void aFillNeverAsksForMoreThanTheLimitsCapacityNorFillsAheadWhenRedisIsNotUp() {
+		PermitReservoirs reservoirs = new PermitReservoirs(8);
+		// capacity 4: a fill asks for 4 at most, and Redis granting them is a full grant
+		KeyedLimit small = new KeyedLimit("api", "client", Limit.fixedWindow("4/1m"));
+		PermitReservoirs.Call call = reservoirs.call(List.of(small), 1);
+		PermitReservoirs.Fill fill = contendedFill(reservoirs, call);
+		assertThat(fill.wants()).containsExactly(4);
+		fill.filled(new ScriptReply.KeyOutcome[] { window(4, 0, 60 * SECOND) });
+		assertThat(call.reservoirs()[0].permits()).isEqualTo(3);
+		for (int i = 0; i < 3; i++) {
+			// Redis late or down: the failure policy says so, and nothing is sent ahead
+			assertThat(((PermitReservoirs.Answered) reservoirs.take(call, 10, false, false)).ahead()).isNull();
+		}
+		assertThat(reservoirs.take(call, 10, false, false)).isNull();
+	}
+
+	@Test
+	void aReservoirWhoseCallsNeverWaitIsNotFilledAhead() {
+		PermitReservoirs reservoirs = new PermitReservoirs(8);
+		KeyedLimit tier = new KeyedLimit("api", "client", Limit.tokenBucket("1000/1m"));
+		PermitReservoirs.Call call = reservoirs.call(List.of(tier), 1);
+		for (int round = 0; round < 3; round++) {
+			// one caller at a time: it would wait for a fill ahead all the same
+			((PermitReservoirs.Fill) reservoirs.take(call, 0, true, true))
+				.filled(new ScriptReply.KeyOutcome[] { granted(8, 500) });
+			for (int i = 0; i < 7; i++) {
+				assertThat(((PermitReservoirs.Answered) reservoirs.take(call, 10, false, true)).ahead()).isNull();
+			}
+		}
+		// once a call finds a fill on its way, the next fills go ahead
+		contendedFill(reservoirs, call).filled(new ScriptReply.KeyOutcome[] { granted(8, 500) });
+		PermitReservoirs.Fill ahead = null;
+		for (int i = 0; i < 7 && ahead == null; i++) {
+			ahead = ((PermitReservoirs.Answered) reservoirs.take(call, 10, false, true)).ahead();
+		}
+		assertThat(ahead).isNotNull();
+	}
+
+	/**
+	 * Claims a fill for a call while another call finds it on its way, as callers of a
+	 * busy key do.
+	 */
+	private static PermitReservoirs.Fill contendedFill(PermitReservoirs reservoirs, PermitReservoirs.Call call) {
+		PermitReservoirs.Fill fill = (PermitReservoirs.Fill) reservoirs.take(call, 0, true, true);
+		assertThat(reservoirs.take(call, 0, false, true)).isInstanceOf(PermitReservoirs.AwaitFill.class);
+		return fill;
+	}
+
 	private static LimitStatus fill(PermitReservoirs.Reservoir reservoir, KeyedLimit target, long cost,
 			ScriptReply.KeyOutcome outcome, long now) {
 		PermitReservoirs.Claimed claim = (PermitReservoirs.Claimed) reservoir.step(target, cost, now, true);

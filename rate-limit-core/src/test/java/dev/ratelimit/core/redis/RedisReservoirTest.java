@@ -3,11 +3,13 @@ package dev.ratelimit.core.redis;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.KeyedLimit;
 import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.ManualTimeSource;
+import dev.ratelimit.core.TimeSource;
 import dev.ratelimit.core.redis.testing.RedisEndpoint;
 import dev.ratelimit.core.redis.testing.RedisExtension;
 import dev.ratelimit.core.redis.testing.RespClient;
@@ -20,6 +22,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Two-tier mode: taking {@code N} permits per Redis call into a reservoir cuts round
@@ -88,6 +91,48 @@ class RedisReservoirTest {
 			}
 		}
 		return calls;
+	}
+
+	@Test
+	void aBusyReservoirLeftLowIsFilledAheadWithoutACallWaitingForIt(RedisEndpoint endpoint) {
+		RedisRateLimiter limiter = RedisRateLimiter.builder(factories.get(0))
+			.keyPrefix(TestRedis.uniquePrefix())
+			.timeout(Duration.ofSeconds(2))
+			.reservoir(16)
+			.build();
+		KeyedLimit limit = new KeyedLimit("api", "client", Limit.tokenBucket("1000/1h"));
+		try (RespClient client = endpoint.client()) {
+			limiter.ping();
+			client.command("CONFIG", "RESETSTAT");
+			// a call finds another call's fill on its way (this test's, by hand), as the
+			// callers of a busy key do
+			PermitReservoirs.Reservoir reservoir = limiter.reservoir(limit);
+			PermitReservoirs.Claimed other = (PermitReservoirs.Claimed) reservoir.step(limit, 1,
+					TimeSource.system().nowMicros(), true);
+			CompletableFuture<Decision> waiting = limiter.acquireAsync(List.of(limit), 1);
+			assertThat(waiting).isNotDone();
+			reservoir.end(limit, other, 0, TimeSource.system().nowMicros());
+			// it fills 16 itself and uses 1; 13 more calls leave 2
+			assertThat(waiting.join().isAllowed()).isTrue();
+			for (int i = 0; i < 13; i++) {
+				assertThat(limiter.acquire(limit).isAllowed()).isTrue();
+			}
+			assertThat(reservoir.permits()).isEqualTo(2);
+			assertThat(scriptCalls(client.text("INFO", "commandstats"))).isOne();
+			// the next leaves 1, under an eighth of 16: it is answered at once, and a
+			// fill
+			// of 15 more is sent ahead
+			Decision next = limiter.acquire(limit);
+			assertThat(next.isAllowed()).isTrue();
+			assertThat(next.source()).isEqualTo(Decision.Source.BACKEND);
+			await().atMost(Duration.ofSeconds(5)).until(() -> reservoir.permits() == 16);
+			assertThat(scriptCalls(client.text("INFO", "commandstats"))).isEqualTo(2);
+			// Redis counted both fills: 31 taken, 15 of them held here after this call
+			assertThat(limiter.acquire(limit).remaining()).isEqualTo(1000 - 31 + 15);
+		}
+		finally {
+			limiter.close();
+		}
 	}
 
 	@Test
