@@ -55,9 +55,9 @@ public final class BenchmarkReport {
 
 		/**
 		 * Whether the value meets the target, given the run's other measurements: round
-		 * trips per decision in lease mode may exceed 1/N by the one lease still open
-		 * when counting stopped (taken, its permits not all used), so they meet the
-		 * target when the round trips are at most {@code ceil(decisions / N) + 1}.
+		 * trips per decision in lease mode may exceed the target by the one lease still
+		 * open when counting stopped (taken, its permits not all used), so they meet the
+		 * target when the round trips are at most {@code ceil(decisions * target) + 1}.
 		 */
 		boolean met(double value, Map<String, Measurement> measurements) {
 			Measurement decisions = measurements.get(this.ours + ".decisions");
@@ -120,7 +120,10 @@ public final class BenchmarkReport {
 					1.0, false, REDIS_PENDING),
 			new Ratio("redis-round-trips-vs-scg", "RedisRoundTrips.ours", "RedisRoundTrips.springCloudGateway", 1.0,
 					true, REDIS_PENDING),
-			new Ratio(LEASE_RATIO, "RedisRoundTrips.oursLease", "RedisRoundTrips.ours", 1.0 / 100, true, REDIS_PENDING),
+			// a fill per N decisions, or per N - N/8 for a key whose 64 callers queue for
+			// its fills, which is filled ahead (docs/REDIS.md, two-tier mode)
+			new Ratio(LEASE_RATIO, "RedisRoundTrips.oursLease", "RedisRoundTrips.ours",
+					1.0 / (RedisSides.LEASE - RedisSides.LEASE / 8), true, REDIS_PENDING),
 			// Issue 22: the HTTP ratios again, for the reactive example on Netty, with
 			// the
 			// servlet side's targets.

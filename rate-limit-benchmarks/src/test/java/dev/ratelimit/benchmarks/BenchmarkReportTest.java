@@ -98,15 +98,17 @@ class BenchmarkReportTest {
 
 	@Test
 	void allowsTheLeaseStillOpenWhenCountingStopped() throws IOException {
-		roundTrips(0.010001, 100_000);
+		// fills of 88 (100 less the 12 left when a busy key is filled ahead): 1,137 for
+		// 100,000 decisions, and one open
+		roundTrips(0.01137, 100_000);
 		assertThat(render().markdown()).contains("| `redis-lease-round-trips-vs-plain` | 0.01 |  | ≤ 0.01 | met |");
 	}
 
 	@Test
 	void missesTheLeaseTargetBeyondThatOneLease() throws IOException {
-		// 1,020 round trips for 100,000 decisions: 1,000 leases of 100 and one open would
-		// be 1,001
-		roundTrips(0.0102, 100_000);
+		// 1,140 round trips for 100,000 decisions: 1,137 fills of 88 and one open would
+		// be 1,138
+		roundTrips(0.0114, 100_000);
 		assertThat(render().markdown())
 			.contains("| `redis-lease-round-trips-vs-plain` | 0.01 |  | ≤ 0.01 | **missed** |");
 	}
