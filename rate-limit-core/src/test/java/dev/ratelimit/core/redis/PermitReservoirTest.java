@@ -302,7 +302,6 @@ class PermitReservoirTest {
 		return new KeyedLimit("p", "c", limit);
 	}
 
-	/** Claims a fill of a reservoir for a call, and applies Redis's answer to it. */
 	@Test
 	void aReservoirLeftLowIsFilledAheadWhileItsLastPermitsStillServe() {
 		// 16 permits a fill: filled ahead below 2
@@ -340,10 +339,7 @@ class PermitReservoirTest {
 		KeyedLimit tier = new KeyedLimit("api", "client", Limit.tokenBucket("1000/1m"));
 		PermitReservoirs.Call call = reservoirs.call(List.of(tier), 1);
 		contendedFill(reservoirs, call).filled(new ScriptReply.KeyOutcome[] { granted(8, 500) });
-		PermitReservoirs.Fill ahead = null;
-		while (ahead == null) {
-			ahead = ((PermitReservoirs.Answered) reservoirs.take(call, 10, false, true)).ahead();
-		}
+		PermitReservoirs.Fill ahead = serveUntilFilledAhead(reservoirs, call, 10);
 		assertThat(call.reservoirs()[0].permits()).isZero();
 		PermitReservoirs.AwaitFill waiting = (PermitReservoirs.AwaitFill) reservoirs.take(call, 10, false, true);
 		// no answer: nothing comes back, nothing is taken, the waiting call tries again
@@ -355,10 +351,7 @@ class PermitReservoirTest {
 		// Redis
 		PermitReservoirs.Fill next = (PermitReservoirs.Fill) reservoirs.take(call, 20, true, true);
 		next.filled(new ScriptReply.KeyOutcome[] { granted(8, 500) });
-		ahead = null;
-		while (ahead == null) {
-			ahead = ((PermitReservoirs.Answered) reservoirs.take(call, 30, false, true)).ahead();
-		}
+		ahead = serveUntilFilledAhead(reservoirs, call, 30);
 		ahead.filled(new ScriptReply.KeyOutcome[] { refused(100_000) });
 		assertThat(call.reservoirs()[0].permits()).isZero();
 		assertThat(reservoirs.take(call, 30, true, true)).isInstanceOf(PermitReservoirs.Fill.class);
@@ -378,11 +371,7 @@ class PermitReservoirTest {
 		// the next call fills as before, and a full grant fills ahead again
 		PermitReservoirs.Fill fill = (PermitReservoirs.Fill) reservoirs.take(call, 20, true, true);
 		fill.filled(new ScriptReply.KeyOutcome[] { granted(8, 100) });
-		PermitReservoirs.Fill ahead = null;
-		for (int i = 0; i < 7 && ahead == null; i++) {
-			ahead = ((PermitReservoirs.Answered) reservoirs.take(call, 30, false, true)).ahead();
-		}
-		assertThat(ahead).isNotNull();
+		assertThat(serveUntilFilledAhead(reservoirs, call, 30).wants()).containsExactly(8);
 	}
 
 	@Test
@@ -417,11 +406,7 @@ class PermitReservoirTest {
 		}
 		// once a call finds a fill on its way, the next fills go ahead
 		contendedFill(reservoirs, call).filled(new ScriptReply.KeyOutcome[] { granted(8, 500) });
-		PermitReservoirs.Fill ahead = null;
-		for (int i = 0; i < 7 && ahead == null; i++) {
-			ahead = ((PermitReservoirs.Answered) reservoirs.take(call, 10, false, true)).ahead();
-		}
-		assertThat(ahead).isNotNull();
+		assertThat(serveUntilFilledAhead(reservoirs, call, 10).wants()).containsExactly(8);
 	}
 
 	/**
@@ -434,6 +419,22 @@ class PermitReservoirTest {
 		return fill;
 	}
 
+	/**
+	 * Serves calls from a reservoir until one of them brings a fill ahead, within the
+	 * reservoir's permits.
+	 */
+	private static PermitReservoirs.Fill serveUntilFilledAhead(PermitReservoirs reservoirs, PermitReservoirs.Call call,
+			long now) {
+		for (int i = 0; i < reservoirs.size(); i++) {
+			PermitReservoirs.Fill ahead = ((PermitReservoirs.Answered) reservoirs.take(call, now, false, true)).ahead();
+			if (ahead != null) {
+				return ahead;
+			}
+		}
+		throw new AssertionError("no call brought a fill ahead");
+	}
+
+	/** Claims a fill of a reservoir for a call, and applies Redis's answer to it. */
 	private static LimitStatus fill(PermitReservoirs.Reservoir reservoir, KeyedLimit target, long cost,
 			ScriptReply.KeyOutcome outcome, long now) {
 		PermitReservoirs.Claimed claim = (PermitReservoirs.Claimed) reservoir.step(target, cost, now, true);
