@@ -231,6 +231,46 @@ class RedisCallerFailureTest {
 				+ RedisFunctionTest.calls(stats, "eval");
 	}
 
+	@Test
+	void aFillAheadThatRedisAnswersLateIsReportedAndItsCallsAreServedMeanwhile() {
+		KeyedLimit limit = new KeyedLimit("api", "ahead-late", Limit.tokenBucket("100000/1s"));
+		try (RedisRateLimiter limiter = limiter(Duration.ofMillis(200)).reservoir(16).build();
+				RespClient client = server.endpoint().client()) {
+			awaitBackend(limiter, limit);
+			PermitReservoirs.Reservoir reservoir = limiter.reservoir(limit);
+			// a call finds another caller's fill on its way (this test's, by hand), as
+			// the
+			// callers of a busy key do; then it fills 16 itself and uses 1
+			reservoir.drain();
+			PermitReservoirs.Claimed other = (PermitReservoirs.Claimed) reservoir.step(limit, 1,
+					TimeSource.system().nowMicros(), true);
+			CompletableFuture<Decision> waiting = limiter.acquireAsync(List.of(limit), 1);
+			reservoir.end(limit, other, 0, TimeSource.system().nowMicros());
+			assertThat(waiting.join().source()).isEqualTo(Decision.Source.BACKEND);
+			while (reservoir.permits() > 2) {
+				assertThat(limiter.acquire(limit).source()).isEqualTo(Decision.Source.BACKEND);
+			}
+			// Redis holds every write: the call that leaves 1 is served at once, and the
+			// fill it sends ahead times out
+			client.command("CLIENT", "PAUSE", "2000", "WRITE");
+			try {
+				Decision served = limiter.acquire(limit);
+				assertThat(served.source()).isEqualTo(Decision.Source.BACKEND);
+				assertThat(served.isAllowed()).isTrue();
+				await().atMost(Duration.ofSeconds(5)).until(() -> this.failures.get() == 1);
+				// it took nothing: the last permit is still here, and the calls served
+				assertThat(reservoir.permits()).isOne();
+			}
+			finally {
+				client.command("CLIENT", "UNPAUSE");
+			}
+			// Redis answers again: fills go on
+			for (int i = 0; i < 40; i++) {
+				assertThat(limiter.acquire(limit).source()).isEqualTo(Decision.Source.BACKEND);
+			}
+		}
+	}
+
 	private RedisRateLimiter.Builder limiter(Duration timeout) {
 		return RedisRateLimiter.builder(connectionFactory)
 			.keyPrefix("caller-failure")
