@@ -604,12 +604,20 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 	 * exception a stage of a future throws.
 	 */
 	private CompletionException failure(Throwable ex) {
+		Throwable cause = cause(ex);
+		return new CompletionException((cause instanceof Exception exception) ? unavailable(exception) : cause);
+	}
+
+	/**
+	 * Returns what a stage of a future failed with, out of the exceptions that wrap it.
+	 */
+	private static Throwable cause(Throwable ex) {
 		Throwable cause = ex;
 		while ((cause instanceof CompletionException || cause instanceof ExecutionException)
 				&& cause.getCause() != null) {
 			cause = cause.getCause();
 		}
-		return new CompletionException((cause instanceof Exception exception) ? unavailable(exception) : cause);
+		return cause;
 	}
 
 	private ScriptReply run(ScriptOperation op, SlotPlan plan, int[] group, long cost, long want, String time,
@@ -833,7 +841,9 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 		this.runner.reconnectIfClosed();
 	}
 
-	private void report(Throwable ex) {
+	private void report(Throwable failure) {
+		// what failed, not the future's wrapper: the listener tags metrics with its class
+		Throwable ex = cause(failure);
 		if (logger.isDebugEnabled()) {
 			logger.debug("Redis rate limiter call failed", ex);
 		}

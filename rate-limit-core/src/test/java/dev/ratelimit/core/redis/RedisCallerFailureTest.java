@@ -3,11 +3,13 @@ package dev.ratelimit.core.redis;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.KeyedLimit;
@@ -45,6 +47,8 @@ class RedisCallerFailureTest {
 	private static LettuceConnectionFactory connectionFactory;
 
 	private final AtomicInteger failures = new AtomicInteger();
+
+	private final AtomicReference<Throwable> lastFailure = new AtomicReference<>();
 
 	@BeforeAll
 	static void startRedis() throws Exception {
@@ -258,6 +262,9 @@ class RedisCallerFailureTest {
 				assertThat(served.source()).isEqualTo(Decision.Source.BACKEND);
 				assertThat(served.isAllowed()).isTrue();
 				await().atMost(Duration.ofSeconds(5)).until(() -> this.failures.get() == 1);
+				// reported as what failed, as a call's failure is, not as the future's
+				// wrapper
+				assertThat(this.lastFailure.get()).isNotInstanceOf(CompletionException.class);
 				// it took nothing: the last permit is still here, and the calls served
 				assertThat(reservoir.permits()).isOne();
 			}
@@ -275,7 +282,10 @@ class RedisCallerFailureTest {
 		return RedisRateLimiter.builder(connectionFactory)
 			.keyPrefix("caller-failure")
 			.timeout(timeout)
-			.failureListener((ex) -> this.failures.incrementAndGet());
+			.failureListener((ex) -> {
+				this.lastFailure.set(ex);
+				this.failures.incrementAndGet();
+			});
 	}
 
 	private void awaitBackend(RedisRateLimiter limiter, KeyedLimit limit) {
