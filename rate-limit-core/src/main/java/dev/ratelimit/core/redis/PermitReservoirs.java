@@ -75,9 +75,6 @@ final class PermitReservoirs {
 
 	private final long size;
 
-	/** A reservoir left with fewer permits than this is filled ahead. */
-	private final long lowWater;
-
 	private final Cache<Place, Reservoir> reservoirs = Caffeine.newBuilder()
 		.maximumSize(MAX_RESERVOIRS)
 		.expireAfterAccess(Duration.ofHours(1))
@@ -85,7 +82,6 @@ final class PermitReservoirs {
 
 	PermitReservoirs(long size) {
 		this.size = size;
-		this.lowWater = Math.max(1, size / 8);
 	}
 
 	/**
@@ -291,7 +287,7 @@ final class PermitReservoirs {
 			lacking = true;
 		}
 		if (!lacking) {
-			return new Answered(call.statuses(statuses), mayFillAhead ? ahead(call, now) : null);
+			return new Answered(call.statuses(statuses), mayFillAhead ? ahead(call, steps, now) : null);
 		}
 		if (!mayFill) {
 			giveBack(call, steps, now);
@@ -322,7 +318,7 @@ final class PermitReservoirs {
 			}
 		}
 		if (!claimed) {
-			return new Answered(call.statuses(statuses), mayFillAhead ? ahead(call, now) : null);
+			return new Answered(call.statuses(statuses), mayFillAhead ? ahead(call, steps, now) : null);
 		}
 		// the reservoirs that served the call are topped up by the same fill when no
 		// other fill is on its way to them: a call's reservoirs then run dry together,
@@ -343,11 +339,13 @@ final class PermitReservoirs {
 	 * Returns the fill ahead of the reservoirs a call that they served left low, or
 	 * {@code null} if none is: a fill of its own, which uses nothing and needs nothing.
 	 */
-	private @Nullable Fill ahead(Call call, long now) {
+	private static @Nullable Fill ahead(Call call, Step[] steps, long now) {
 		int count = call.targets.length;
 		Claimed[] claims = null;
 		for (int j = 0; j < count; j++) {
-			Claimed claim = call.reservoirs[j].ahead(call.targets[j], this.lowWater);
+			// the common case, a reservoir with permits to spare, takes no lock again
+			Claimed claim = (steps[j] instanceof Took took && took.low()) ? call.reservoirs[j].ahead(call.targets[j])
+					: null;
 			if (claim != null) {
 				if (claims == null) {
 					claims = new Claimed[count];
@@ -358,10 +356,10 @@ final class PermitReservoirs {
 		if (claims == null) {
 			return null;
 		}
-		Step[] steps = new Step[count];
-		Arrays.fill(steps, Lacking.INSTANCE);
+		Step[] none = new Step[count];
+		Arrays.fill(none, Lacking.INSTANCE);
 		Call own = new Call(call.targets, call.places, call.reservoirs, call.index, 0);
-		return new Fill(own, steps, claims, new LimitStatus[count], now);
+		return new Fill(own, none, claims, new LimitStatus[count], now);
 	}
 
 	/**
@@ -595,8 +593,13 @@ final class PermitReservoirs {
 
 	}
 
-	/** Took the call's cost. */
-	record Took(LimitStatus status) implements Step {
+	/**
+	 * Took the call's cost.
+	 *
+	 * @param status the status to report
+	 * @param low whether the reservoir was left low enough to be filled ahead
+	 */
+	record Took(LimitStatus status, boolean low) implements Step {
 
 	}
 
@@ -640,6 +643,9 @@ final class PermitReservoirs {
 
 		private final long size;
 
+		/** A reservoir left with fewer permits than this is filled ahead. */
+		private final long lowWater;
+
 		/** The fill on its way to Redis, or {@code null}. */
 		private @Nullable CompletableFuture<Void> fill;
 
@@ -681,6 +687,7 @@ final class PermitReservoirs {
 
 		Reservoir(long size) {
 			this.size = size;
+			this.lowWater = Math.max(1, size / 8);
 		}
 
 		/**
@@ -696,7 +703,7 @@ final class PermitReservoirs {
 		synchronized Step step(KeyedLimit target, long cost, long now, boolean claim) {
 			LimitStatus served = tryTake(target, cost, now);
 			if (served != null) {
-				return new Took(served);
+				return new Took(served, isLow());
 			}
 			LimitStatus refused = refusal(target, shortfall(cost), now);
 			if (refused != null) {
@@ -710,12 +717,31 @@ final class PermitReservoirs {
 			if (!claim) {
 				return Lacking.INSTANCE;
 			}
+			long held = this.permits;
+			this.permits = 0;
+			return claim(held, cost - held, Math.max(cost - held, most(target)));
+		}
+
+		/**
+		 * Claims the fill of this reservoir, under its monitor, no other being on its
+		 * way.
+		 */
+		private Claimed claim(long held, long need, long want) {
 			CompletableFuture<Void> started = new CompletableFuture<>();
 			this.fill = started;
 			this.fills++;
-			long held = this.permits;
-			this.permits = 0;
-			return new Claimed(held, cost - held, Math.max(cost - held, most(target)), started);
+			return new Claimed(held, need, want, started);
+		}
+
+		/**
+		 * Returns whether this reservoir is to be filled ahead: fewer than
+		 * {@code lowWater} permits left, a call waited for one of its last
+		 * {@value PermitReservoirs#AHEAD_AFTER_WAIT} fills, no fill on its way, something
+		 * filled under its limit and the limit not nearly spent; under its monitor.
+		 */
+		private boolean isLow() {
+			return this.fill == null && this.permits < this.lowWater && !this.scarce && this.filledUnder != null
+					&& this.fills - this.waitedFor <= AHEAD_AFTER_WAIT;
 		}
 
 		/**
@@ -728,28 +754,15 @@ final class PermitReservoirs {
 		}
 
 		/**
-		 * Claims a fill ahead for a call that took its cost here: when fewer than
-		 * {@code lowWater} permits are left and a call waited for one of the last
-		 * {@value PermitReservoirs#AHEAD_AFTER_WAIT} fills, up to the most a fill may
-		 * take, unless another fill is on its way, the limit is nearly spent or nothing
-		 * was filled under it.
+		 * Claims a fill ahead for a call that took its cost here and left this reservoir
+		 * {@link #isLow low} (still so: another call may have claimed it since), up to
+		 * the most a fill may take.
 		 * @param target the keyed limit the call took its cost under
-		 * @param lowWater the permits below which the reservoir is filled ahead
 		 * @return the claim, or {@code null}
 		 */
-		synchronized @Nullable Claimed ahead(KeyedLimit target, long lowWater) {
-			if (this.fill != null || this.permits >= lowWater || this.scarce || this.filledUnder == null
-					|| this.fills - this.waitedFor > AHEAD_AFTER_WAIT) {
-				return null;
-			}
+		synchronized @Nullable Claimed ahead(KeyedLimit target) {
 			long room = most(target) - this.permits;
-			if (room <= 0) {
-				return null;
-			}
-			CompletableFuture<Void> started = new CompletableFuture<>();
-			this.fill = started;
-			this.fills++;
-			return new Claimed(0, 0, room, started);
+			return (isLow() && room > 0) ? claim(0, 0, room) : null;
 		}
 
 		/**
@@ -763,13 +776,7 @@ final class PermitReservoirs {
 		 */
 		synchronized @Nullable Claimed topUp(KeyedLimit target, long cost) {
 			long room = most(target) - this.permits - cost;
-			if (this.fill != null || room <= 0) {
-				return null;
-			}
-			CompletableFuture<Void> started = new CompletableFuture<>();
-			this.fill = started;
-			this.fills++;
-			return new Claimed(0, 0, room, started);
+			return (this.fill == null && room > 0) ? claim(0, 0, room) : null;
 		}
 
 		/**
