@@ -4,16 +4,11 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.ConcurrentMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-
-import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
-import com.github.benmanes.caffeine.cache.Expiry;
-import com.github.benmanes.caffeine.cache.Policy;
-import com.github.benmanes.caffeine.cache.RemovalCause;
+import java.util.concurrent.locks.ReentrantLock;
 
 import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.Decision;
@@ -42,13 +37,17 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	/** The default bound on tracked keys. */
 	public static final long DEFAULT_MAX_KEYS = 1_000_000;
 
+	/** The least store time between two background sweeps of expired keys: a second. */
+	static final long SWEEP_SPACING_MICROS = 1_000_000;
+
 	/*
 	 * A key is dropped once idle for its limit's retention (and at most half as long
 	 * again), when its state equals a fresh one. A call adds a key only if it takes
-	 * permits, so a rejected call adds none. The hot path and inspect read the map
-	 * without Caffeine's bookkeeping: Caffeine sees a key's creation and, for a key in
-	 * use, one call each half retention, which extends its expiry. Nothing else reads or
-	 * extends it.
+	 * permits, so a rejected call adds none. The store is a plain ConcurrentHashMap: a
+	 * look-up is one map read, and each slot carries the store time it expires at, which
+	 * a key's creation sets and, for a key in use, one call each half retention moves on
+	 * (records). A slot past that time counts as absent at once; sweeps take it out of
+	 * the map later (see sweepExpired). Nothing else reads or extends the expiry.
 	 *
 	 * Each slot's version stamp is also its lock: no global lock. A call with one bucket
 	 * or window limit reads the state optimistically and commits with one
@@ -61,51 +60,48 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	 * Each keyed limit's slot, under the key {@link StateKey#of} gives it: its policy,
 	 * client key (or its digest), name and algorithm, never the limit's parameters.
 	 */
-	private final Cache<Object, Slot> slots;
-
-	private final ConcurrentMap<Object, Slot> map;
-
-	private final Policy<Object, Slot> policy;
-
-	private final Policy.VarExpiration<Object, Slot> expiration;
+	private final ConcurrentHashMap<Object, Slot> map = new ConcurrentHashMap<>();
 
 	private final TimeSource timeSource;
 
 	/**
-	 * Caffeine's clock, in microseconds: the latest time this limiter has shown it,
-	 * advanced before every call that lets Caffeine record or expire, so that the hot
-	 * path reads the time source only once.
+	 * The store's clock, in microseconds: the latest time a call recorded, added or
+	 * inspected, or a clean-up saw, so that the hot path reads the time source only once
+	 * and a slot's expiry is checked against a field read.
 	 */
 	private final AtomicLong cacheTime;
+
+	/**
+	 * No slot in the store expires before this store time: the earliest expiry a sweep
+	 * left, lowered by each slot added. A sweep of expired keys is due once the store's
+	 * clock reaches it.
+	 */
+	private final AtomicLong nextExpiry = new AtomicLong(Long.MAX_VALUE);
+
+	/** One sweep of expired keys at a time; a clean-up waits for one under way. */
+	private final ReentrantLock expiring = new ReentrantLock();
+
+	/** The store time before which no key added starts a background sweep. */
+	private volatile long nextBackgroundSweep;
 
 	private final KeyEvictor evictor;
 
 	private final Penalties penalties;
 
 	/*
-	 * The key last added or shown to Caffeine, with its slot and the cache time until
-	 * which Caffeine would return that slot. A call made with that very KeyedLimit
-	 * instance finds its slot here without the look-up (about 6 ns of a 40 to 50 ns
-	 * decision). It is written only when a key is added or shown to Caffeine, so threads
-	 * calling many keys do not contend on it. It is cleared when that slot expires or is
-	 * evicted, and by reset.
+	 * The key last added or recorded, with its slot. A call made with that very
+	 * KeyedLimit instance finds its slot here without the look-up (about 6 ns of a 40 to
+	 * 50 ns decision). It is written only when a key is added or recorded, so threads
+	 * calling many keys do not contend on it. It is cleared when that slot is swept out
+	 * or evicted, and by reset.
 	 */
 	private volatile @Nullable Recent recent;
 
 	private InMemoryRateLimiter(Builder builder) {
 		this.timeSource = builder.timeSource;
 		this.cacheTime = new AtomicLong(this.timeSource.nowMicros());
-		this.slots = Caffeine.newBuilder()
-			.expireAfter(new RetentionExpiry())
-			.ticker(() -> this.cacheTime.get() * 1000)
-			.executor(Runnable::run)
-			.evictionListener(this::forgetRecent)
-			.build();
-		this.map = this.slots.asMap();
-		this.policy = this.slots.policy();
-		this.expiration = this.policy.expireVariably().orElseThrow();
-		this.evictor = new KeyEvictor(this.slots, this.timeSource, this::cleanUp, this::forgetRecent, builder.maxKeys,
-				builder.sweeper);
+		this.evictor = new KeyEvictor(this.map, this.timeSource, this::cleanUp, this::backgroundSweepWanted,
+				this::forgetRecent, builder.maxKeys, builder.sweeper);
 		this.penalties = new Penalties(this.timeSource, builder.maxKeys);
 	}
 
@@ -240,7 +236,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 						}
 						// Added while locked: a call that finds it waits until this one
 						// has taken its permits.
-						added[i] = this.map.putIfAbsent(StateKey.of(limits.get(i)), held[i]) == null;
+						added[i] = add(StateKey.of(limits.get(i)), held[i], shownAt);
 						lost = !added[i] && allowed;
 					}
 				}
@@ -257,7 +253,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		boolean anyAdded = false;
 		for (int i = 0; i < count; i++) {
 			if (added != null && added[i]) {
-				remember(limits.get(i), held[i], shownAt);
+				remember(limits.get(i), held[i]);
 				anyAdded = true;
 			}
 			else if (converted != null && converted[i]) {
@@ -564,8 +560,8 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		else if (keeps(limit, outcome.allowed(), cost)) {
 			advanceCacheTime(now);
 			long shownAt = this.cacheTime.get();
-			if (this.map.putIfAbsent(StateKey.of(target), slot) == null) {
-				remember(target, slot, shownAt);
+			if (add(StateKey.of(target), slot, shownAt)) {
+				remember(target, slot);
 				this.evictor.added();
 			}
 			else if (outcome.allowed()) {
@@ -634,7 +630,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 			slot.unlock();
 		}
 		if (converted) {
-			// shown to Caffeine now, which keeps it for its new limit's retention
+			// recorded now, which keeps it for its new limit's retention
 			slot.recordSoon();
 		}
 		recordSometimes(slot, target, now);
@@ -684,7 +680,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 			Limit limit = target.limit();
 			long now = this.timeSource.nowMicros();
 			advanceCacheTime(now);
-			Slot slot = this.policy.getIfPresentQuietly(StateKey.of(target));
+			Slot slot = live(this.map.get(StateKey.of(target)));
 			Outcome outcome = (slot != null) ? slot.peek(limit, now) : null;
 			if (outcome == null) {
 				outcome = Slot.fresh(limit, now, now).evaluate(limit, now, 0);
@@ -698,7 +694,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	@Override
 	public void release(Decision decision) {
 		for (Lease lease : decision.leases()) {
-			Slot slot = this.policy.getIfPresentQuietly(StateKey.of(lease.target()));
+			Slot slot = live(this.map.get(StateKey.of(lease.target())));
 			// An evicted slot took its leases with it: the client got them back when it
 			// was evicted.
 			if (slot != null && slot.lockUnlessDiscarded()) {
@@ -720,7 +716,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	@Override
 	public void renew(Decision decision) {
 		for (Lease lease : decision.leases()) {
-			Slot slot = this.policy.getIfPresentQuietly(StateKey.of(lease.target()));
+			Slot slot = live(this.map.get(StateKey.of(lease.target())));
 			// An evicted slot took its leases with it: there is nothing left to renew.
 			if (slot != null && slot.lockUnlessDiscarded()) {
 				long now;
@@ -741,10 +737,9 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		Object key = StateKey.of(limit);
 		Slot removed = this.map.remove(key);
 		if (removed != null) {
-			// A call that found this slot before the removal may be about to show it to
-			// Caffeine, which would put
-			// it back: once discarded it is not, and should one have been put back just
-			// before, it goes again.
+			// A call that found this slot before the removal may be about to record it,
+			// which would put it back: once discarded it is not, and should one have been
+			// put back just before, it goes again.
 			removed.discard();
 			this.map.remove(key, removed);
 		}
@@ -776,14 +771,22 @@ public final class InMemoryRateLimiter implements RateLimiter {
 
 	/**
 	 * Returns the number of keyed limits held, after forgetting the keys idle for longer
-	 * than their retention: Caffeine's clock moves only with calls, so without this the
+	 * than their retention: the store's clock moves only with calls, so without this the
 	 * count would stay where the last call left it once calls stop (a gauge read by every
 	 * metrics scrape, for one).
 	 * @return the keys held
 	 */
 	public long keyCount() {
 		cleanUp();
-		return this.slots.estimatedSize();
+		return this.map.mappingCount();
+	}
+
+	/**
+	 * Returns the number of slots in the store, those past their retention that no sweep
+	 * has taken out yet included; for tests.
+	 */
+	long storedKeys() {
+		return this.map.mappingCount();
 	}
 
 	/**
@@ -816,23 +819,131 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	}
 
 	/**
-	 * Performs pending expirations now, as Caffeine's {@code cleanUp}.
+	 * Takes the keys idle for longer than their retention out of the store now, if any
+	 * may be: what a sweep would do, on the caller's thread.
 	 */
 	public void cleanUp() {
 		advanceCacheTime(this.timeSource.nowMicros());
-		this.slots.cleanUp();
+		sweepExpired();
 	}
 
 	/**
-	 * Finds the slot of a keyed limit without Caffeine's bookkeeping, or returns
-	 * {@code null} if none is held.
+	 * Whether a slot in the store may have expired: the store's clock has reached the
+	 * earliest expiry the last sweep left or a slot added since set.
+	 */
+	private boolean expiryDue() {
+		return this.cacheTime.get() >= this.nextExpiry.get();
+	}
+
+	/**
+	 * Whether a key added now should start a sweep of expired keys in the background: one
+	 * is due, and the last ended at least {@link #SWEEP_SPACING_MICROS}, or fifty times
+	 * as long as it took, before (so that sweeps of a large store take at most 2% of a
+	 * core).
+	 */
+	private boolean backgroundSweepWanted() {
+		return expiryDue() && this.cacheTime.get() >= this.nextBackgroundSweep;
+	}
+
+	/*
+	 * A sweep reads every key once, a cache miss each (a few tenths of a second for a
+	 * million keys): it runs when a slot may have expired, at the clean-up of a key count
+	 * (a metrics scrape), before an eviction sweep, and in the background after a key is
+	 * added, at most once per SWEEP_SPACING. In between, an expired slot stays in the map
+	 * but counts as absent.
+	 */
+	/**
+	 * Takes every slot expired at the store's clock out of the map, and sets when the
+	 * next one expires.
+	 */
+	private void sweepExpired() {
+		this.expiring.lock();
+		try {
+			if (!expiryDue()) {
+				return;
+			}
+			long started = System.nanoTime();
+			// Raised first: a slot added during the sweep, which it may not see, lowers
+			// it again.
+			this.nextExpiry.set(Long.MAX_VALUE);
+			long now = this.cacheTime.get();
+			long earliest = Long.MAX_VALUE;
+			for (Map.Entry<Object, Slot> entry : this.map.entrySet()) {
+				Slot slot = entry.getValue();
+				long expiresAt = slot.expiresAt;
+				if (now >= expiresAt) {
+					if (this.map.remove(entry.getKey(), slot)) {
+						forgetRecent(slot);
+					}
+				}
+				else {
+					earliest = Math.min(earliest, expiresAt);
+				}
+			}
+			lowerNextExpiry(earliest);
+			long took = (System.nanoTime() - started) / 1000;
+			this.nextBackgroundSweep = now + Math.max(SWEEP_SPACING_MICROS, 50 * took);
+		}
+		finally {
+			this.expiring.unlock();
+		}
+	}
+
+	private void lowerNextExpiry(long expiresAt) {
+		long next = this.nextExpiry.get();
+		while (expiresAt < next && !this.nextExpiry.compareAndSet(next, expiresAt)) {
+			next = this.nextExpiry.get();
+		}
+	}
+
+	/**
+	 * Returns the slot unless it has expired at the store's clock.
+	 */
+	private @Nullable Slot live(@Nullable Slot slot) {
+		return (slot != null && this.cacheTime.get() < slot.expiresAt) ? slot : null;
+	}
+
+	/**
+	 * Adds a slot under a key that has no slot, or only an expired one, after setting it
+	 * to expire a retention and a half after store time {@code shownAt}.
+	 * @return whether it was added (false: a live slot is held under the key)
+	 */
+	private boolean add(Object key, Slot slot, long shownAt) {
+		slot.expiresAt = expiryOf(slot.limit(), shownAt);
+		boolean added = holder(key, slot) == slot;
+		// Lowered after the slot is in the map: a sweep that starts before this either
+		// sees the slot or is followed by this.
+		lowerNextExpiry(slot.expiresAt);
+		return added;
+	}
+
+	/**
+	 * Returns the live slot held under a key, putting {@code slot} there first if the key
+	 * has none or only an expired one.
+	 */
+	private Slot holder(Object key, Slot slot) {
+		for (;;) {
+			Slot present = this.map.putIfAbsent(key, slot);
+			if (present == null) {
+				return slot;
+			}
+			if (present == slot || live(present) != null) {
+				return present;
+			}
+			if (this.map.replace(key, present, slot)) {
+				forgetRecent(present);
+				return slot;
+			}
+		}
+	}
+
+	/**
+	 * Finds the live slot of a keyed limit, or returns {@code null} if none is held.
 	 */
 	private @Nullable Slot find(KeyedLimit target) {
 		Recent shown = this.recent;
-		if (shown != null && shown.key == target && this.cacheTime.get() < shown.validUntil) {
-			return shown.slot;
-		}
-		return this.policy.getIfPresentQuietly(StateKey.of(target));
+		Slot slot = (shown != null && shown.key == target) ? shown.slot : this.map.get(StateKey.of(target));
+		return live(slot);
 	}
 
 	/**
@@ -846,8 +957,8 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	}
 
 	/**
-	 * Shows a call made at {@code now} to Caffeine when the key's last shown call is half
-	 * a retention old, so that it expires no earlier than a retention after its last real
+	 * Records a call made at {@code now} when the key's last recorded call is half a
+	 * retention old, so that it expires no earlier than a retention after its last real
 	 * call.
 	 */
 	private void recordSometimes(Slot slot, KeyedLimit target, long now) {
@@ -857,10 +968,11 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	}
 
 	/**
-	 * Shows a call to Caffeine. Should Caffeine have expired the key meanwhile, this
-	 * slot, which the call just used, takes its place again, so that the call's permits
-	 * are not forgotten; unless {@link #reset} or an eviction discarded it, whose fresh
-	 * state must win over a call that was in flight (RecentKeyTest).
+	 * Records a call: the slot expires a retention and a half later. Should a sweep have
+	 * taken the key out meanwhile, this slot, which the call just used, takes its place
+	 * again, so that the call's permits are not forgotten; unless {@link #reset} or an
+	 * eviction discarded it, whose fresh state must win over a call that was in flight
+	 * (RecentKeyTest).
 	 */
 	private void record(Slot slot, KeyedLimit target, long now) {
 		if (slot.isDiscarded()) {
@@ -869,40 +981,26 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		advanceCacheTime(now);
 		long shownAt = this.cacheTime.get();
 		Object key = StateKey.of(target);
-		Slot held = this.slots.get(key, (absent) -> slot);
-		// Caffeine (3.2) does not extend a variable expiry on a read hit: without this, a
-		// key in use would be
-		// forgotten one retention after its creation, and come back fresh
-		// (RetentionTest).
-		this.expiration.setExpiresAfter(key, RetentionExpiry.keepNanos(slot.limit()), TimeUnit.NANOSECONDS);
+		slot.expiresAt = expiryOf(slot.limit(), shownAt);
+		Slot held = holder(key, slot);
 		if (!slot.recordNext(now + recordInterval(slot.limit()))) {
 			// discarded meanwhile: take it out again if this call put it back
 			this.map.remove(key, slot);
 			return;
 		}
 		if (held == slot) {
-			remember(target, slot, shownAt);
+			remember(target, slot);
 		}
 	}
 
 	/**
-	 * Holds a slot that Caffeine has just added or shown at cache time {@code shownAt} as
-	 * the recent key's: Caffeine's expiry was set from a cache time at least
-	 * {@code shownAt}, so it returns this slot until a retention later.
+	 * Holds a slot just added or recorded as the recent key's.
 	 */
-	private void remember(KeyedLimit target, Slot slot, long shownAt) {
-		long keep = RetentionExpiry.keepNanos(slot.limit()) / 1000;
-		this.recent = new Recent(target, slot, (shownAt > Long.MAX_VALUE - keep) ? Long.MAX_VALUE : shownAt + keep);
+	private void remember(KeyedLimit target, Slot slot) {
+		this.recent = new Recent(target, slot);
 		if (slot.isDiscarded()) {
 			// reset or an eviction ran meanwhile: it may have cleared the recent key
 			// before this write
-			forgetRecent(slot);
-		}
-	}
-
-	/** Caffeine's eviction listener, called as it expires a key. */
-	private void forgetRecent(@Nullable Object key, @Nullable Slot slot, RemovalCause cause) {
-		if (slot != null) {
 			forgetRecent(slot);
 		}
 	}
@@ -926,50 +1024,31 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	}
 
 	/**
-	 * Half a retention: the longest a key in use goes without showing Caffeine a call.
+	 * Half a retention: the longest a key in use goes without recording a call.
 	 */
 	static long recordInterval(Limit limit) {
 		return Math.max(1, limit.retentionMicros() / 2);
 	}
 
 	/**
-	 * The key last added or shown to Caffeine, its slot, and the cache time (µs) until
-	 * which Caffeine would return that slot.
+	 * The store time at which a slot of this limit whose last call was recorded at
+	 * {@code shownAt} expires: its retention after that call, plus the longest a key in
+	 * use goes without recording one.
 	 */
-	private record Recent(KeyedLimit key, Slot slot, long validUntil) {
+	static long expiryOf(Limit limit, long shownAt) {
+		long retention = limit.retentionMicros();
+		long keep = (retention > Long.MAX_VALUE / 2) ? Long.MAX_VALUE : retention + recordInterval(limit);
+		return (shownAt > Long.MAX_VALUE - keep) ? Long.MAX_VALUE : shownAt + keep;
+	}
+
+	/**
+	 * The key last added or recorded, and its slot.
+	 */
+	private record Recent(KeyedLimit key, Slot slot) {
 	}
 
 	/** What a locked decision on one limit gives. */
 	private record Locked(Outcome outcome, @Nullable String leaseId) {
-	}
-
-	/**
-	 * Keeps each keyed limit for its limit's retention after the last call Caffeine saw,
-	 * plus the longest a key in use goes without showing Caffeine a call.
-	 */
-	private static final class RetentionExpiry implements Expiry<Object, Slot> {
-
-		static long keepNanos(Limit limit) {
-			long micros = limit.retentionMicros();
-			micros = (micros > Long.MAX_VALUE / 2) ? Long.MAX_VALUE : micros + recordInterval(limit);
-			return (micros > Long.MAX_VALUE / 1000) ? Long.MAX_VALUE : micros * 1000;
-		}
-
-		@Override
-		public long expireAfterCreate(Object key, Slot value, long currentTime) {
-			return keepNanos(value.limit());
-		}
-
-		@Override
-		public long expireAfterUpdate(Object key, Slot value, long currentTime, long currentDuration) {
-			return keepNanos(value.limit());
-		}
-
-		@Override
-		public long expireAfterRead(Object key, Slot value, long currentTime, long currentDuration) {
-			return keepNanos(value.limit());
-		}
-
 	}
 
 	/**

@@ -3,7 +3,7 @@ package dev.ratelimit.core.memory;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadLocalRandom;
@@ -12,9 +12,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
-
-import com.github.benmanes.caffeine.cache.Cache;
 
 import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.TimeSource;
@@ -62,13 +61,13 @@ final class KeyEvictor {
 
 	private static final long MAX_RESET_MILLIS = (1L << 32) - 2;
 
-	private final Cache<Object, Slot> slots;
-
-	private final ConcurrentMap<Object, Slot> map;
+	private final ConcurrentHashMap<Object, Slot> map;
 
 	private final TimeSource timeSource;
 
 	private final Runnable expireIdle;
+
+	private final BooleanSupplier expiryWanted;
 
 	private final Consumer<Slot> onEvicted;
 
@@ -97,19 +96,21 @@ final class KeyEvictor {
 
 	/**
 	 * Creates the evictor of a store.
-	 * @param slots the store
+	 * @param map the store
 	 * @param timeSource the limiter's clock
 	 * @param expireIdle drops the keys past their retention, before a sweep
+	 * @param expiryWanted whether a key just added should start a sweep for the keys past
+	 * their retention alone
 	 * @param onEvicted told of each slot evicted, after it left the store
 	 * @param maxKeys the bound
 	 * @param sweeper where sweeps run
 	 */
-	KeyEvictor(Cache<Object, Slot> slots, TimeSource timeSource, Runnable expireIdle, Consumer<Slot> onEvicted,
-			long maxKeys, Executor sweeper) {
-		this.slots = slots;
-		this.map = slots.asMap();
+	KeyEvictor(ConcurrentHashMap<Object, Slot> map, TimeSource timeSource, Runnable expireIdle,
+			BooleanSupplier expiryWanted, Consumer<Slot> onEvicted, long maxKeys, Executor sweeper) {
+		this.map = map;
 		this.timeSource = timeSource;
 		this.expireIdle = expireIdle;
+		this.expiryWanted = expiryWanted;
 		this.onEvicted = onEvicted;
 		this.maxKeys = maxKeys;
 		this.sweeper = sweeper;
@@ -119,11 +120,13 @@ final class KeyEvictor {
 	}
 
 	/**
-	 * Starts a sweep once a call has added a key beyond the bound, unless one is on its
-	 * way; called with no slot lock held, as a sweep takes them.
+	 * Starts a sweep once a call has added a key beyond the bound, or when keys past
+	 * their retention should be dropped, unless one is on its way; called with no slot
+	 * lock held, as a sweep takes them.
 	 */
 	void added() {
-		if (this.slots.estimatedSize() > this.maxKeys && this.sweepScheduled.compareAndSet(false, true)) {
+		if ((this.map.mappingCount() > this.maxKeys || this.expiryWanted.getAsBoolean())
+				&& this.sweepScheduled.compareAndSet(false, true)) {
 			try {
 				this.sweeper.execute(this::sweepInTurn);
 			}
@@ -143,7 +146,7 @@ final class KeyEvictor {
 	 * {@code maxKeys + maxKeys / 16}.
 	 */
 	boolean hasRoom() {
-		return this.slots.estimatedSize() < this.ceiling;
+		return this.map.mappingCount() < this.ceiling;
 	}
 
 	/**
@@ -192,7 +195,7 @@ final class KeyEvictor {
 	 */
 	private void sweep() {
 		this.expireIdle.run();
-		long held = this.slots.estimatedSize();
+		long held = this.map.mappingCount();
 		if (held <= this.maxKeys) {
 			return;
 		}

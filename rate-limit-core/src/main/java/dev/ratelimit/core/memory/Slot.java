@@ -44,11 +44,18 @@ abstract class Slot {
 	private int stamp;
 
 	/**
-	 * When this key should next show Caffeine a call (which keeps it from expiring), in
+	 * When this key should next record a call (which keeps it from expiring), in
 	 * microseconds; read racily on every call, and moved on (or set to
 	 * {@link #DISCARDED}) atomically.
 	 */
 	long recordBy;
+
+	/**
+	 * The store's time (µs) from which this slot counts as expired: a retention and a
+	 * half after the last call recorded. Set before the slot is added to the store, then
+	 * moved on by each call recorded.
+	 */
+	volatile long expiresAt;
 
 	/**
 	 * The limit the state was last written under; written under the lock, read under the
@@ -118,8 +125,8 @@ abstract class Slot {
 	abstract void write(Limit from, Limit to, long now);
 
 	/**
-	 * Makes the next call show this key to Caffeine, which then keeps it for its new
-	 * limit's retention, unless the slot was discarded.
+	 * Makes the next call record this key, which then keeps it for its new limit's
+	 * retention, unless the slot was discarded.
 	 */
 	final void recordSoon() {
 		recordNext(Long.MIN_VALUE);
