@@ -196,6 +196,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		long now;
 		long shownAt = 0;
 		boolean[] added = null;
+		boolean full = false;
 		boolean[] converted = null;
 		Decision decision = null;
 		try {
@@ -232,6 +233,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 							// no room until a sweep has made some: decided on a state
 							// that is not kept
 							this.evictor.notAdded(allowed ? cost : 0);
+							full = true;
 							continue;
 						}
 						// Added while locked: a call that finds it waits until this one
@@ -264,8 +266,9 @@ public final class InMemoryRateLimiter implements RateLimiter {
 				recordSometimes(held[i], limits.get(i), now);
 			}
 		}
-		if (anyAdded) {
-			// With every slot unlocked: a sweep takes their locks.
+		if (anyAdded || full) {
+			// With every slot unlocked: a sweep takes their locks. A store without room
+			// makes sure a sweep is on its way too, so that it cannot stay full.
 			this.evictor.added();
 		}
 		if (penalties && decision != null && !decision.isAllowed()) {
@@ -556,6 +559,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		if (keeps(limit, outcome.allowed(), cost) && !this.evictor.hasRoom()) {
 			// no room until a sweep has made some: decided on a state that is not kept
 			this.evictor.notAdded(outcome.allowed() ? cost : 0);
+			this.evictor.added();
 		}
 		else if (keeps(limit, outcome.allowed(), cost)) {
 			advanceCacheTime(now);
@@ -871,10 +875,8 @@ public final class InMemoryRateLimiter implements RateLimiter {
 			for (Map.Entry<Object, Slot> entry : this.map.entrySet()) {
 				Slot slot = entry.getValue();
 				long expiresAt = slot.expiresAt;
-				if (now >= expiresAt) {
-					if (this.map.remove(entry.getKey(), slot)) {
-						forgetRecent(slot);
-					}
+				if (now >= expiresAt && sweepOut(entry.getKey(), slot, now)) {
+					forgetRecent(slot);
 				}
 				else {
 					earliest = Math.min(earliest, expiresAt);
@@ -887,6 +889,21 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		finally {
 			this.expiring.unlock();
 		}
+	}
+
+	/**
+	 * Takes a slot out of the map if, under the lock of its map bin, it is still the
+	 * key's and still expired at store time {@code now}: a call that recorded it
+	 * meanwhile (moving its expiry on, under the same lock) keeps it.
+	 * @return whether it was taken out
+	 */
+	private boolean sweepOut(Object key, Slot slot, long now) {
+		boolean[] out = new boolean[1];
+		this.map.computeIfPresent(key, (ignored, present) -> {
+			out[0] = present == slot && now >= slot.expiresAt;
+			return out[0] ? null : present;
+		});
+		return out[0];
 	}
 
 	private void lowerNextExpiry(long expiresAt) {
@@ -922,19 +939,37 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	 * has none or only an expired one.
 	 */
 	private Slot holder(Object key, Slot slot) {
-		for (;;) {
-			Slot present = this.map.putIfAbsent(key, slot);
-			if (present == null) {
-				return slot;
-			}
-			if (present == slot || live(present) != null) {
+		Slot present = this.map.putIfAbsent(key, slot);
+		if (present == null) {
+			return slot;
+		}
+		if (present == slot || live(present) != null) {
+			return present;
+		}
+		return holder(key, slot, slot.expiresAt);
+	}
+
+	/**
+	 * Returns the live slot held under a key, putting {@code slot} there, to expire at
+	 * {@code expiresAt}, if the key has none, only an expired one, or {@code slot}
+	 * itself. Decided under the lock of the key's map bin, where a sweep checks a slot's
+	 * expiry again before it takes it out: a slot whose expiry this moves on is never
+	 * swept out on the expiry it had.
+	 */
+	private Slot holder(Object key, Slot slot, long expiresAt) {
+		Slot[] replaced = new Slot[1];
+		Slot held = this.map.compute(key, (ignored, present) -> {
+			if (present != null && present != slot && live(present) != null) {
 				return present;
 			}
-			if (this.map.replace(key, present, slot)) {
-				forgetRecent(present);
-				return slot;
-			}
+			slot.expiresAt = expiresAt;
+			replaced[0] = (present != slot) ? present : null;
+			return slot;
+		});
+		if (replaced[0] != null) {
+			forgetRecent(replaced[0]);
 		}
+		return held;
 	}
 
 	/**
@@ -981,8 +1016,10 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		advanceCacheTime(now);
 		long shownAt = this.cacheTime.get();
 		Object key = StateKey.of(target);
-		slot.expiresAt = expiryOf(slot.limit(), shownAt);
-		Slot held = holder(key, slot);
+		long expiresAt = expiryOf(slot.limit(), shownAt);
+		Slot held = holder(key, slot, expiresAt);
+		// A changed limit may have made the expiry earlier than any the last sweep saw.
+		lowerNextExpiry(expiresAt);
 		if (!slot.recordNext(now + recordInterval(slot.limit()))) {
 			// discarded meanwhile: take it out again if this call put it back
 			this.map.remove(key, slot);
@@ -990,6 +1027,10 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		}
 		if (held == slot) {
 			remember(target, slot);
+		}
+		else {
+			// another slot took the key's place while this one was out of the map
+			forgetRecent(slot);
 		}
 	}
 

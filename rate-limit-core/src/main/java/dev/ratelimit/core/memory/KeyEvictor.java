@@ -120,9 +120,9 @@ final class KeyEvictor {
 	}
 
 	/**
-	 * Starts a sweep once a call has added a key beyond the bound, or when keys past
-	 * their retention should be dropped, unless one is on its way; called with no slot
-	 * lock held, as a sweep takes them.
+	 * Starts a sweep once a call has added a key beyond the bound (or found no room for
+	 * one), or when keys past their retention should be dropped, unless one is on its
+	 * way; called with no slot lock held, as a sweep takes them.
 	 */
 	void added() {
 		if ((this.map.mappingCount() > this.maxKeys || this.expiryWanted.getAsBoolean())

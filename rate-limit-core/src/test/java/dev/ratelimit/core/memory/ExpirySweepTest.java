@@ -74,6 +74,17 @@ class ExpirySweepTest {
 	}
 
 	@Test
+	void aKeyWhoseChangedLimitShortensItsRetentionIsSweptOutOnTheNewOne() {
+		// 10/h: a retention of an hour; 10/s: a second
+		this.limiter.acquire(new KeyedLimit("p", "k", Limit.tokenBucket("10/1h")), 10);
+		this.clock.advance(Duration.ofSeconds(5));
+		assertThat(this.limiter.keyCount()).isOne();
+		this.limiter.acquire(key("k"));
+		this.clock.advance(Duration.ofSeconds(2));
+		assertThat(this.limiter.keyCount()).isZero();
+	}
+
+	@Test
 	void anExpiredKeyIsNotCountedAndAKeyInUseNeverExpires() {
 		KeyedLimit busy = key("busy");
 		this.limiter.acquire(key("idle"), 3);

@@ -3,6 +3,8 @@ package dev.ratelimit.core.memory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 
 import dev.ratelimit.core.Algorithm;
@@ -91,6 +93,30 @@ class KeyFloodTest {
 		queued.remove(0).run();
 		assertThat(lagging.keyCount()).isLessThanOrEqualTo(100);
 		assertThat(lagging.acquire(client).isAllowed()).as("the exhausted client, after the sweep").isFalse();
+	}
+
+	@Test
+	void aStoreLeftFullWhenNoSweepCouldStartStartsOneAtTheNextKeyItCannotKeep() {
+		// the sweeper refuses sweeps (shut down, say) until the store is full, then runs
+		// them
+		AtomicBoolean accepting = new AtomicBoolean();
+		InMemoryRateLimiter limiter = InMemoryRateLimiter.builder().maxKeys(16).sweeper((sweep) -> {
+			if (!accepting.get()) {
+				throw new RejectedExecutionException("not yet");
+			}
+			sweep.run();
+		}).timeSource(this.clock).build();
+		Limit limit = Limit.fixedWindow("10/1d");
+		for (int i = 0; i < 20; i++) {
+			limiter.acquire(new KeyedLimit("api", "early-" + i, limit));
+		}
+		assertThat(limiter.storedKeys()).as("full: max-keys + max-keys/16").isEqualTo(17);
+		accepting.set(true);
+		limiter.acquire(new KeyedLimit("api", "late", limit));
+		assertThat(limiter.storedKeys()).as("swept").isLessThanOrEqualTo(16);
+		KeyedLimit kept = new KeyedLimit("api", "kept", limit);
+		limiter.acquire(kept, 4);
+		assertThat(remaining(limiter, kept)).isEqualTo(6);
 	}
 
 	@Test
