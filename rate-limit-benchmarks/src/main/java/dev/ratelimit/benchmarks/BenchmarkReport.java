@@ -443,7 +443,7 @@ public final class BenchmarkReport {
 			.append("*Rejected*: 1000 per second, so all but a few calls per million are turned away. ")
 			.append("The same work on every side: each call finds the key's limiter by its key, decides, and answers. ")
 			.append("Each competitor's limiter is looked up by the same key in a `ConcurrentHashMap` and answers a ")
-			.append("boolean; ours looks the key up in its own bounded store (Caffeine, with idle expiry) and answers ")
+			.append("boolean; ours looks the key up in its own bounded store (a `ConcurrentHashMap` with idle expiry) and answers ")
 			.append("a boolean with `tryAcquire`, the same answer, which the ratios use, or a full `Decision` ")
 			.append("(remaining, retry-after, reset-after: what the HTTP headers need) with `acquire`. ")
 			.append("Bucket4j without the lookup is shown for reference.\n\n");
