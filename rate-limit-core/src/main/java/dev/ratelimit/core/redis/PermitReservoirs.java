@@ -9,6 +9,8 @@ import java.util.concurrent.CompletableFuture;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Policy;
+import com.github.benmanes.caffeine.cache.Ticker;
 import org.jspecify.annotations.Nullable;
 
 import dev.ratelimit.core.Algorithm;
@@ -75,13 +77,44 @@ final class PermitReservoirs {
 
 	private final long size;
 
-	private final Cache<Place, Reservoir> reservoirs = Caffeine.newBuilder()
-		.maximumSize(MAX_RESERVOIRS)
-		.expireAfterAccess(Duration.ofHours(1))
-		.build();
+	/** How long a reservoir is kept after the last access shown to Caffeine. */
+	static final Duration KEEP = Duration.ofHours(1);
+
+	/**
+	 * How often a reservoir in use shows Caffeine an access: once a minute, so that it is
+	 * kept at least 59 minutes after its last call.
+	 */
+	static final long RECORD_EVERY_NANOS = Duration.ofMinutes(1).toNanos();
+
+	/*
+	 * A call finds its reservoir without Caffeine's bookkeeping (a recorded read, with
+	 * expire-after-access, writes the entry's access time and buffers the read for the
+	 * size policy: 1.5% of an HTTP instance's CPU in two-tier mode, for one hot key), and
+	 * shows Caffeine an access once a minute per reservoir.
+	 */
+	private final Cache<Place, Reservoir> reservoirs;
+
+	private final Policy<Place, Reservoir> policy;
+
+	private final Ticker ticker;
 
 	PermitReservoirs(long size) {
+		this(size, Ticker.systemTicker());
+	}
+
+	/**
+	 * Creates the reservoirs of a backend, with the clock that tells when one was last
+	 * used: the system's, or a test's.
+	 */
+	PermitReservoirs(long size, Ticker ticker) {
 		this.size = size;
+		this.ticker = ticker;
+		this.reservoirs = Caffeine.newBuilder()
+			.maximumSize(MAX_RESERVOIRS)
+			.expireAfterAccess(KEEP)
+			.ticker(ticker)
+			.build();
+		this.policy = this.reservoirs.policy();
 	}
 
 	/**
@@ -124,8 +157,16 @@ final class PermitReservoirs {
 
 	Reservoir reservoir(KeyedLimit target) {
 		Place place = Place.of(target);
-		Reservoir found = this.reservoirs.getIfPresent(place);
-		return (found != null) ? found : this.reservoirs.get(place, (p) -> new Reservoir(this.size));
+		Reservoir found = this.policy.getIfPresentQuietly(place);
+		if (found == null) {
+			return this.reservoirs.get(place, (p) -> new Reservoir(this.size, this.ticker.read()));
+		}
+		long now = this.ticker.read();
+		if (now - found.shownAt >= RECORD_EVERY_NANOS) {
+			found.shownAt = now;
+			this.reservoirs.getIfPresent(place);
+		}
+		return found;
 	}
 
 	void forget(KeyedLimit target) {
@@ -643,6 +684,12 @@ final class PermitReservoirs {
 
 		private final long size;
 
+		/**
+		 * When a call last showed Caffeine an access to this reservoir (its ticker's
+		 * nanoseconds); read and written racily, at worst showing one access more.
+		 */
+		volatile long shownAt;
+
 		/** A reservoir left with fewer permits than this is filled ahead. */
 		private final long lowWater;
 
@@ -685,9 +732,10 @@ final class PermitReservoirs {
 		 */
 		private boolean scarce;
 
-		Reservoir(long size) {
+		Reservoir(long size, long shownAt) {
 			this.size = size;
 			this.lowWater = Math.max(1, size / 8);
+			this.shownAt = shownAt;
 		}
 
 		/**

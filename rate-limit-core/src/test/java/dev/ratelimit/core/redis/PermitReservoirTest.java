@@ -1,6 +1,8 @@
 package dev.ratelimit.core.redis;
 
+import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
 
 import org.junit.jupiter.api.Test;
 
@@ -26,6 +28,26 @@ class PermitReservoirTest {
 	private final PermitReservoirs reservoirs = new PermitReservoirs(5);
 
 	private final PermitReservoirs.Reservoir reservoir = this.reservoirs.reservoir(TARGET);
+
+	@Test
+	void aReservoirInUseIsKeptAnHourAfterItsLastCallAndAnIdleOneIsDropped() {
+		AtomicLong nanos = new AtomicLong();
+		PermitReservoirs kept = new PermitReservoirs(5, nanos::get);
+		PermitReservoirs.Reservoir first = kept.reservoir(TARGET);
+		for (int minute = 1; minute <= 150; minute++) {
+			nanos.addAndGet(Duration.ofMinutes(1).toNanos());
+			assertThat(kept.reservoir(TARGET)).as("minute %d", minute).isSameAs(first);
+		}
+		// a call each 30 s for 90 minutes: every other one shows an access
+		for (int i = 0; i < 180; i++) {
+			nanos.addAndGet(Duration.ofSeconds(30).toNanos());
+			assertThat(kept.reservoir(TARGET)).isSameAs(first);
+		}
+		nanos.addAndGet(Duration.ofMinutes(58).toNanos());
+		assertThat(kept.reservoir(TARGET)).as("58 minutes idle").isSameAs(first);
+		nanos.addAndGet(Duration.ofMinutes(61).toNanos());
+		assertThat(kept.reservoir(TARGET)).as("61 minutes idle").isNotSameAs(first);
+	}
 
 	@Test
 	void anEmptyReservoirServesNothingAndNeedsTheWholeCost() {
