@@ -89,10 +89,12 @@ else
 	# Two passes, each with three fresh instances of the app: an instance's steady state depends on its JIT's
 	# decisions, and two instances of the same jar, measured in alternating rounds, differed by up to 8% here.
 	http_passes=2
-	# peers: seven instances instead of three, so a shorter warm-up and fewer rounds than the HTTP sections' to stay
-	# under about 20 minutes: two passes of fresh instances still, each of 30 s warm-up and 3 rounds of 10 s per
-	# instance, about 9 minutes a pass (seven instances starting together took 95 s of it here, in a quick run).
-	peers_warmup=30
+	# peers: seven instances instead of three, so fewer rounds than the HTTP sections' to stay under about 25
+	# minutes: two passes of fresh instances still, each of 60 s warm-up and 3 rounds of 10 s per instance, about 12
+	# minutes a pass (seven instances starting together took 95 s of it here, in a quick run). 30 s of warm-up left the
+	# two-tier instance compiling (async-profiler: 6.8% of its samples in the JIT compilers after 30 s at one
+	# connection and 20 s at 32; 1% after 50 s), and its first round in a pass at two thirds of its later ones.
+	peers_warmup=60
 	peers_rounds=3
 	peers_seconds=10
 	peers_passes=2
