@@ -879,7 +879,9 @@ public final class InMemoryRateLimiter implements RateLimiter {
 					forgetRecent(slot);
 				}
 				else {
-					earliest = Math.min(earliest, expiresAt);
+					// read again: a slot kept because a call recorded it meanwhile
+					// expires later than it did
+					earliest = Math.min(earliest, slot.expiresAt);
 				}
 			}
 			lowerNextExpiry(earliest);
