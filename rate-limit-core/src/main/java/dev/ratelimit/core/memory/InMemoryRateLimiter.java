@@ -269,7 +269,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		if (anyAdded || full) {
 			// With every slot unlocked: a sweep takes their locks. A store without room
 			// makes sure a sweep is on its way too, so that it cannot stay full.
-			this.evictor.added();
+			this.evictor.sweepIfWanted();
 		}
 		if (penalties && decision != null && !decision.isAllowed()) {
 			imposePenalties(decision.statuses(), now);
@@ -559,14 +559,14 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		if (keeps(limit, outcome.allowed(), cost) && !this.evictor.hasRoom()) {
 			// no room until a sweep has made some: decided on a state that is not kept
 			this.evictor.notAdded(outcome.allowed() ? cost : 0);
-			this.evictor.added();
+			this.evictor.sweepIfWanted();
 		}
 		else if (keeps(limit, outcome.allowed(), cost)) {
 			advanceCacheTime(now);
 			long shownAt = this.cacheTime.get();
 			if (add(StateKey.of(target), slot, shownAt)) {
 				remember(target, slot);
-				this.evictor.added();
+				this.evictor.sweepIfWanted();
 			}
 			else if (outcome.allowed()) {
 				return null;
@@ -937,18 +937,15 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	}
 
 	/**
-	 * Returns the live slot held under a key, putting {@code slot} there first if the key
-	 * has none or only an expired one.
+	 * Returns the live slot held under a key, putting {@code slot}, a new one, there
+	 * first if the key has none or only an expired one.
 	 */
 	private Slot holder(Object key, Slot slot) {
 		Slot present = this.map.putIfAbsent(key, slot);
 		if (present == null) {
 			return slot;
 		}
-		if (present == slot || live(present) != null) {
-			return present;
-		}
-		return holder(key, slot, slot.expiresAt);
+		return (live(present) != null) ? present : holder(key, slot, slot.expiresAt);
 	}
 
 	/**

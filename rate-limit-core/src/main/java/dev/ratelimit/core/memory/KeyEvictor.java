@@ -124,7 +124,7 @@ final class KeyEvictor {
 	 * one), or when keys past their retention should be dropped, unless one is on its
 	 * way; called with no slot lock held, as a sweep takes them.
 	 */
-	void added() {
+	void sweepIfWanted() {
 		if ((this.map.mappingCount() > this.maxKeys || this.expiryWanted.getAsBoolean())
 				&& this.sweepScheduled.compareAndSet(false, true)) {
 			try {
