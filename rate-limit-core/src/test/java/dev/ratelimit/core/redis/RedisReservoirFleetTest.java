@@ -158,6 +158,9 @@ class RedisReservoirFleetTest {
 		try (RespClient client = endpoint.client()) {
 			limiter.ping();
 			client.command("CONFIG", "RESETSTAT");
+			// a second's boundary ends the window that the global limit's permits were
+			// counted in: the reservoir's leftovers lapse, and the next call fills again
+			long started = System.currentTimeMillis() - 5;
 			for (int i = 0; i < decisions; i++) {
 				// half of them asynchronously, through the same reservoirs
 				Decision decision = (i % 2 == 0) ? limiter.acquire(call, 1) : limiter.acquireAsync(call, 1).join();
@@ -167,7 +170,8 @@ class RedisReservoirFleetTest {
 			long roundTrips = RedisReservoirTest.scriptCalls(client.text("INFO", "commandstats"));
 			System.out.printf("three limits within them: %.3f round trips per decision%n",
 					(double) roundTrips / decisions);
-			assertThat(roundTrips).isBetween((long) decisions / RESERVOIR, decisions / RESERVOIR + 2L);
+			long boundaries = (System.currentTimeMillis() + 5) / 1000 - started / 1000;
+			assertThat(roundTrips).isBetween((long) decisions / RESERVOIR, decisions / RESERVOIR + 2L + 2 * boundaries);
 		}
 		finally {
 			limiter.close();
