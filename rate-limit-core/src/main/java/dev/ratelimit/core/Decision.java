@@ -33,7 +33,7 @@ public final class Decision {
 
 	}
 
-	private static final Decision UNLIMITED = new Decision(true, List.of(), -1, List.of(), Source.BACKEND, 0);
+	private static final Decision UNLIMITED = new Decision(true, List.of(), -1, List.of(), Source.BACKEND, 0, null);
 
 	private final boolean allowed;
 
@@ -53,8 +53,14 @@ public final class Decision {
 
 	private final long retryAfterMicros;
 
+	/** The mark of the one status of a decision on one limit. */
+	private final long onlyMark;
+
+	/** The marks of the statuses, by index; {@code null} when every mark is 0. */
+	private final long @Nullable [] marks;
+
 	private Decision(boolean allowed, List<LimitStatus> statuses, int deciding, List<Lease> leases, Source source,
-			long retryAfterMicros) {
+			long retryAfterMicros, long @Nullable [] marks) {
 		this.allowed = allowed;
 		this.statuses = statuses;
 		this.only = null;
@@ -62,6 +68,8 @@ public final class Decision {
 		this.leases = leases;
 		this.source = source;
 		this.retryAfterMicros = retryAfterMicros;
+		this.onlyMark = 0;
+		this.marks = marks;
 	}
 
 	/**
@@ -72,7 +80,7 @@ public final class Decision {
 		return UNLIMITED;
 	}
 
-	private Decision(LimitStatus only) {
+	private Decision(LimitStatus only, long mark) {
 		this.allowed = only.allowed();
 		this.statuses = null;
 		this.only = only;
@@ -80,6 +88,8 @@ public final class Decision {
 		this.leases = List.of();
 		this.source = Source.BACKEND;
 		this.retryAfterMicros = this.allowed ? 0 : Math.max(0, only.retryAfterMicros());
+		this.onlyMark = mark;
+		this.marks = null;
 	}
 
 	/**
@@ -89,7 +99,18 @@ public final class Decision {
 	 * @return the decision
 	 */
 	public static Decision of(LimitStatus status) {
-		return new Decision(Objects.requireNonNull(status, "status must not be null"));
+		return new Decision(Objects.requireNonNull(status, "status must not be null"), 0);
+	}
+
+	/**
+	 * Returns the decision made by a backend on a call with one limit and no leases, with
+	 * the {@linkplain #mark(int) mark} its refund needs.
+	 * @param status the status of the limit
+	 * @param mark what the backend needs to give the call's permits back
+	 * @return the decision
+	 */
+	public static Decision of(LimitStatus status, long mark) {
+		return new Decision(Objects.requireNonNull(status, "status must not be null"), mark);
 	}
 
 	/**
@@ -110,15 +131,35 @@ public final class Decision {
 	 * @return the decision
 	 */
 	public static Decision of(List<LimitStatus> statuses, List<Lease> leases, Source source) {
+		return of(statuses, leases, source, null);
+	}
+
+	/**
+	 * Returns a decision from each limit's status, with the {@linkplain #mark(int) marks}
+	 * a refund of the call's permits needs.
+	 * @param statuses the statuses, one per limit
+	 * @param leases the concurrency permits the call holds if allowed
+	 * @param source where the decision came from
+	 * @param marks one per status, or {@code null} when all are 0
+	 * @return the decision
+	 * @throws IllegalArgumentException if there are marks but not one per status
+	 */
+	public static Decision of(List<LimitStatus> statuses, List<Lease> leases, Source source, long @Nullable [] marks) {
+		if (marks != null && marks.length != statuses.size()) {
+			throw new IllegalArgumentException(
+					"marks must be one per status (" + marks.length + " for " + statuses.size() + ")");
+		}
+		long[] kept = (marks != null && !allZero(marks)) ? marks.clone() : null;
 		if (statuses.isEmpty()) {
-			return (source == Source.BACKEND) ? UNLIMITED : new Decision(true, List.of(), -1, List.of(), source, 0);
+			return (source == Source.BACKEND) ? UNLIMITED
+					: new Decision(true, List.of(), -1, List.of(), source, 0, null);
 		}
 		if (statuses.size() == 1) {
 			// Most calls name one limit: it decides, and an immutable list needs no copy.
 			LimitStatus only = statuses.get(0);
 			boolean allowed = only.allowed();
 			return new Decision(allowed, List.copyOf(statuses), 0, allowed ? List.copyOf(leases) : List.of(), source,
-					allowed ? 0 : Math.max(0, only.retryAfterMicros()));
+					allowed ? 0 : Math.max(0, only.retryAfterMicros()), kept);
 		}
 		boolean allowed = true;
 		long retryAfter = 0;
@@ -141,7 +182,16 @@ public final class Decision {
 			}
 		}
 		return new Decision(allowed, List.copyOf(statuses), deciding, allowed ? List.copyOf(leases) : List.of(), source,
-				allowed ? 0 : retryAfter);
+				allowed ? 0 : retryAfter, kept);
+	}
+
+	private static boolean allZero(long[] marks) {
+		for (long mark : marks) {
+			if (mark != 0) {
+				return false;
+			}
+		}
+		return true;
 	}
 
 	/**
@@ -154,7 +204,7 @@ public final class Decision {
 	 */
 	public static Decision unavailable(boolean allowed, long retryAfterMicros) {
 		return new Decision(allowed, List.of(), -1, List.of(), allowed ? Source.FAILED_OPEN : Source.FAILED_CLOSED,
-				allowed ? 0 : Math.max(0, retryAfterMicros));
+				allowed ? 0 : Math.max(0, retryAfterMicros), null);
 	}
 
 	private static boolean closerToRejection(LimitStatus candidate, LimitStatus best) {
@@ -311,6 +361,36 @@ public final class Decision {
 			}
 		}
 		return false;
+	}
+
+	/**
+	 * Returns the mark of a status: what the limiter that made this decision needs to
+	 * give the call's permits back ({@link RateLimiter#refund}), such as the start of the
+	 * window that counts them. For limiter implementations; its meaning is the limiter's.
+	 * @param index the index of the status in {@link #statuses()}
+	 * @return the mark, 0 when none was recorded
+	 */
+	public long mark(int index) {
+		if (this.only != null) {
+			Objects.checkIndex(index, 1);
+			return this.onlyMark;
+		}
+		Objects.checkIndex(index, statuses().size());
+		return (this.marks != null) ? this.marks[index] : 0;
+	}
+
+	/**
+	 * Returns this decision as coming from another source, with the same statuses, leases
+	 * and marks: a failure policy's local limits decided it, say.
+	 * @param source where the decision came from
+	 * @return the decision
+	 */
+	public Decision from(Source source) {
+		if (source == this.source) {
+			return this;
+		}
+		long[] marks = (this.only != null) ? new long[] { this.onlyMark } : this.marks;
+		return of(statuses(), this.leases, source, marks);
 	}
 
 	/**

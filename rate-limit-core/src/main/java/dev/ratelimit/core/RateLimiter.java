@@ -86,6 +86,45 @@ public interface RateLimiter {
 	}
 
 	/**
+	 * Gives back {@code cost} permits that an allowed decision of this limiter took from
+	 * some of its limits, as far as they still count: a bucket regains them up to its
+	 * capacity; a fixed window, a sliding window counter or a log lowers the count that
+	 * holds them while that count still weighs. Permits of a window that has ended stay
+	 * spent, as do those taken under parameters changed since. Concurrency permits are
+	 * given back by {@link #release(Decision)}, not here. Nothing happens for a rejected
+	 * decision, one its failure policy made without limits (allowed or refused while the
+	 * backend was down), or a limit the decision does not hold. Each call gives back once
+	 * more: a caller refunds a decision's limit at most once. The starter refunds a
+	 * {@code count-if} reservation whose condition turned out false.
+	 * @param decision the allowed decision, made by this limiter
+	 * @param limits the limits of the decision to give the permits back to
+	 * @param cost the permits the call took from each, as given to {@code acquire}
+	 * @throws UnsupportedOperationException if this limiter cannot give permits back (the
+	 * default)
+	 */
+	default void refund(Decision decision, List<KeyedLimit> limits, long cost) {
+		throw new UnsupportedOperationException(getClass().getName() + " does not implement refund()");
+	}
+
+	/**
+	 * Gives back permits as {@link #refund} does, without blocking the calling thread on
+	 * I/O. The default refunds on the calling thread.
+	 * @param decision the allowed decision, made by this limiter
+	 * @param limits the limits of the decision to give the permits back to
+	 * @param cost the permits the call took from each
+	 * @return done once given back, as far as this limiter waits for that
+	 */
+	default CompletableFuture<Void> refundAsync(Decision decision, List<KeyedLimit> limits, long cost) {
+		try {
+			refund(decision, limits, cost);
+			return CompletableFuture.completedFuture(null);
+		}
+		catch (RuntimeException ex) {
+			return CompletableFuture.failedFuture(ex);
+		}
+	}
+
+	/**
 	 * Returns each limit's current state without consuming anything: an allowed status of
 	 * cost 0 with the permits remaining and the wait until full.
 	 * @param limits the keyed limits

@@ -404,8 +404,7 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 		if (here == null) {
 			return Decision.unavailable(false, this.gate.unusableForMicros(this.recoveryCheckMicros));
 		}
-		Decision decision = here.acquire(limits, cost);
-		return Decision.of(decision.statuses(), decision.leases(), Decision.Source.LOCAL_FALLBACK);
+		return here.acquire(limits, cost).from(Decision.Source.LOCAL_FALLBACK);
 	}
 
 	/**
@@ -496,6 +495,68 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 	public List<LimitStatus> inspect(List<KeyedLimit> limits) {
 		KeyedLimit.requireOneLimitPerName(limits);
 		return this.backend.inspect(limits);
+	}
+
+	/**
+	 * Gives back permits of an allowed decision where it took them: a decision of this
+	 * instance's own limits to them; a decision of the store to the store (nothing is
+	 * sent while it is down: they stay spent there) and to this instance's own limits,
+	 * which were charged with it. They get it with the store's marks, which name the same
+	 * windows as theirs while the clocks agree; a log entry, timed by the store's clock,
+	 * stays spent here.
+	 */
+	@Override
+	public void refund(Decision decision, List<KeyedLimit> limits, long cost) {
+		RateLimiter here = this.local;
+		if (decision.source() == Decision.Source.LOCAL_FALLBACK) {
+			if (here != null) {
+				here.refund(decision, limits, cost);
+			}
+			return;
+		}
+		if (decision.source() != Decision.Source.BACKEND) {
+			return;
+		}
+		refundHere(decision, limits, cost);
+		if (!this.gate.isDown()) {
+			this.backend.refund(decision, limits, cost);
+		}
+	}
+
+	/**
+	 * Gives back permits of an allowed decision as {@link #refund} does, without blocking
+	 * the calling thread; it never completes exceptionally (the store reports its own
+	 * failures).
+	 */
+	@Override
+	public CompletableFuture<Void> refundAsync(Decision decision, List<KeyedLimit> limits, long cost) {
+		try {
+			if (decision.source() != Decision.Source.BACKEND) {
+				refund(decision, limits, cost);
+				return CompletableFuture.completedFuture(null);
+			}
+			refundHere(decision, limits, cost);
+			if (this.gate.isDown()) {
+				return CompletableFuture.completedFuture(null);
+			}
+			return this.backend.refundAsync(decision, limits, cost).exceptionally((ex) -> null);
+		}
+		catch (RuntimeException ex) {
+			logger.debug("Could not give back the permits of a call", ex);
+			return CompletableFuture.completedFuture(null);
+		}
+	}
+
+	private void refundHere(Decision decision, List<KeyedLimit> limits, long cost) {
+		RateLimiter here = this.local;
+		if (here != null && cost > 0) {
+			try {
+				here.refund(decision, limits, cost);
+			}
+			catch (RuntimeException ex) {
+				logger.debug("Could not give back the permits of a call to this instance's own limits", ex);
+			}
+		}
 	}
 
 	/**

@@ -211,10 +211,17 @@ public final class InMemoryRateLimiter implements RateLimiter {
 			}
 			List<LimitStatus> statuses = new ArrayList<>(count);
 			boolean allowed = true;
+			long[] marks = null;
 			for (int i = 0; i < count; i++) {
 				Outcome outcome = held[i].evaluate(limits.get(i).limit(), now, cost);
 				allowed &= outcome.allowed();
 				statuses.add(outcome.statusOf(limits.get(i)));
+				if (outcome.mark() != 0) {
+					if (marks == null) {
+						marks = new long[count];
+					}
+					marks[i] = outcome.mark();
+				}
 			}
 			if (penalties) {
 				allowed &= servePenalties(limits, statuses, now);
@@ -244,7 +251,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 				}
 			}
 			if (!lost) {
-				decision = decideLocked(limits, held, statuses, allowed, cost, now);
+				decision = decideLocked(limits, held, statuses, allowed ? marks : null, allowed, cost, now);
 			}
 		}
 		finally {
@@ -524,7 +531,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 			if (slot.optimistic() && slot.writtenUnder(target.limit())) {
 				Outcome outcome = decideOptimistically(slot, target, cost);
 				if (outcome != null) {
-					return Decision.of(outcome.statusOf(target));
+					return Decision.of(outcome.statusOf(target), outcome.mark());
 				}
 			}
 			else {
@@ -540,7 +547,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	private static Decision decision(KeyedLimit target, long cost, Outcome outcome, @Nullable String leaseId) {
 		LimitStatus status = outcome.statusOf(target);
 		return (leaseId != null) ? Decision.of(List.of(status), List.of(new Lease(target, leaseId, cost)))
-				: Decision.of(status);
+				: Decision.of(status, outcome.mark());
 	}
 
 	/**
@@ -645,8 +652,8 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		return (locked != null) ? locked.outcome : null;
 	}
 
-	private Decision decideLocked(List<KeyedLimit> limits, Slot[] held, List<LimitStatus> statuses, boolean allowed,
-			long cost, long now) {
+	private Decision decideLocked(List<KeyedLimit> limits, Slot[] held, List<LimitStatus> statuses,
+			long @Nullable [] marks, boolean allowed, long cost, long now) {
 		List<Lease> leases = new ArrayList<>(0);
 		if (allowed) {
 			for (int i = 0; i < held.length; i++) {
@@ -658,7 +665,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 				}
 			}
 		}
-		return Decision.of(statuses, leases);
+		return Decision.of(statuses, leases, Decision.Source.BACKEND, marks);
 	}
 
 	private static boolean firstOccurrence(Slot[] held, int index) {
@@ -693,6 +700,65 @@ public final class InMemoryRateLimiter implements RateLimiter {
 			statuses.add((left > 0) ? LimitStatus.ofPenalty(target, left) : outcome.statusOf(target));
 		}
 		return statuses;
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * A key no longer held (expired, evicted or reset) has nothing to give back to: its
+	 * next call sees a fresh state.
+	 */
+	@Override
+	public void refund(Decision decision, List<KeyedLimit> limits, long cost) {
+		checkCost(cost);
+		if (!refundable(decision) || cost == 0) {
+			return;
+		}
+		List<LimitStatus> statuses = decision.statuses();
+		for (int i = 0; i < limits.size(); i++) {
+			KeyedLimit target = limits.get(i);
+			int index = indexOf(statuses, target);
+			if (index < 0 || target.limit().algorithm() == Algorithm.CONCURRENCY
+					|| limits.subList(0, i).contains(target)) {
+				// a limit named twice took its permits once
+				continue;
+			}
+			Slot slot = live(this.map.get(StateKey.of(target)));
+			if (slot != null && slot.lockUnlessDiscarded()) {
+				try {
+					slot.refund(target.limit(), this.timeSource.nowMicros(), cost, decision.mark(index));
+				}
+				finally {
+					slot.unlock();
+				}
+			}
+		}
+	}
+
+	/**
+	 * Returns whether a decision took permits that a refund may give back: it was allowed
+	 * and made by limits, this limiter's or a failure policy's local ones.
+	 * @param decision the decision
+	 * @return whether to refund it
+	 */
+	static boolean refundable(Decision decision) {
+		return decision.isAllowed() && (decision.source() == Decision.Source.BACKEND
+				|| decision.source() == Decision.Source.LOCAL_FALLBACK);
+	}
+
+	/**
+	 * Returns the index of a limit's status in a decision, or -1.
+	 * @param statuses the decision's statuses
+	 * @param target the keyed limit
+	 * @return the index
+	 */
+	static int indexOf(List<LimitStatus> statuses, KeyedLimit target) {
+		for (int i = 0; i < statuses.size(); i++) {
+			if (statuses.get(i).target().equals(target)) {
+				return i;
+			}
+		}
+		return -1;
 	}
 
 	@Override

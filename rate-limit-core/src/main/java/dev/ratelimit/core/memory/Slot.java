@@ -202,6 +202,13 @@ abstract class Slot {
 	 */
 	abstract @Nullable String take(Limit limit, long now, long cost);
 
+	/**
+	 * Gives back permits an allowed call took ({@link LimitAlgorithm#refund}); under the
+	 * lock. A bucket or window whose state was written under other parameters since keeps
+	 * them spent, as the Redis script does; a log gives them back from the entry.
+	 */
+	abstract void refund(Limit limit, long now, long cost, long mark);
+
 	/** Gives back a lease; under the lock. */
 	void release(Limit limit, String leaseId, long now) {
 	}
@@ -357,6 +364,17 @@ abstract class Slot {
 			return lease;
 		}
 
+		@Override
+		void refund(Limit limit, long now, long cost, long mark) {
+			if (!writtenUnder(limit)) {
+				return;
+			}
+			BucketState state = BucketState.of(this.level, this.updatedAt);
+			Slot.<BucketState>algorithm(limit).refund(limit, state, now, cost, mark);
+			this.level = state.level();
+			this.updatedAt = state.updatedAt();
+		}
+
 		/**
 		 * The level in units at {@link #updatedAt()}; read optimistically, validate with
 		 * the stamp.
@@ -431,6 +449,18 @@ abstract class Slot {
 			return lease;
 		}
 
+		@Override
+		void refund(Limit limit, long now, long cost, long mark) {
+			if (!writtenUnder(limit)) {
+				return;
+			}
+			WindowState state = WindowState.of(this.start, this.current, this.previous);
+			Slot.<WindowState>algorithm(limit).refund(limit, state, now, cost, mark);
+			this.start = state.start();
+			this.current = state.current();
+			this.previous = state.previous();
+		}
+
 	}
 
 	/**
@@ -465,6 +495,11 @@ abstract class Slot {
 		@Override
 		@Nullable String take(Limit limit, long now, long cost) {
 			return algorithm(limit).apply(limit, this.state, now, cost);
+		}
+
+		@Override
+		void refund(Limit limit, long now, long cost, long mark) {
+			algorithm(limit).refund(limit, this.state, now, cost, mark);
 		}
 
 		@Override

@@ -270,8 +270,13 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 			compensate(plan, slots, cost, time);
 		}
 		List<LimitStatus> statuses = new ArrayList<>(limits.size());
+		long[] marks = slots.allowed ? new long[limits.size()] : null;
 		for (int i = 0; i < limits.size(); i++) {
-			statuses.add(slots.outcomes[plan.keyIndex(i)].status(limits.get(i)));
+			ScriptReply.KeyOutcome outcome = slots.outcomes[plan.keyIndex(i)];
+			statuses.add(outcome.status(limits.get(i)));
+			if (marks != null && limits.get(i).limit().algorithm() != Algorithm.CONCURRENCY) {
+				marks[i] = outcome.mark();
+			}
 		}
 		List<Lease> leases = new ArrayList<>(0);
 		if (slots.allowed && cost > 0) {
@@ -282,7 +287,97 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 				}
 			}
 		}
-		return Decision.of(statuses, leases);
+		return Decision.of(statuses, leases, Decision.Source.BACKEND, marks);
+	}
+
+	/**
+	 * Gives back permits of a decision Redis allowed as {@link #refundAsync} does,
+	 * waiting for Redis's answer at most the timeout; a failure is reported, never
+	 * thrown: the permits then stay spent.
+	 */
+	@Override
+	public void refund(Decision decision, List<KeyedLimit> limits, long cost) {
+		CompletableFuture<Void> done = refundAsync(decision, limits, cost);
+		try {
+			ScriptRunner.await(done, System.nanoTime() + this.timeoutNanos, false);
+		}
+		catch (InterruptedException ex) {
+			// sent all the same; the flag is set again
+		}
+		catch (Exception ex) {
+			// late: Redis still applies it
+		}
+	}
+
+	/**
+	 * Gives back permits of a decision Redis allowed: in two-tier mode to the reservoirs
+	 * its call took them from (unless they lapsed meanwhile), else by the script's refund
+	 * of each key, from the marks its acquire returned, one script call per hash slot in
+	 * a cluster. The future completes once Redis has answered, and never exceptionally: a
+	 * failure is reported to the failure listener, and the permits stay spent.
+	 */
+	@Override
+	public CompletableFuture<Void> refundAsync(Decision decision, List<KeyedLimit> limits, long cost) {
+		if (!decision.isAllowed() || decision.source() != Decision.Source.BACKEND || cost <= 0) {
+			return CompletableFuture.completedFuture(null);
+		}
+		List<LimitStatus> statuses = decision.statuses();
+		List<KeyedLimit> targets = new ArrayList<>(limits.size());
+		List<Long> marks = new ArrayList<>(limits.size());
+		for (KeyedLimit limit : limits) {
+			int index = indexOf(statuses, limit);
+			if (index >= 0 && limit.limit().algorithm() != Algorithm.CONCURRENCY && !targets.contains(limit)) {
+				targets.add(limit);
+				marks.add(decision.mark(index));
+			}
+		}
+		if (targets.isEmpty()) {
+			return CompletableFuture.completedFuture(null);
+		}
+		if (isReservoirEligible(statuses.stream().map(LimitStatus::target).toList(), cost)) {
+			long now = this.clock.nowMicros();
+			for (KeyedLimit target : targets) {
+				reservoirs().reservoir(target).giveBack(target, cost, now);
+			}
+			return CompletableFuture.completedFuture(null);
+		}
+		SlotPlan plan = new SlotPlan(targets, this.keys);
+		String time = timeArgument();
+		CompletableFuture<Void> sent;
+		try {
+			sent = this.runner.isClusterAsync(System.nanoTime() + this.timeoutNanos).thenCompose((cluster) -> {
+				List<int[]> groups = plan.groups(cluster);
+				CompletableFuture<?>[] each = new CompletableFuture<?>[groups.size()];
+				for (int g = 0; g < each.length; g++) {
+					int[] group = groups.get(g);
+					String[] extra = new String[group.length];
+					for (int i = 0; i < group.length; i++) {
+						extra[i] = Long.toString(marks.get(targets.indexOf(plan.target(group[i]))));
+					}
+					each[g] = this.runner.evalAsync(keyBytes(plan, group),
+							this.arguments.of(ScriptOperation.REFUND, plan, group, extra, cost, 0, time));
+				}
+				return CompletableFuture.allOf(each);
+			});
+		}
+		catch (RuntimeException ex) {
+			sent = CompletableFuture.failedFuture(ex);
+		}
+		return sent.handle((done, ex) -> {
+			if (ex != null) {
+				report(ex);
+			}
+			return null;
+		});
+	}
+
+	private static int indexOf(List<LimitStatus> statuses, KeyedLimit target) {
+		for (int i = 0; i < statuses.size(); i++) {
+			if (statuses.get(i).target().equals(target)) {
+				return i;
+			}
+		}
+		return -1;
 	}
 
 	/**

@@ -182,6 +182,25 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	}
 
 	/**
+	 * Gives back permits of an allowed decision, where it was decided: in Redis (or the
+	 * two-tier reservoirs) and in this instance's own limits, which counted the call too;
+	 * nothing is sent to Redis while it is down.
+	 */
+	@Override
+	public void refund(Decision decision, List<KeyedLimit> limits, long cost) {
+		this.policy.refund(decision, limits, cost);
+	}
+
+	/**
+	 * Gives back permits of an allowed decision as {@link #refund} does, without blocking
+	 * the calling thread.
+	 */
+	@Override
+	public CompletableFuture<Void> refundAsync(Decision decision, List<KeyedLimit> limits, long cost) {
+		return this.policy.refundAsync(decision, limits, cost);
+	}
+
+	/**
 	 * Gives back the concurrency permits of an allowed decision. A failure is reported to
 	 * the failure listener, never thrown; the permit then lapses after its lease time.
 	 */

@@ -36,7 +36,8 @@ import static org.junit.jupiter.params.provider.Arguments.arguments;
  * ({@link ReferenceLimiter}) and the Redis backend with the same controlled clock, and
  * requires identical decisions: allowed, remaining, retry-after, reset-after, delay and
  * exceeds-capacity of every limit, for every algorithm, with single and combined limits,
- * costs from 0 to above capacity, and concurrency releases.
+ * costs from 0 to above capacity, concurrency releases, and refunds of earlier calls'
+ * permits to some of their limits.
  */
 class RedisDifferentialTest {
 
@@ -189,6 +190,7 @@ class RedisDifferentialTest {
 		KeyedLimit window = new KeyedLimit("global", "", Limit.slidingWindowCounter("12/1s"));
 		long w = limit.windowMicros();
 		List<Decision[]> held = new ArrayList<>();
+		List<Refundable> refundable = new ArrayList<>();
 		StringBuilder history = new StringBuilder();
 		try {
 			for (int step = 0; step < steps; step++) {
@@ -201,6 +203,14 @@ class RedisDifferentialTest {
 					memory.release(pair[0]);
 					redis.release(pair[1]);
 					history.append(step).append(" release ").append(pair[1].leases()).append("\n");
+					continue;
+				}
+				if (!refundable.isEmpty() && random.nextInt(6) == 0) {
+					Refundable call = refundable.remove(random.nextInt(refundable.size()));
+					List<KeyedLimit> back = call.limits.stream().filter((each) -> random.nextBoolean()).toList();
+					memory.refund(call.expected, back, call.cost);
+					redis.refund(call.actual, back, call.cost);
+					history.append(step).append(" refund ").append(call.cost).append(" to ").append(back).append("\n");
 					continue;
 				}
 				KeyedLimit target = primary.get(random.nextInt(primary.size()));
@@ -245,11 +255,23 @@ class RedisDifferentialTest {
 				if (!actual.leases().isEmpty()) {
 					held.add(new Decision[] { expected, actual });
 				}
+				else if (actual.isAllowed() && cost > 0) {
+					refundable.add(new Refundable(expected, actual, List.copyOf(limits), cost));
+					if (refundable.size() > 8) {
+						refundable.remove(0);
+					}
+				}
 			}
 		}
 		finally {
 			redis.close();
 		}
+	}
+
+	/**
+	 * An allowed call whose permits a later step may give back.
+	 */
+	private record Refundable(Decision expected, Decision actual, List<KeyedLimit> limits, long cost) {
 	}
 
 	private static List<String> summary(List<LimitStatus> statuses) {

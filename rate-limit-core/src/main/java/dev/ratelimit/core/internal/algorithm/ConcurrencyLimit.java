@@ -105,6 +105,13 @@ final class ConcurrencyLimit implements LimitAlgorithm<LeaseState> {
 		}
 	}
 
+	/**
+	 * Does nothing: a concurrency limit's permits come back when its lease is released.
+	 */
+	@Override
+	public void refund(Limit limit, LeaseState state, long now, long cost, long mark) {
+	}
+
 	@Override
 	public void release(Limit limit, LeaseState state, String leaseId, long now) {
 		for (Iterator<LeaseState.Entry> leases = state.leases.iterator(); leases.hasNext();) {

@@ -46,7 +46,7 @@ final class FixedWindow implements LimitAlgorithm<WindowState> {
 			return Outcome.neverAllowed(permits - count, (count == 0) ? 0 : untilEnd);
 		}
 		if (count + cost <= permits) {
-			return Outcome.allowed(permits - count - cost, (count + cost == 0) ? 0 : untilEnd);
+			return Outcome.allowed(permits - count - cost, (count + cost == 0) ? 0 : untilEnd, start);
 		}
 		return Outcome.rejected(permits - count, untilEnd, untilEnd);
 	}
@@ -85,6 +85,17 @@ final class FixedWindow implements LimitAlgorithm<WindowState> {
 		}
 		state.current += cost;
 		return null;
+	}
+
+	/**
+	 * Gives back permits taken in the window that starts at {@code mark}, if it is still
+	 * the current one: a window that has ended keeps its count.
+	 */
+	@Override
+	public void refund(Limit limit, WindowState state, long now, long cost, long mark) {
+		if (state.start == mark) {
+			state.current = Math.max(0, state.current - cost);
+		}
 	}
 
 }

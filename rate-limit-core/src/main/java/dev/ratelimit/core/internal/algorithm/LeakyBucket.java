@@ -65,7 +65,7 @@ final class LeakyBucket implements LimitAlgorithm<BucketState> {
 		if (water <= bound) {
 			long after = water + need;
 			long delay = shape ? lag + ceilDiv(water, perMicro) : 0;
-			return new Outcome(true, (full - after) / perPermit, 0, lag + ceilDiv(after, perMicro), delay, false);
+			return new Outcome(true, (full - after) / perPermit, 0, lag + ceilDiv(after, perMicro), delay, false, 0);
 		}
 		return Outcome.rejected((full - water) / perPermit, lag + ceilDiv(water - bound, perMicro), reset);
 	}
@@ -89,6 +89,17 @@ final class LeakyBucket implements LimitAlgorithm<BucketState> {
 		state.level = drain(limit, state, at) + cost * limit.unitsPerPermit();
 		state.updatedAt = at;
 		return null;
+	}
+
+	/**
+	 * Takes the call's water out again, down to empty: a bucket that has drained since
+	 * the call loses less, or nothing.
+	 */
+	@Override
+	public void refund(Limit limit, BucketState state, long now, long cost, long mark) {
+		long at = Math.max(now, state.updatedAt);
+		state.level = Math.max(0, drain(limit, state, at) - cost * limit.unitsPerPermit());
+		state.updatedAt = at;
 	}
 
 }

@@ -44,6 +44,20 @@ public interface LimitAlgorithm<S> {
 	@Nullable String apply(Limit limit, S state, long now, long cost);
 
 	/**
+	 * Gives back {@code cost} permits that {@link #apply} took for a call, as far as they
+	 * still count: a bucket regains them up to its capacity, a window that still counts
+	 * them lowers its count, a log entry that still holds them gives them up. Permits of
+	 * a window that has ended stay spent. Called on a state written under {@code limit}
+	 * only. The same math as each algorithm's {@code refund} in the Redis script.
+	 * @param limit the limit
+	 * @param state the key's state, changed in place
+	 * @param now the current time
+	 * @param cost the permits to give back
+	 * @param mark the {@linkplain Outcome#mark() mark} of the call's allowed outcome
+	 */
+	void refund(Limit limit, S state, long now, long cost, long mark);
+
+	/**
 	 * Returns the state a key holds under {@code to}, given its state written under
 	 * {@code from}, a limit of the same algorithm with other parameters, at {@code now}:
 	 * spent stays spent (docs/ALGORITHMS.md, "Changed limits"). A bucket keeps what was

@@ -149,6 +149,40 @@ final class LogState {
 		this.size++;
 	}
 
+	/**
+	 * Takes up to {@code cost} permits back from the entry at {@code time}, if the log
+	 * holds one: its cost falls by as much, as does the running total of every entry
+	 * after it, and an entry left with nothing is removed.
+	 * @param time the entry's time
+	 * @param cost the permits to take back
+	 */
+	void takeBack(long time, long cost) {
+		int found = firstAfter(time) - 1;
+		if (found < 0 || time(found) != time) {
+			return;
+		}
+		long own = permitsBetween(totalBefore(found), total(found));
+		long back = Math.min(cost, own);
+		if (back <= 0) {
+			return;
+		}
+		int length = this.totals.length;
+		for (int i = found; i < this.size; i++) {
+			int at = (this.head + i) % length;
+			this.totals[at] = Math.floorMod(this.totals[at] - back, TOTAL_MODULUS);
+		}
+		if (own > back) {
+			return;
+		}
+		for (int i = found; i < this.size - 1; i++) {
+			int to = (this.head + i) % length;
+			int from = (this.head + i + 1) % length;
+			this.times[to] = this.times[from];
+			this.totals[to] = this.totals[from];
+		}
+		this.size--;
+	}
+
 	@Override
 	public String toString() {
 		long[] entries = new long[this.size * 2];

@@ -17,9 +17,12 @@ import dev.ratelimit.core.LimitStatus;
  * turn; otherwise 0
  * @param exceedsCapacity whether the cost is larger than the limit can ever grant, so
  * that waiting never helps
+ * @param mark for an allowed call, where its permits go, which a refund of them needs
+ * ({@link LimitAlgorithm#refund}): the start of the window that counts them, the time of
+ * the log entry that holds them; 0 for a bucket. The Redis script returns the same mark
  */
 public record Outcome(boolean allowed, long remaining, long retryAfterMicros, long resetAfterMicros, long delayMicros,
-		boolean exceedsCapacity) {
+		boolean exceedsCapacity, long mark) {
 
 	/**
 	 * Returns an allowed outcome without delay.
@@ -28,7 +31,18 @@ public record Outcome(boolean allowed, long remaining, long retryAfterMicros, lo
 	 * @return the outcome
 	 */
 	static Outcome allowed(long remaining, long resetAfterMicros) {
-		return new Outcome(true, remaining, 0, resetAfterMicros, 0, false);
+		return new Outcome(true, remaining, 0, resetAfterMicros, 0, false, 0);
+	}
+
+	/**
+	 * Returns an allowed outcome without delay whose permits go where {@code mark} says.
+	 * @param remaining permits left
+	 * @param resetAfterMicros wait until full
+	 * @param mark the window start or log time that counts the permits
+	 * @return the outcome
+	 */
+	static Outcome allowed(long remaining, long resetAfterMicros, long mark) {
+		return new Outcome(true, remaining, 0, resetAfterMicros, 0, false, mark);
 	}
 
 	/**
@@ -39,7 +53,7 @@ public record Outcome(boolean allowed, long remaining, long retryAfterMicros, lo
 	 * @return the outcome
 	 */
 	static Outcome rejected(long remaining, long retryAfterMicros, long resetAfterMicros) {
-		return new Outcome(false, remaining, retryAfterMicros, resetAfterMicros, 0, false);
+		return new Outcome(false, remaining, retryAfterMicros, resetAfterMicros, 0, false, 0);
 	}
 
 	/**
@@ -49,7 +63,7 @@ public record Outcome(boolean allowed, long remaining, long retryAfterMicros, lo
 	 * @return the outcome
 	 */
 	static Outcome neverAllowed(long remaining, long resetAfterMicros) {
-		return new Outcome(false, remaining, 0, resetAfterMicros, 0, true);
+		return new Outcome(false, remaining, 0, resetAfterMicros, 0, true, 0);
 	}
 
 	/**

@@ -55,7 +55,7 @@ final class SlidingWindowCounter implements LimitAlgorithm<WindowState> {
 		}
 		long room = permits - seen.current - cost;
 		if (room >= 0 && weighted <= room * window) {
-			return Outcome.allowed(remaining(permits, seen.current + cost, weighted, window), reset);
+			return Outcome.allowed(remaining(permits, seen.current + cost, weighted, window), reset, seen.start);
 		}
 		return Outcome.rejected(remaining(permits, seen.current, weighted, window),
 				retryAfter(seen, now, window, permits, cost, room), resetAfter(seen, now, window, seen.current));
@@ -118,6 +118,21 @@ final class SlidingWindowCounter implements LimitAlgorithm<WindowState> {
 		state.previous = seen.previous;
 		state.current = seen.current + cost;
 		return null;
+	}
+
+	/**
+	 * Gives back permits counted in the window that starts at {@code mark}: from the
+	 * current count while that window lasts, from the previous count in the window after
+	 * it (where it still weighs), and from neither later.
+	 */
+	@Override
+	public void refund(Limit limit, WindowState state, long now, long cost, long mark) {
+		if (state.start == mark) {
+			state.current = Math.max(0, state.current - cost);
+		}
+		else if (state.start == mark + limit.windowMicros()) {
+			state.previous = Math.max(0, state.previous - cost);
+		}
 	}
 
 }

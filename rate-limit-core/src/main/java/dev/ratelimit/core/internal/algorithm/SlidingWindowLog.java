@@ -66,7 +66,7 @@ final class SlidingWindowLog implements LimitAlgorithm<LogState> {
 		}
 		if (active + cost <= permits) {
 			long reset = (cost > 0) ? at + window - now : resetBefore;
-			return Outcome.allowed(permits - active - cost, reset);
+			return Outcome.allowed(permits - active - cost, reset, at);
 		}
 		long excess = active + cost - permits;
 		int freeing = state.firstReaching(first, base, excess);
@@ -83,6 +83,16 @@ final class SlidingWindowLog implements LimitAlgorithm<LogState> {
 			state.add(at, cost);
 		}
 		return null;
+	}
+
+	/**
+	 * Gives back up to {@code cost} permits of the entry taken at {@code mark}, if the
+	 * log still holds it: an entry that has left the window, and been dropped, gives
+	 * nothing.
+	 */
+	@Override
+	public void refund(Limit limit, LogState state, long now, long cost, long mark) {
+		state.takeBack(mark, cost);
 	}
 
 }

@@ -152,4 +152,16 @@ public final class TokenBucket implements LimitAlgorithm<BucketState> {
 		return null;
 	}
 
+	/**
+	 * Puts the tokens back, at most up to the capacity: a bucket that has refilled since
+	 * the call gains less, or nothing.
+	 */
+	@Override
+	public void refund(Limit limit, BucketState state, long now, long cost, long mark) {
+		long at = Math.max(now, state.updatedAt);
+		long full = limit.capacity() * limit.unitsPerPermit();
+		state.level = Math.min(full, refill(limit, state, at) + cost * limit.unitsPerPermit());
+		state.updatedAt = at;
+	}
+
 }
