@@ -31,6 +31,8 @@ public final class Policy {
 
 	private final @Nullable RateLimitCondition countIf;
 
+	private final boolean reservesCountIf;
+
 	/**
 	 * Creates a policy.
 	 * @param name the name, such as {@code geocode-burst}
@@ -62,6 +64,28 @@ public final class Policy {
 	 */
 	public Policy(String name, String keyStrategy, KeyResolver keyResolver, boolean shadow, List<Limit> limits,
 			Map<String, List<Limit>> tiers, @Nullable RateLimitCondition countIf) {
+		this(name, keyStrategy, keyResolver, shadow, limits, tiers, countIf, true);
+	}
+
+	/**
+	 * Creates a policy that may count by the response, in either mode.
+	 * @param name the name, such as {@code login-failures}
+	 * @param keyStrategy the key strategy as configured, such as {@code api-key}
+	 * @param keyResolver the resolver for that strategy
+	 * @param shadow whether the policy only observes and never rejects
+	 * @param limits the limits of callers whose tier has no limits of its own
+	 * @param tiers the limits of each tier, by lower-case tier name; without
+	 * {@code limits}, those of the default tier also apply to callers of a tier not
+	 * listed
+	 * @param countIf the condition over the response under which a call is charged after
+	 * it, or {@code null} to charge every call before it as usual
+	 * @param reservesCountIf with a condition: whether a call's cost is taken before it
+	 * and given back when the condition is false ({@code count-if-mode: reserve}), rather
+	 * than checked before it and taken when the condition is true
+	 * ({@code check-then-charge})
+	 */
+	public Policy(String name, String keyStrategy, KeyResolver keyResolver, boolean shadow, List<Limit> limits,
+			Map<String, List<Limit>> tiers, @Nullable RateLimitCondition countIf, boolean reservesCountIf) {
 		this.name = Objects.requireNonNull(name, "name must not be null");
 		this.keyStrategy = Objects.requireNonNull(keyStrategy, "keyStrategy must not be null");
 		this.keyResolver = Objects.requireNonNull(keyResolver, "keyResolver must not be null");
@@ -71,6 +95,7 @@ public final class Policy {
 		tiers.forEach((tier, tierLimits) -> copy.put(tier, List.copyOf(tierLimits)));
 		this.tiers = java.util.Collections.unmodifiableMap(copy);
 		this.countIf = countIf;
+		this.reservesCountIf = reservesCountIf;
 	}
 
 	/**
@@ -126,6 +151,17 @@ public final class Policy {
 	 */
 	public @Nullable RateLimitCondition countIf() {
 		return this.countIf;
+	}
+
+	/**
+	 * Returns whether a call's cost is reserved before it and given back when the
+	 * {@link #countIf() condition} is false, rather than checked before it and charged
+	 * when the condition is true.
+	 * @return whether the {@code count-if} cost is reserved; meaningless without a
+	 * condition
+	 */
+	public boolean reservesCountIf() {
+		return this.reservesCountIf;
 	}
 
 	/**

@@ -299,7 +299,13 @@ public final class RateLimitService implements AutoCloseable {
 				if (call.countedPolicies.isEmpty()) {
 					call.countedPolicies = new ArrayList<>(2);
 				}
-				call.counted = countedLimits(call.counted, call.countedPolicies, policy, countIf, key, limits);
+				if (policy.reservesCountIf()) {
+					// taken with the enforced limits, given back after the response
+					reserve(call, policy, countIf, key, limits);
+				}
+				else {
+					call.counted = countedLimits(call.counted, call.countedPolicies, policy, countIf, key, limits);
+				}
 				continue;
 			}
 			if (policy.isShadow() && call.shadow.isEmpty()) {
@@ -342,6 +348,24 @@ public final class RateLimitService implements AutoCloseable {
 	}
 
 	/**
+	 * Adds the limits of a {@code count-if} policy that reserves its cost to the call's
+	 * enforced limits, once each, and records them for the response to settle.
+	 */
+	private static void reserve(Call call, Policy policy, RateLimitCondition countIf, String key, List<Limit> limits) {
+		List<KeyedLimit> own = new ArrayList<>(limits.size());
+		for (int i = 0; i < limits.size(); i++) {
+			KeyedLimit keyed = Policy.keyedLimit(policy.name(), key, limits, i);
+			if (!call.enforced.contains(keyed)) {
+				call.enforced.add(keyed);
+				own.add(keyed);
+			}
+		}
+		if (!own.isEmpty()) {
+			call.countedPolicies.add(new ResponseCharge.Counted(policy.name(), countIf, own, true));
+		}
+	}
+
+	/**
 	 * Adds the limits of a {@code count-if} policy for a call's key, once each.
 	 * @return the list of every count-if limit of the call
 	 */
@@ -358,7 +382,7 @@ public final class RateLimitService implements AutoCloseable {
 			}
 		}
 		if (!own.isEmpty()) {
-			countedPolicies.add(new ResponseCharge.Counted(policy.name(), countIf, own));
+			countedPolicies.add(new ResponseCharge.Counted(policy.name(), countIf, own, false));
 		}
 		return all;
 	}
@@ -447,86 +471,124 @@ public final class RateLimitService implements AutoCloseable {
 	}
 
 	/**
-	 * Charges the {@code count-if} policies of an allowed call once its response is
-	 * known: each policy whose condition holds for the response is charged the call's
-	 * cost. A condition that cannot be evaluated charges its policy (and is logged at
-	 * warn level), so that a broken condition never makes failures free. The charge takes
-	 * what is left when concurrent calls spent the permits first; what it decides does
-	 * not change the call's response. Settles the charge once: calling it again, or for a
-	 * result without such a charge, does nothing.
+	 * Settles the {@code count-if} policies of an allowed call once its response is
+	 * known. A policy that reserved the call's cost gets it back when its condition is
+	 * false for the response; a policy that only checked it ({@code check-then-charge})
+	 * is charged the cost when its condition is true. A condition that cannot be
+	 * evaluated counts as true (and is logged at warn level), so that a broken condition
+	 * never makes failures free. A charge takes what is left when concurrent calls spent
+	 * the permits first; what it decides does not change the call's response. Settles
+	 * once: calling it again, or for a result without such policies, does nothing.
 	 * @param result the result of the call
 	 * @param response the response, or {@code null} for a call outside a web request
 	 */
 	public void chargeAfterResponse(RateLimitResult result, @Nullable RateLimitResponse response) {
 		ResponseCharge charge = result.responseCharge();
-		List<KeyedLimit> charged = toCharge(charge, response);
-		if (charge == null || charged.isEmpty()) {
+		Settlement settlement = settle(charge, response);
+		if (charge == null || settlement.isEmpty()) {
 			return;
 		}
 		try {
-			Decision decision = this.limiter.acquire(charged, charge.cost());
-			if (!decision.isAllowed() && charged.size() > 1) {
-				// concurrent calls spent some limit first: a rejected call takes nothing,
-				// so each limit is charged on its own, as far as it has permits left
-				for (KeyedLimit limit : charged) {
-					this.limiter.acquire(limit, charge.cost());
+			if (!settlement.refunded.isEmpty()) {
+				this.limiter.refund(result.decision(), settlement.refunded, charge.cost());
+			}
+			List<KeyedLimit> charged = settlement.charged;
+			if (!charged.isEmpty()) {
+				Decision decision = this.limiter.acquire(charged, charge.cost());
+				if (!decision.isAllowed() && charged.size() > 1) {
+					// concurrent calls spent some limit first: a rejected call takes
+					// nothing, so each limit is charged on its own, as far as it has
+					// permits left
+					for (KeyedLimit limit : charged) {
+						this.limiter.acquire(limit, charge.cost());
+					}
 				}
 			}
 		}
 		catch (RuntimeException ex) {
-			logger.warn("Could not charge the count-if policies " + policyNames(charge) + " after a response", ex);
+			logger.warn("Could not settle the count-if policies " + policyNames(charge) + " after a response", ex);
 		}
 	}
 
 	/**
-	 * Charges the {@code count-if} policies of an allowed call as
+	 * Settles the {@code count-if} policies of an allowed call as
 	 * {@link #chargeAfterResponse} does, through the limiter's asynchronous calls, so
-	 * that a reactive application charges on an event loop.
+	 * that a reactive application settles on an event loop.
 	 * @param result the result of the call
 	 * @param response the response, or {@code null} for a call outside a web request
-	 * @return done once charged; it never completes exceptionally (a failure is logged)
+	 * @return done once settled; it never completes exceptionally (a failure is logged)
 	 */
 	public CompletableFuture<Void> chargeAfterResponseAsync(RateLimitResult result,
 			@Nullable RateLimitResponse response) {
 		ResponseCharge charge = result.responseCharge();
-		List<KeyedLimit> charged = toCharge(charge, response);
-		if (charge == null || charged.isEmpty()) {
+		Settlement settlement = settle(charge, response);
+		if (charge == null || settlement.isEmpty()) {
 			return CompletableFuture.completedFuture(null);
 		}
-		return this.limiter.acquireAsync(charged, charge.cost()).thenCompose((decision) -> {
-			if (decision.isAllowed() || charged.size() == 1) {
-				return CompletableFuture.<Void>completedFuture(null);
-			}
-			CompletableFuture<?>[] each = new CompletableFuture<?>[charged.size()];
-			for (int i = 0; i < each.length; i++) {
-				each[i] = this.limiter.acquireAsync(List.of(charged.get(i)), charge.cost());
-			}
-			return CompletableFuture.allOf(each);
-		}).handle((done, ex) -> {
+		CompletableFuture<Void> refunded;
+		try {
+			refunded = settlement.refunded.isEmpty() ? CompletableFuture.completedFuture(null)
+					: this.limiter.refundAsync(result.decision(), settlement.refunded, charge.cost());
+		}
+		catch (RuntimeException ex) {
+			refunded = CompletableFuture.failedFuture(ex);
+		}
+		List<KeyedLimit> charged = settlement.charged;
+		CompletableFuture<?> done = charged.isEmpty() ? refunded : CompletableFuture.allOf(refunded,
+				this.limiter.acquireAsync(charged, charge.cost()).thenCompose((decision) -> {
+					if (decision.isAllowed() || charged.size() == 1) {
+						return CompletableFuture.<Void>completedFuture(null);
+					}
+					CompletableFuture<?>[] each = new CompletableFuture<?>[charged.size()];
+					for (int i = 0; i < each.length; i++) {
+						each[i] = this.limiter.acquireAsync(List.of(charged.get(i)), charge.cost());
+					}
+					return CompletableFuture.allOf(each);
+				}));
+		return done.handle((ignored, ex) -> {
 			if (ex != null) {
-				logger.warn("Could not charge the count-if policies " + policyNames(charge) + " after a response", ex);
+				logger.warn("Could not settle the count-if policies " + policyNames(charge) + " after a response", ex);
 			}
 			return null;
 		});
 	}
 
 	/**
-	 * Settles a charge and returns the limits of the policies whose condition holds for
-	 * the response; none when there is no charge or it was settled before.
+	 * What the response of a call settles: the reserved limits to give the cost back to,
+	 * and the checked limits to charge it to.
 	 */
-	private static List<KeyedLimit> toCharge(@Nullable ResponseCharge charge, @Nullable RateLimitResponse response) {
+	private record Settlement(List<KeyedLimit> refunded, List<KeyedLimit> charged) {
+
+		static final Settlement NONE = new Settlement(List.of(), List.of());
+
+		boolean isEmpty() {
+			return this.refunded.isEmpty() && this.charged.isEmpty();
+		}
+
+	}
+
+	/**
+	 * Marks a charge settled and says what its response settles; nothing when there is no
+	 * charge or it was settled before.
+	 */
+	private static Settlement settle(@Nullable ResponseCharge charge, @Nullable RateLimitResponse response) {
 		if (charge == null || !charge.settle()) {
-			return List.of();
+			return Settlement.NONE;
 		}
 		RateLimitContext context = charge.context();
 		context.responded(response);
+		List<KeyedLimit> refunded = new ArrayList<>(2);
 		List<KeyedLimit> charged = new ArrayList<>(2);
 		for (ResponseCharge.Counted counted : charge.policies()) {
-			if (counts(counted, context)) {
+			boolean counts = counts(counted, context);
+			if (counted.reserved() && !counts) {
+				refunded.addAll(counted.limits());
+			}
+			else if (!counted.reserved() && counts) {
 				charged.addAll(counted.limits());
 			}
 		}
-		return charged;
+		return new Settlement(refunded, charged);
 	}
 
 	private static boolean counts(ResponseCharge.Counted counted, RateLimitContext context) {

@@ -6,9 +6,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import dev.ratelimit.core.KeyedLimit;
 
 /**
- * What an allowed call owes its {@code count-if} policies, charged once its response is
- * known: the limits of each such policy, with the condition under which they are charged,
- * the cost, and the call the conditions read. Charged at most once.
+ * What an allowed call owes its {@code count-if} policies, settled once its response is
+ * known: the limits of each such policy, with the condition under which they are charged
+ * and whether the call reserved their cost, the cost, and the call the conditions read.
+ * Settled at most once.
  */
 final class ResponseCharge {
 
@@ -52,8 +53,11 @@ final class ResponseCharge {
 	 * @param policy the policy name
 	 * @param condition when the call is charged
 	 * @param limits the keyed limits
+	 * @param reserved whether the call took the cost from them before it ran, to be given
+	 * back when the condition is false; else it only checked them, and they are charged
+	 * when it is true
 	 */
-	record Counted(String policy, RateLimitCondition condition, List<KeyedLimit> limits) {
+	record Counted(String policy, RateLimitCondition condition, List<KeyedLimit> limits, boolean reserved) {
 
 		Counted {
 			limits = List.copyOf(limits);

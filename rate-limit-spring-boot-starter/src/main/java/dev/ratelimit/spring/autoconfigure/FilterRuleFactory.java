@@ -23,6 +23,7 @@ import dev.ratelimit.spring.RateLimitCondition;
 import dev.ratelimit.spring.RateLimitConfigurationException.Problem;
 import dev.ratelimit.spring.RateLimitCost;
 import dev.ratelimit.spring.RateLimitExpression;
+import dev.ratelimit.spring.key.KeyResolverFactory;
 import dev.ratelimit.spring.web.FilterRule;
 
 /**
@@ -41,6 +42,18 @@ final class FilterRuleFactory {
 	}
 
 	static List<FilterRule> rules(RateLimitProperties properties, PolicyRegistry registry) {
+		return rules(properties, registry, true);
+	}
+
+	/**
+	 * Reads the filter rules.
+	 * @param properties the configuration
+	 * @param registry the policies
+	 * @param warn whether to log the warnings of what reads a variable the filter's
+	 * requests lack (once per configuration: not again for a second filter)
+	 * @return the rules
+	 */
+	static List<FilterRule> rules(RateLimitProperties properties, PolicyRegistry registry, boolean warn) {
 		List<Problem> problems = new ArrayList<>();
 		List<FilterRule> rules = new ArrayList<>();
 		List<RateLimitProperties.Filter> filters = properties.getFilters();
@@ -52,7 +65,7 @@ final class FilterRuleFactory {
 			int before = problems.size();
 			List<PathPattern> patterns = patterns(filter, path, problems);
 			Set<String> methods = methods(filter, path, problems);
-			List<AppliedPolicy> policies = policies(filter, path, registry, problems);
+			List<AppliedPolicy> policies = policies(filter, path, registry, problems, warn);
 			RateLimitCost cost = RateLimitCost.one();
 			try {
 				cost = RateLimitCost.parse(filter.getCost());
@@ -71,8 +84,18 @@ final class FilterRuleFactory {
 				problems.add(new Problem(path + ".cost", ex.getMessage()));
 			}
 			RateLimitCondition when = condition(filter, path, problems);
+			if (filter.isBeforeSecurity()) {
+				checkBeforeSecurity(filter, path, registry, problems);
+			}
 			List<String> patternTexts = patterns.stream().map(PathPattern::getPatternString).toList();
-			if (filter.getWhen() == null || filter.getWhen().isBlank()) {
+			if (filter.isBeforeSecurity()) {
+				// decided apart, before Spring Security: its own stage, whose requests
+				// the
+				// later filters decide again with their own policies
+				patternsByFilter.add(List.of());
+				methodsByFilter.add(Set.of());
+			}
+			else if (filter.getWhen() == null || filter.getWhen().isBlank()) {
 				// rules with conditions may share patterns: each applies to the requests
 				// its condition picks, such as internal and external callers
 				checkDuplicates(i, patternTexts, methods, patternsByFilter, methodsByFilter, problems);
@@ -84,11 +107,40 @@ final class FilterRuleFactory {
 				methodsByFilter.add(Set.of());
 			}
 			if (problems.size() == before) {
-				rules.add(new FilterRule(patterns, methods, policies, cost, when));
+				rules.add(new FilterRule(patterns, methods, policies, cost, when, filter.isBeforeSecurity()));
 			}
 		}
 		PolicyRegistryFactory.throwIfAny(problems);
 		return rules;
+	}
+
+	/**
+	 * Checks that the policies of a filter that runs before Spring Security can be
+	 * decided there: no caller is authenticated yet, so a principal or API-key key would
+	 * fall back to the address anyway (and a SpEL or bean key may read what is not there
+	 * yet), and every caller would get the default tier.
+	 */
+	private static void checkBeforeSecurity(RateLimitProperties.Filter filter, String path, PolicyRegistry registry,
+			List<Problem> problems) {
+		for (int i = 0; i < filter.getPolicies().size(); i++) {
+			Policy policy = registry.find(filter.getPolicies().get(i).trim());
+			if (policy == null) {
+				continue;
+			}
+			String key = policy.keyStrategy().trim();
+			String strategy = key.toLowerCase(Locale.ROOT);
+			if (!strategy.equals("ip") && !strategy.equals(KeyResolverFactory.GLOBAL_KEY)) {
+				problems.add(new Problem(path + ".policies[" + i + "]",
+						"names policy '" + policy.name() + "', keyed by '" + key
+								+ "', but a filter with before-security runs before any caller is"
+								+ " authenticated; key the policy by 'ip' or 'global', or remove before-security"));
+			}
+			if (!policy.tiers().isEmpty()) {
+				problems.add(new Problem(path + ".policies[" + i + "]", "names policy '" + policy.name()
+						+ "', which has tiers, but a filter with before-security runs before any caller has a tier;"
+						+ " give the policy 'limits' instead, or remove before-security"));
+			}
+		}
 	}
 
 	/**
@@ -150,7 +202,7 @@ final class FilterRuleFactory {
 	}
 
 	private static List<AppliedPolicy> policies(RateLimitProperties.Filter filter, String path, PolicyRegistry registry,
-			List<Problem> problems) {
+			List<Problem> problems, boolean warn) {
 		if (filter.getPolicies().isEmpty()) {
 			problems.add(new Problem(path + ".policies", "is empty; name the policies that apply"));
 		}
@@ -164,7 +216,9 @@ final class FilterRuleFactory {
 			}
 			else {
 				policies.add(AppliedPolicy.of(policy));
-				checkKeyVariables(policy, path);
+				if (warn) {
+					checkKeyVariables(policy, path);
+				}
 			}
 		}
 		return policies;

@@ -288,7 +288,8 @@ final class PolicyRegistryFactory {
 		if (problems.size() > before || keyResolver == null) {
 			return null;
 		}
-		return new Policy(name, spec.getKey().trim(), keyResolver, spec.isShadow(), limits, tiers, countIf);
+		return new Policy(name, spec.getKey().trim(), keyResolver, spec.isShadow(), limits, tiers, countIf,
+				spec.getCountIfMode() != RateLimitProperties.CountIfMode.CHECK_THEN_CHARGE);
 	}
 
 	/**
@@ -301,6 +302,10 @@ final class PolicyRegistryFactory {
 			List<Limit> limits, Map<String, List<Limit>> tiers, List<Problem> problems) {
 		String text = spec.getCountIf();
 		if (text == null || text.isBlank()) {
+			if (spec.getCountIfMode() != null) {
+				problems.add(new Problem(path + ".count-if-mode",
+						"applies only to a policy with 'count-if'; set 'count-if' or remove 'count-if-mode'"));
+			}
 			return null;
 		}
 		String property = path + ".count-if";

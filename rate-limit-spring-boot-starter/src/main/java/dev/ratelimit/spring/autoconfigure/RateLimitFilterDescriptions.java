@@ -46,7 +46,8 @@ final class RateLimitFilterDescriptions {
 					.add(new FilterDescriptor(rule.patterns().stream().map(PathPattern::getPatternString).toList(),
 							rule.methods().stream().sorted().toList(),
 							rule.policies().stream().map((applied) -> applied.policy().name()).toList(),
-							rule.cost().toString(), (rule.when() != null) ? rule.when().toString() : null));
+							rule.cost().toString(), (rule.when() != null) ? rule.when().toString() : null,
+							rule.beforeSecurity()));
 			}
 		}
 		return descriptors;

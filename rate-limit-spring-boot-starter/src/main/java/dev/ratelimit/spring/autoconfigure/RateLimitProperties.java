@@ -158,6 +158,27 @@ public class RateLimitProperties {
 	}
 
 	/**
+	 * How a policy with {@code count-if} keeps requests in flight from passing its limit.
+	 */
+	public enum CountIfMode {
+
+		/**
+		 * The cost is taken before the handler runs and given back once the response
+		 * shows the condition false: requests in flight together never pass the limit,
+		 * and a success holds a permit until its response. For failed logins.
+		 */
+		RESERVE,
+
+		/**
+		 * The cost is only checked before the handler runs and taken once the response
+		 * shows the condition true: a success never holds a permit, and each request in
+		 * flight may pass the limit by one. For error budgets.
+		 */
+		CHECK_THEN_CHARGE
+
+	}
+
+	/**
 	 * Redis backend settings.
 	 */
 	public static class Redis {
@@ -452,6 +473,15 @@ public class RateLimitProperties {
 		private @Nullable String countIf;
 
 		/**
+		 * How requests in flight are counted against a 'count-if' policy: 'reserve' takes
+		 * the cost before the handler and gives it back when the condition is false, so
+		 * that parallel requests never pass the limit; 'check-then-charge' only checks
+		 * before and charges after, so that a success never holds a permit, but each
+		 * request in flight may pass the limit by one. Default: reserve.
+		 */
+		private @Nullable CountIfMode countIfMode;
+
+		/**
 		 * Limits for every tier that has no limits of its own.
 		 */
 		private List<LimitSpec> limits = new ArrayList<>();
@@ -499,6 +529,14 @@ public class RateLimitProperties {
 
 		public void setCountIf(@Nullable String countIf) {
 			this.countIf = countIf;
+		}
+
+		public @Nullable CountIfMode getCountIfMode() {
+			return this.countIfMode;
+		}
+
+		public void setCountIfMode(@Nullable CountIfMode countIfMode) {
+			this.countIfMode = countIfMode;
 		}
 
 		public List<LimitSpec> getLimits() {
@@ -698,6 +736,22 @@ public class RateLimitProperties {
 		 * for every matching request.
 		 */
 		private @Nullable String when;
+
+		/**
+		 * Whether the filter applies its policies before Spring Security authenticates
+		 * the request, so that the requests Security rejects (a wrong password, an
+		 * unknown API key, a bad token) are limited too. No caller is authenticated yet:
+		 * its policies must be keyed by 'ip' or 'global', without tiers.
+		 */
+		private boolean beforeSecurity;
+
+		public boolean isBeforeSecurity() {
+			return this.beforeSecurity;
+		}
+
+		public void setBeforeSecurity(boolean beforeSecurity) {
+			this.beforeSecurity = beforeSecurity;
+		}
 
 		public List<String> getPatterns() {
 			return this.patterns;

@@ -9,6 +9,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Primary;
 import org.springframework.core.env.Environment;
 import org.springframework.web.reactive.DispatcherHandler;
 import org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerMapping;
@@ -61,14 +62,28 @@ public final class RateLimitReactiveWebAutoConfiguration {
 		return new ReactiveInvocationSupport(service, headers(properties));
 	}
 
+	// the primary one, for an application that injects the filter by type
 	@Bean
+	@Primary
 	@ConditionalOnMissingBean
 	RateLimitWebFilter rateLimitWebFilter(RateLimitProperties properties, RateLimitService service,
 			PolicyRegistry policies, ObjectProvider<RateLimitedMethods> annotatedMethods,
 			ObjectProvider<RequestMappingHandlerMapping> handlerMappings, BeanFactory beanFactory) {
 		return new RateLimitWebFilter(service, FilterRuleFactory.rules(properties, policies), headers(properties),
 				() -> handlerMappings.orderedStream().toList(), annotatedMethods::getIfAvailable, beanFactory,
-				SECURITY_WEB_FILTER_ORDER + RateLimitWebAutoConfiguration.AFTER_SECURITY);
+				SECURITY_WEB_FILTER_ORDER + RateLimitWebAutoConfiguration.AFTER_SECURITY, false);
+	}
+
+	// After the filter above, which backs off for an application's own: this one stays,
+	// to settle each exchange once Spring Security has answered it.
+	@Bean
+	@ConditionalOnMissingBean(name = "rateLimitBeforeSecurityWebFilter")
+	RateLimitWebFilter rateLimitBeforeSecurityWebFilter(RateLimitProperties properties, RateLimitService service,
+			PolicyRegistry policies, ObjectProvider<RateLimitedMethods> annotatedMethods,
+			ObjectProvider<RequestMappingHandlerMapping> handlerMappings, BeanFactory beanFactory) {
+		return new RateLimitWebFilter(service, FilterRuleFactory.rules(properties, policies, false),
+				headers(properties), () -> handlerMappings.orderedStream().toList(), annotatedMethods::getIfAvailable,
+				beanFactory, SECURITY_WEB_FILTER_ORDER - RateLimitWebAutoConfiguration.BEFORE_SECURITY, true);
 	}
 
 	/**

@@ -37,10 +37,12 @@ import dev.ratelimit.spring.web.RateLimitHeaders;
 import dev.ratelimit.spring.web.ServletInvocationSupport;
 
 /**
- * Auto-configuration of rate limiting in a servlet web application: the filter for
- * {@code ratelimit.filters}, ordered right after Spring Security's filter chain, the
- * rate-limit headers and the 429, 503 and 400 problem responses, and a start-up check
- * that the web server lets no client choose its address.
+ * Auto-configuration of rate limiting in a servlet web application: the filters for
+ * {@code ratelimit.filters}, one right after Spring Security's filter chain and one right
+ * before it (for the rules marked {@code before-security}, and to settle each request
+ * once Spring Security has answered it), the rate-limit headers and the 429, 503 and 400
+ * problem responses, and a start-up check that the web server lets no client choose its
+ * address.
  */
 @AutoConfiguration(after = RateLimitAutoConfiguration.class)
 @ConditionalOnBooleanProperty(name = "ratelimit.enabled", matchIfMissing = true)
@@ -59,6 +61,12 @@ public final class RateLimitWebAutoConfiguration {
 	 * How far after Spring Security's filter chain the rate-limit filter runs.
 	 */
 	static final int AFTER_SECURITY = 10;
+
+	/**
+	 * How far before Spring Security's filter chain the filter of the rules marked
+	 * {@code before-security} runs: after Spring's request context filter.
+	 */
+	static final int BEFORE_SECURITY = 1;
 
 	private static final String EXCEPTION_RESOLVER = "handlerExceptionResolver";
 
@@ -98,7 +106,27 @@ public final class RateLimitWebAutoConfiguration {
 			PolicyRegistry policies, RateLimitHeaders headers, Sleeper sleeper,
 			ObjectProvider<RateLimitedMethods> annotatedMethods,
 			ObjectProvider<HandlerMappingIntrospector> introspector, BeanFactory beanFactory, Environment environment) {
-		List<FilterRule> rules = FilterRuleFactory.rules(properties, policies);
+		return registration("rateLimitFilter", false, properties, service, policies, headers, sleeper, annotatedMethods,
+				introspector, beanFactory, environment);
+	}
+
+	// After the filter above, which backs off for an application's own: this one stays,
+	// to settle each request once Spring Security has answered it.
+	@Bean
+	@ConditionalOnMissingBean(name = "rateLimitBeforeSecurityFilter")
+	FilterRegistrationBean<RateLimitFilter> rateLimitBeforeSecurityFilter(RateLimitProperties properties,
+			RateLimitService service, PolicyRegistry policies, RateLimitHeaders headers, Sleeper sleeper,
+			ObjectProvider<RateLimitedMethods> annotatedMethods,
+			ObjectProvider<HandlerMappingIntrospector> introspector, BeanFactory beanFactory, Environment environment) {
+		return registration("rateLimitBeforeSecurityFilter", true, properties, service, policies, headers, sleeper,
+				annotatedMethods, introspector, beanFactory, environment);
+	}
+
+	private static FilterRegistrationBean<RateLimitFilter> registration(String name, boolean beforeSecurity,
+			RateLimitProperties properties, RateLimitService service, PolicyRegistry policies, RateLimitHeaders headers,
+			Sleeper sleeper, ObjectProvider<RateLimitedMethods> annotatedMethods,
+			ObjectProvider<HandlerMappingIntrospector> introspector, BeanFactory beanFactory, Environment environment) {
+		List<FilterRule> rules = FilterRuleFactory.rules(properties, policies, !beforeSecurity);
 		Supplier<Optional<HandlerMappingIntrospector>> mappings = SingletonSupplier
 			.of(() -> Optional.ofNullable(introspector.getIfAvailable()));
 		Supplier<Optional<HandlerExceptionResolver>> resolver = SingletonSupplier
@@ -107,13 +135,12 @@ public final class RateLimitWebAutoConfiguration {
 					: Optional.empty());
 		RateLimitFilter filter = new RateLimitFilter(service, rules, headers, sleeper, annotatedMethods::getIfAvailable,
 				() -> mappings.get().map(HandlerMappingIntrospector::getHandlerMappings).orElse(List.of()),
-				() -> resolver.get().orElse(null), beanFactory);
+				() -> resolver.get().orElse(null), beanFactory, beforeSecurity);
 		FilterRegistrationBean<RateLimitFilter> registration = new FilterRegistrationBean<>(filter);
-		registration.setName("rateLimitFilter");
+		registration.setName(name);
 		registration.setDispatcherTypes(DispatcherType.REQUEST);
-		registration
-			.setOrder(environment.getProperty("spring.security.filter.order", Integer.class, SECURITY_FILTER_ORDER)
-					+ AFTER_SECURITY);
+		int security = environment.getProperty("spring.security.filter.order", Integer.class, SECURITY_FILTER_ORDER);
+		registration.setOrder(beforeSecurity ? security - BEFORE_SECURITY : security + AFTER_SECURITY);
 		return registration;
 	}
 

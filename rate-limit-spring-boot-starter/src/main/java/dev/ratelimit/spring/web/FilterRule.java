@@ -36,6 +36,8 @@ public final class FilterRule {
 
 	private final boolean enforces;
 
+	private final boolean beforeSecurity;
+
 	/**
 	 * Creates a rule that applies to every matching request.
 	 * @param patterns the compiled path patterns
@@ -61,6 +63,24 @@ public final class FilterRule {
 	 */
 	public FilterRule(List<PathPattern> patterns, Set<String> methods, List<AppliedPolicy> policies, RateLimitCost cost,
 			@Nullable RateLimitCondition when) {
+		this(patterns, methods, policies, cost, when, false);
+	}
+
+	/**
+	 * Creates a rule that applies before or after Spring Security.
+	 * @param patterns the compiled path patterns
+	 * @param methods the upper-case HTTP methods, empty for all; {@code GET} also matches
+	 * {@code HEAD}, which Spring MVC answers with the {@code GET} handler
+	 * @param policies the policies
+	 * @param cost the cost of a matching request
+	 * @param when the condition under which the rule applies to a matching request, or
+	 * {@code null} to apply to every one
+	 * @param beforeSecurity whether the rule applies before Spring Security authenticates
+	 * the request, by the filter that runs ahead of it
+	 */
+	public FilterRule(List<PathPattern> patterns, Set<String> methods, List<AppliedPolicy> policies, RateLimitCost cost,
+			@Nullable RateLimitCondition when, boolean beforeSecurity) {
+		this.beforeSecurity = beforeSecurity;
 		this.patterns = List.copyOf(patterns);
 		this.methods = Set.copyOf(methods);
 		this.matchedMethods = matchedMethods(this.methods);
@@ -165,11 +185,20 @@ public final class FilterRule {
 		return this.when;
 	}
 
+	/**
+	 * Returns whether the rule applies before Spring Security authenticates the request.
+	 * @return whether it runs ahead of Spring Security
+	 */
+	public boolean beforeSecurity() {
+		return this.beforeSecurity;
+	}
+
 	@Override
 	public String toString() {
 		return "FilterRule[patterns=" + this.patterns + ", methods=" + this.methods + ", policies="
 				+ this.policies.stream().map((applied) -> applied.policy().name()).toList() + ", cost=" + this.cost
-				+ ((this.when != null) ? ", when=" + this.when : "") + "]";
+				+ ((this.when != null) ? ", when=" + this.when : "") + (this.beforeSecurity ? ", before-security" : "")
+				+ "]";
 	}
 
 }

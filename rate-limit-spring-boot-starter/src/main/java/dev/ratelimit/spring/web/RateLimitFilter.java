@@ -36,6 +36,7 @@ import dev.ratelimit.spring.AppliedPolicy;
 import dev.ratelimit.spring.RateLimitCondition;
 import dev.ratelimit.spring.RateLimitContext;
 import dev.ratelimit.spring.RateLimitEvaluationException;
+import dev.ratelimit.spring.RateLimitResponse;
 import dev.ratelimit.spring.RateLimitResult;
 import dev.ratelimit.spring.RateLimitService;
 import dev.ratelimit.spring.Sleeper;
@@ -47,12 +48,21 @@ import dev.ratelimit.spring.annotation.RateLimitedMethods;
  * {@code @RateLimited}, the annotation's interceptor decides them with its own. A rule
  * with a condition ({@code when}) applies only to the requests for which it holds. A
  * condition, cost or key of an enforced policy that cannot be evaluated is answered 400,
- * before anything is charged. Concurrency permits are released when the response
- * completes.
+ * before anything is charged.
+ * <p>
+ * The starter registers two: one ahead of Spring Security for the rules marked
+ * {@code before-security}, and one after it for the others. The first to see a request
+ * keeps its state and settles it once the response is final, when every filter inside it
+ * (Spring Security's among them) has answered: it settles the {@code count-if} policies
+ * by the status the client gets (500 for an exception that leaves the filter chain, which
+ * the container answers so) and releases concurrency permits, after an asynchronous
+ * response completes if there is one.
  */
 public class RateLimitFilter extends OncePerRequestFilter implements RuleBasedFilter {
 
 	private final RateLimitService service;
+
+	private final boolean beforeSecurity;
 
 	private volatile List<FilterRule> rules;
 
@@ -84,8 +94,34 @@ public class RateLimitFilter extends OncePerRequestFilter implements RuleBasedFi
 	public RateLimitFilter(RateLimitService service, List<FilterRule> rules, RateLimitHeaders headers, Sleeper sleeper,
 			Supplier<@Nullable RateLimitedMethods> annotatedMethods, Supplier<List<HandlerMapping>> handlerMappings,
 			Supplier<@Nullable HandlerExceptionResolver> exceptionResolver, @Nullable BeanFactory beanFactory) {
+		this(service, rules, headers, sleeper, annotatedMethods, handlerMappings, exceptionResolver, beanFactory,
+				false);
+	}
+
+	/**
+	 * Creates the filter of one stage.
+	 * @param service the decision path
+	 * @param rules the filter rules, of both stages: the filter keeps its own
+	 * @param headers the header writer
+	 * @param sleeper what waits out shaping delays
+	 * @param annotatedMethods the annotated methods, supplying {@code null} when
+	 * annotations are not enforced; asked once
+	 * @param handlerMappings the application's handler mappings in the order the
+	 * {@code DispatcherServlet} uses them, which tell whether an annotated method will
+	 * handle a request
+	 * @param exceptionResolver the MVC exception resolver that answers rejections,
+	 * supplying {@code null} to write the problem directly
+	 * @param beanFactory the bean factory that {@code @beans} in expressions refer to
+	 * @param beforeSecurity whether this filter runs ahead of Spring Security and applies
+	 * the rules marked {@code before-security}; else it applies the others
+	 */
+	public RateLimitFilter(RateLimitService service, List<FilterRule> rules, RateLimitHeaders headers, Sleeper sleeper,
+			Supplier<@Nullable RateLimitedMethods> annotatedMethods, Supplier<List<HandlerMapping>> handlerMappings,
+			Supplier<@Nullable HandlerExceptionResolver> exceptionResolver, @Nullable BeanFactory beanFactory,
+			boolean beforeSecurity) {
 		this.service = Objects.requireNonNull(service, "service must not be null");
-		this.rules = List.copyOf(rules);
+		this.beforeSecurity = beforeSecurity;
+		this.rules = ownRules(rules);
 		this.headers = Objects.requireNonNull(headers, "headers must not be null");
 		this.sleeper = Objects.requireNonNull(sleeper, "sleeper must not be null");
 		this.handlerLookup = SingletonSupplier.of(() -> Optional.ofNullable(annotatedMethods.get())
@@ -107,8 +143,21 @@ public class RateLimitFilter extends OncePerRequestFilter implements RuleBasedFi
 		return RequestPath.parse(request.getRequestURI(), request.getContextPath());
 	}
 
+	private List<FilterRule> ownRules(List<FilterRule> rules) {
+		return rules.stream().filter((rule) -> rule.beforeSecurity() == this.beforeSecurity).toList();
+	}
+
 	/**
-	 * Returns the filter rules.
+	 * Returns whether this filter runs ahead of Spring Security, with the rules marked
+	 * {@code before-security}.
+	 * @return whether it is the filter before Spring Security
+	 */
+	public boolean isBeforeSecurity() {
+		return this.beforeSecurity;
+	}
+
+	/**
+	 * Returns the filter rules this filter applies: those of its stage.
 	 * @return the rules
 	 */
 	public List<FilterRule> getRules() {
@@ -118,41 +167,62 @@ public class RateLimitFilter extends OncePerRequestFilter implements RuleBasedFi
 	/**
 	 * Replaces the filter rules, from the next request on, after a reload of the
 	 * configuration. A request reads the rules once.
-	 * @param rules the new rules, already checked
+	 * @param rules the new rules of both stages, already checked: the filter keeps its
+	 * own
 	 */
 	public void replaceRules(List<FilterRule> rules) {
-		this.rules = List.copyOf(rules);
+		this.rules = ownRules(rules);
 	}
 
 	@Override
 	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
 			throws ServletException, IOException {
-		RequestLimits limits = new RequestLimits(this);
-		request.setAttribute(RequestLimits.ATTRIBUTE, limits);
+		// the first rate-limit filter of the request keeps its state and settles it
+		RequestLimits outer = RequestLimits.of(request);
+		RequestLimits limits = (outer != null) ? outer : new RequestLimits(this);
+		if (outer == null) {
+			request.setAttribute(RequestLimits.ATTRIBUTE, limits);
+		}
+		boolean escaped = true;
 		try {
 			List<FilterRule> rules = this.rules;
 			RequestPath path = rules.isEmpty() ? null : requestPath(request);
 			List<FilterRule> matched = (path != null) ? matching(rules, request, path.pathWithinApplication())
 					: List.of();
 			if (!matched.isEmpty() && !admit(matched, path, limits, request, response)) {
+				escaped = false;
 				return;
 			}
 			chain.doFilter(request, response);
+			escaped = false;
 		}
 		finally {
 			// A failing request is not free. If the annotated handler method was never
-			// invoked (its arguments failed to
-			// bind, say), PendingLimitsExceptionResolver has charged the filter's
-			// policies before the error response,
-			// with headers and a 429 if over the limit. If the failure never reached it,
-			// they are charged here.
+			// invoked (its arguments failed to bind, say),
+			// PendingLimitsExceptionResolver has charged the filter's policies before
+			// the error response, with headers and a 429 if over the limit. If the
+			// failure never reached it, they are charged here.
 			decideLeftover(limits, request, response, false);
-			if (request.isAsyncStarted()) {
-				request.getAsyncContext().addListener(new ReleaseOnCompletion(limits, response));
+			if (outer == null) {
+				settle(limits, request, response, escaped);
 			}
-			else {
-				release(limits, response);
-			}
+		}
+	}
+
+	/**
+	 * Settles a request once every filter inside this one has answered it: at once, or
+	 * when its asynchronous response completes. An exception that leaves the filter chain
+	 * is answered 500 by the container (an error page keeps that status), which is what
+	 * the {@code count-if} conditions then read, unless a response was already sent.
+	 */
+	private void settle(RequestLimits limits, HttpServletRequest request, HttpServletResponse response,
+			boolean escaped) {
+		if (request.isAsyncStarted()) {
+			request.getAsyncContext().addListener(new ReleaseOnCompletion(limits, response));
+		}
+		else {
+			release(limits, (escaped && !response.isCommitted()) ? ServletRateLimitResponse.failed(response)
+					: new ServletRateLimitResponse(response));
 		}
 	}
 
@@ -177,9 +247,9 @@ public class RateLimitFilter extends OncePerRequestFilter implements RuleBasedFi
 		RateLimitResult result;
 		try {
 			PendingLimits applicable = PendingLimits.of(matched, context);
-			AnnotatedHandlerLookup lookup = this.handlerLookup.get().orElse(null);
+			AnnotatedHandlerLookup lookup = this.beforeSecurity ? null : this.handlerLookup.get().orElse(null);
 			if (lookup != null && lookup.isRateLimitedHandler(request, path)) {
-				limits.defer(applicable);
+				limits.deferTo(this, applicable);
 				return true;
 			}
 			result = decide(applicable, limits, response, context);
@@ -270,16 +340,13 @@ public class RateLimitFilter extends OncePerRequestFilter implements RuleBasedFi
 
 	/**
 	 * Settles what the request owes once its response is known: its {@code count-if}
-	 * charges, then its concurrency permits.
+	 * policies, then its concurrency permits.
 	 */
-	private void release(RequestLimits limits, HttpServletResponse response) {
+	private void release(RequestLimits limits, RateLimitResponse answered) {
 		List<RateLimitResult> held = limits.complete();
 		List<RateLimitResult> charges = limits.takeCharges();
-		if (!charges.isEmpty()) {
-			ServletRateLimitResponse answered = new ServletRateLimitResponse(response);
-			for (RateLimitResult result : charges) {
-				this.service.chargeAfterResponse(result, answered);
-			}
+		for (RateLimitResult result : charges) {
+			this.service.chargeAfterResponse(result, answered);
 		}
 		for (RateLimitResult result : held) {
 			this.service.release(result);
@@ -354,19 +421,19 @@ public class RateLimitFilter extends OncePerRequestFilter implements RuleBasedFi
 			this.response = response;
 		}
 
+		// The status is final on completion: after an asynchronous error or timeout, the
+		// container's error handling has set it by then.
 		@Override
 		public void onComplete(AsyncEvent event) {
-			release(this.limits, this.response);
+			release(this.limits, new ServletRateLimitResponse(this.response));
 		}
 
 		@Override
 		public void onTimeout(AsyncEvent event) {
-			release(this.limits, this.response);
 		}
 
 		@Override
 		public void onError(AsyncEvent event) {
-			release(this.limits, this.response);
 		}
 
 		@Override

@@ -23,6 +23,33 @@ public final class ServletRateLimitResponse implements RateLimitResponse {
 		this.response = Objects.requireNonNull(response, "response must not be null");
 	}
 
+	/**
+	 * Returns the response as the client gets it after an exception left the filter chain
+	 * uncommitted: the container answers it 500, whatever status was set.
+	 * @param response the response
+	 * @return the response with status 500
+	 */
+	public static RateLimitResponse failed(HttpServletResponse response) {
+		return new RateLimitResponse() {
+
+			@Override
+			public int getStatus() {
+				return HttpServletResponse.SC_INTERNAL_SERVER_ERROR;
+			}
+
+			@Override
+			public @Nullable String getHeader(String name) {
+				return response.getHeader(name);
+			}
+
+			@Override
+			public String toString() {
+				return "ServletRateLimitResponse[500, failed]";
+			}
+
+		};
+	}
+
 	@Override
 	public int getStatus() {
 		return this.response.getStatus();

@@ -18,6 +18,7 @@ import org.springframework.aop.support.AopUtils;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.assertj.AssertableWebApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.boot.diagnostics.FailureAnalyzer;
@@ -86,23 +87,52 @@ class RateLimitAutoConfigurationTests {
 	}
 
 	@Test
-	void createsTheFilterHeadersAndProblemHandlerInAServletApplication() {
+	void createsTheFiltersHeadersAndProblemHandlerInAServletApplication() {
 		this.webRunner.run((context) -> {
-			assertThat(context).hasSingleBean(FilterRegistrationBean.class)
-				.hasSingleBean(RateLimitHeaders.class)
-				.hasSingleBean(RateLimitExceptionHandler.class);
-			FilterRegistrationBean<?> registration = context.getBean(FilterRegistrationBean.class);
-			assertThat(registration.getFilter()).isInstanceOf(RateLimitFilter.class);
-			assertThat(((RateLimitFilter) registration.getFilter()).getRules()).hasSize(1);
+			assertThat(context.getBeansOfType(FilterRegistrationBean.class)).containsOnlyKeys("rateLimitFilter",
+					"rateLimitBeforeSecurityFilter");
+			assertThat(context).hasSingleBean(RateLimitHeaders.class).hasSingleBean(RateLimitExceptionHandler.class);
+			RateLimitFilter after = filter(context, "rateLimitFilter");
+			assertThat(after.isBeforeSecurity()).isFalse();
+			assertThat(after.getRules()).hasSize(1);
+			RateLimitFilter before = filter(context, "rateLimitBeforeSecurityFilter");
+			assertThat(before.isBeforeSecurity()).isTrue();
+			assertThat(before.getRules()).isEmpty();
 		});
 	}
 
 	@Test
-	void ordersTheFilterRightAfterSpringSecuritysFilterChain() {
-		this.webRunner.run(
-				(context) -> assertThat(context.getBean(FilterRegistrationBean.class).getOrder()).isEqualTo(-100 + 10));
-		this.webRunner.withPropertyValues("spring.security.filter.order=0")
-			.run((context) -> assertThat(context.getBean(FilterRegistrationBean.class).getOrder()).isEqualTo(10));
+	void ordersOneFilterRightAfterSpringSecuritysFilterChainAndOneRightBefore() {
+		this.webRunner.run((context) -> {
+			assertThat(registration(context, "rateLimitFilter").getOrder()).isEqualTo(-100 + 10);
+			assertThat(registration(context, "rateLimitBeforeSecurityFilter").getOrder()).isEqualTo(-100 - 1);
+		});
+		this.webRunner.withPropertyValues("spring.security.filter.order=0").run((context) -> {
+			assertThat(registration(context, "rateLimitFilter").getOrder()).isEqualTo(10);
+			assertThat(registration(context, "rateLimitBeforeSecurityFilter").getOrder()).isEqualTo(-1);
+		});
+	}
+
+	@Test
+	void givesEachFilterTheRulesOfItsStage() {
+		this.webRunner
+			.withPropertyValues("ratelimit.policies.by-address.key=ip",
+					"ratelimit.policies.by-address.limits[0].rate=5/1s", "ratelimit.filters[1].patterns=/**",
+					"ratelimit.filters[1].before-security=true", "ratelimit.filters[1].policies=by-address")
+			.run((context) -> {
+				assertThat(filter(context, "rateLimitFilter").getRules()).singleElement()
+					.satisfies((rule) -> assertThat(rule.beforeSecurity()).isFalse());
+				assertThat(filter(context, "rateLimitBeforeSecurityFilter").getRules()).singleElement()
+					.satisfies((rule) -> assertThat(rule.beforeSecurity()).isTrue());
+			});
+	}
+
+	private static FilterRegistrationBean<?> registration(AssertableWebApplicationContext context, String name) {
+		return context.getBean(name, FilterRegistrationBean.class);
+	}
+
+	private static RateLimitFilter filter(AssertableWebApplicationContext context, String name) {
+		return (RateLimitFilter) registration(context, name).getFilter();
 	}
 
 	@Test
@@ -132,8 +162,10 @@ class RateLimitAutoConfigurationTests {
 	@Test
 	void backsOffForAUserFilterRegistration() {
 		this.webRunner.withUserConfiguration(UserFilterConfiguration.class)
+			// the filter before Spring Security stays, to settle each request once
+			// Security has answered it
 			.run((context) -> assertThat(context.getBeansOfType(FilterRegistrationBean.class))
-				.containsOnlyKeys("myFilter"));
+				.containsOnlyKeys("myFilter", "rateLimitBeforeSecurityFilter"));
 	}
 
 	@Test
@@ -156,7 +188,8 @@ class RateLimitAutoConfigurationTests {
 	@Test
 	void worksWithoutSpringSecurity() {
 		this.webRunner.withClassLoader(new FilteredClassLoader("org.springframework.security")).run((context) -> {
-			assertThat(context).hasNotFailed().hasSingleBean(FilterRegistrationBean.class);
+			assertThat(context).hasNotFailed();
+			assertThat(context.getBeansOfType(FilterRegistrationBean.class)).hasSize(2);
 			assertThat(context.getBean(TierResolver.class)).isExactlyInstanceOf(RequestAttributeTierResolver.class);
 		});
 	}

@@ -51,7 +51,7 @@ class UnappliedFilterRulesTests {
 					RateLimitReactiveWebAutoConfiguration.class))
 			.withPropertyValues(ONE_RULE)
 			.run((context) -> assertThat(context).hasNotFailed()
-				.hasSingleBean(RateLimitWebFilter.class)
+				.hasBean("rateLimitWebFilter")
 				.doesNotHaveBean(UnappliedFilterRules.class));
 	}
 
@@ -87,7 +87,7 @@ class UnappliedFilterRulesTests {
 		new WebApplicationContextRunner().withConfiguration(CONFIGURATIONS)
 			.withPropertyValues(ONE_RULE)
 			.run((context) -> assertThat(context).hasNotFailed()
-				.hasSingleBean(FilterRegistrationBean.class)
+				.hasBean("rateLimitFilter")
 				.doesNotHaveBean(UnappliedFilterRules.class));
 		assertThat(output).doesNotContain("ratelimit.filters has");
 	}

@@ -36,7 +36,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 		"ratelimit.policies.login-penalized.penalty=1h",
 		"ratelimit.policies.login-penalized.limits[0].algorithm=fixed-window",
 		"ratelimit.policies.login-penalized.limits[0].rate=2/15m", "ratelimit.filters[1].patterns=/login/penalized",
-		"ratelimit.filters[1].policies=login-penalized" })
+		"ratelimit.filters[1].policies=login-penalized",
+		"ratelimit.policies.errors-budget.key=#{#request.getParameter('username')}",
+		"ratelimit.policies.errors-budget.count-if=#{#response.status == 401}",
+		"ratelimit.policies.errors-budget.count-if-mode=check-then-charge",
+		"ratelimit.policies.errors-budget.limits[0].algorithm=fixed-window",
+		"ratelimit.policies.errors-budget.limits[0].rate=5/15m",
+		"ratelimit.filters[2].patterns=/login/budget,/login/budget/gated", "ratelimit.filters[2].methods=POST",
+		"ratelimit.filters[2].policies=errors-budget" })
 @AutoConfigureMockMvc
 class CountIfWebTests {
 
@@ -52,8 +59,8 @@ class CountIfWebTests {
 		for (int i = 0; i < 5; i++) {
 			MvcResult failed = client.login("alice", "guess-" + i);
 			assertThat(failed.getResponse().getStatus()).isEqualTo(401);
-			// what was left before this failure, which it then takes
-			assertThat(failed.getResponse().getHeader("RateLimit")).contains(";r=" + (5 - i));
+			// what is left once this failure's permit is reserved, which it then keeps
+			assertThat(failed.getResponse().getHeader("RateLimit")).contains(";r=" + (4 - i));
 		}
 		MvcResult refused = client.login("alice", LoginTestApplication.PASSWORD);
 		assertThat(refused.getResponse().getStatus()).isEqualTo(429);
@@ -116,16 +123,29 @@ class CountIfWebTests {
 		assertThat(refused.getResponse().getContentAsString()).contains("login-by-user");
 	}
 
+	@Test
+	void aCheckThenChargePolicyShowsWhatWasLeftBeforeEachFailureItCharges() throws Exception {
+		LoginClient client = new LoginClient(this.mvc, "192.0.2.8");
+		for (int i = 0; i < 5; i++) {
+			MvcResult failed = client.login("/login/budget", "frank", "guess-" + i);
+			assertThat(failed.getResponse().getStatus()).isEqualTo(401);
+			assertThat(failed.getResponse().getHeader("RateLimit")).contains(";r=" + (5 - i));
+		}
+		assertThat(client.login("/login/budget", "frank", LoginTestApplication.PASSWORD).getResponse().getStatus())
+			.isEqualTo(429);
+	}
+
 	/**
 	 * Check-then-charge admits at most one extra request per request in flight for a key:
 	 * with one failure left, N failing logins in flight together all pass the check, and
-	 * all are admitted; then the key is spent.
+	 * all are admitted; then the key is spent. (Reserving, the default, admits exactly
+	 * what is left: CountIfFinalStatusTests.)
 	 */
 	@Test
-	void requestsInFlightTogetherOverAdmitAtMostOneEachThenTheKeyIsSpent() throws Exception {
+	void checkThenChargeLetsRequestsInFlightTogetherOverAdmitAtMostOneEachThenTheKeyIsSpent() throws Exception {
 		LoginClient client = new LoginClient(this.mvc, "192.0.2.6");
 		for (int i = 0; i < 4; i++) {
-			assertThat(client.login("erin", "guess-" + i).getResponse().getStatus()).isEqualTo(401);
+			assertThat(client.login("/login/budget", "erin", "guess-" + i).getResponse().getStatus()).isEqualTo(401);
 		}
 		long remaining = 1;
 		int inFlight = 6;
@@ -134,7 +154,7 @@ class CountIfWebTests {
 		ExecutorService executor = Executors.newFixedThreadPool(inFlight);
 		try {
 			for (int i = 0; i < inFlight; i++) {
-				logins.add(executor.submit(() -> client.login("/login/gated", "erin", "guess")));
+				logins.add(executor.submit(() -> client.login("/login/budget/gated", "erin", "guess")));
 			}
 			int admitted = 0;
 			for (Future<MvcResult> login : logins) {
@@ -147,7 +167,8 @@ class CountIfWebTests {
 		finally {
 			executor.shutdownNow();
 		}
-		assertThat(client.login("erin", LoginTestApplication.PASSWORD).getResponse().getStatus()).isEqualTo(429);
+		assertThat(client.login("/login/budget", "erin", LoginTestApplication.PASSWORD).getResponse().getStatus())
+			.isEqualTo(429);
 	}
 
 }

@@ -72,12 +72,12 @@ class LoginTestApplication {
 			return login(username, password);
 		}
 
-		@PostMapping("/login/penalized")
+		@PostMapping({ "/login/penalized", "/login/budget" })
 		ResponseEntity<String> penalizedLogin(@RequestParam String username, @RequestParam String password) {
 			return login(username, password);
 		}
 
-		@PostMapping("/login/gated")
+		@PostMapping({ "/login/gated", "/login/budget/gated" })
 		ResponseEntity<String> gatedLogin(@RequestParam String username) throws InterruptedException {
 			CountDownLatch latch = this.inFlight;
 			latch.countDown();

@@ -74,15 +74,21 @@ class ReactiveAutoConfigurationTests {
 	void createsTheReactivePiecesInAReactiveApplicationOnly() {
 		this.reactive.run((context) -> {
 			assertThat(context).hasNotFailed()
-				.hasSingleBean(RateLimitWebFilter.class)
 				.hasSingleBean(ReactiveRateLimitExceptionHandler.class)
 				.hasSingleBean(ReactiveInvocationSupport.class)
 				.doesNotHaveBean(FilterRegistrationBean.class)
 				.doesNotHaveBean(RateLimitExceptionHandler.class)
 				.doesNotHaveBean(ServletInvocationSupport.class);
-			assertThat(context.getBean(RateLimitWebFilter.class).getRules()).hasSize(1);
+			assertThat(context.getBeansOfType(RateLimitWebFilter.class)).containsOnlyKeys("rateLimitWebFilter",
+					"rateLimitBeforeSecurityWebFilter");
+			RateLimitWebFilter after = context.getBean("rateLimitWebFilter", RateLimitWebFilter.class);
+			assertThat(after.getRules()).hasSize(1);
 			// right after Spring Security's WebFilterChainProxy (order -100)
-			assertThat(context.getBean(RateLimitWebFilter.class).getOrder()).isEqualTo(-90);
+			assertThat(after.getOrder()).isEqualTo(-90);
+			RateLimitWebFilter before = context.getBean("rateLimitBeforeSecurityWebFilter", RateLimitWebFilter.class);
+			assertThat(before.getRules()).isEmpty();
+			// right before it, to settle each exchange once Security has answered it
+			assertThat(before.getOrder()).isEqualTo(-101);
 		});
 	}
 
@@ -90,13 +96,14 @@ class ReactiveAutoConfigurationTests {
 	void createsTheServletPiecesInAServletApplicationOnly() {
 		this.servlet.run((context) -> {
 			assertThat(context).hasNotFailed()
-				.hasSingleBean(FilterRegistrationBean.class)
+				.hasBean("rateLimitFilter")
 				.hasSingleBean(RateLimitExceptionHandler.class)
 				.hasSingleBean(ServletInvocationSupport.class)
 				.doesNotHaveBean(RateLimitWebFilter.class)
 				.doesNotHaveBean(ReactiveRateLimitExceptionHandler.class)
 				.doesNotHaveBean(ReactiveInvocationSupport.class);
-			assertThat(context.getBean(FilterRegistrationBean.class).getFilter()).isInstanceOf(RateLimitFilter.class);
+			assertThat(context.getBean("rateLimitFilter", FilterRegistrationBean.class).getFilter())
+				.isInstanceOf(RateLimitFilter.class);
 		});
 	}
 
@@ -104,7 +111,10 @@ class ReactiveAutoConfigurationTests {
 	void backsOffForTheApplicationsOwnBeans() {
 		this.reactive.withUserConfiguration(UserBeans.class).run((context) -> {
 			assertThat(context).hasNotFailed();
-			assertThat(context.getBeansOfType(RateLimitWebFilter.class)).containsOnlyKeys("myFilter");
+			// the filter before Spring Security stays, to settle each exchange once
+			// Security has answered it
+			assertThat(context.getBeansOfType(RateLimitWebFilter.class)).containsOnlyKeys("myFilter",
+					"rateLimitBeforeSecurityWebFilter");
 			assertThat(context.getBeansOfType(ReactiveRateLimitExceptionHandler.class)).containsOnlyKeys("myHandler");
 			assertThat(context.getBeansOfType(WebInvocationSupport.class)).containsOnlyKeys("mySupport");
 		});
@@ -171,7 +181,7 @@ class ReactiveAutoConfigurationTests {
 				.withPropertyValues(PROPERTIES)
 				.run((context) -> {
 					assertThat(context).hasNotFailed();
-					RateLimitWebFilter filter = context.getBean(RateLimitWebFilter.class);
+					RateLimitWebFilter filter = context.getBean("rateLimitWebFilter", RateLimitWebFilter.class);
 					for (int i = 0; i < 3; i++) {
 						MockServerWebExchange exchange = MockServerWebExchange
 							.from(MockServerHttpRequest.get("/api/orders")

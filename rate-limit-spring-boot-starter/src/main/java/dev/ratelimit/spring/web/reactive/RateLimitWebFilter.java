@@ -15,6 +15,7 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.SignalType;
 
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.core.Ordered;
@@ -53,8 +54,15 @@ import dev.ratelimit.spring.web.RuleBasedFilter;
  * request's handling goes on where the decision completes. When the handler of the
  * exchange is a {@code @RateLimited} method returning a publisher, the filter leaves its
  * policies to that method's interceptor, which decides both in one decision on
- * subscription. Permits are given back, and {@code count-if} policies charged, when the
- * exchange completes, fails or is cancelled.
+ * subscription.
+ * <p>
+ * The starter registers two: one ahead of Spring Security's {@code WebFilterChainProxy}
+ * for the rules marked {@code before-security}, and one after it for the others. The
+ * first to see an exchange keeps its state: it settles the {@code count-if} policies just
+ * before the response is committed, by the status the client gets (after a
+ * {@code WebExceptionHandler} has answered an error, say), or when the exchange is
+ * cancelled; and it gives back concurrency permits when the exchange completes, fails or
+ * is cancelled.
  */
 public class RateLimitWebFilter implements WebFilter, Ordered, RuleBasedFilter {
 
@@ -82,6 +90,8 @@ public class RateLimitWebFilter implements WebFilter, Ordered, RuleBasedFilter {
 
 	private final int order;
 
+	private final boolean beforeSecurity;
+
 	/**
 	 * Creates the filter.
 	 * @param service the decision path
@@ -98,8 +108,32 @@ public class RateLimitWebFilter implements WebFilter, Ordered, RuleBasedFilter {
 	public RateLimitWebFilter(RateLimitService service, List<FilterRule> rules, RateLimitHeaders headers,
 			Supplier<List<RequestMappingHandlerMapping>> handlerMappings,
 			Supplier<@Nullable RateLimitedMethods> annotatedMethods, @Nullable BeanFactory beanFactory, int order) {
+		this(service, rules, headers, handlerMappings, annotatedMethods, beanFactory, order, false);
+	}
+
+	/**
+	 * Creates the filter of one stage.
+	 * @param service the decision path
+	 * @param rules the filter rules of both stages, in configuration order: the filter
+	 * keeps its own
+	 * @param headers the writer of the rate-limit headers
+	 * @param handlerMappings the application's request mappings, where the handler of an
+	 * exchange is found
+	 * @param annotatedMethods the annotated methods, or {@code null} when
+	 * {@code @RateLimited} is not applied
+	 * @param beanFactory the bean factory that {@code @beans} in expressions refer to, if
+	 * any
+	 * @param order the filter's order among the web filters
+	 * @param beforeSecurity whether this filter runs ahead of Spring Security and applies
+	 * the rules marked {@code before-security}; else it applies the others
+	 */
+	public RateLimitWebFilter(RateLimitService service, List<FilterRule> rules, RateLimitHeaders headers,
+			Supplier<List<RequestMappingHandlerMapping>> handlerMappings,
+			Supplier<@Nullable RateLimitedMethods> annotatedMethods, @Nullable BeanFactory beanFactory, int order,
+			boolean beforeSecurity) {
 		this.service = Objects.requireNonNull(service, "service must not be null");
-		this.rules = List.copyOf(rules);
+		this.beforeSecurity = beforeSecurity;
+		this.rules = ownRules(rules);
 		this.headers = Objects.requireNonNull(headers, "headers must not be null");
 		this.handlers = new AnnotatedHandlers(handlerMappings, annotatedMethods);
 		this.beanFactory = beanFactory;
@@ -111,8 +145,21 @@ public class RateLimitWebFilter implements WebFilter, Ordered, RuleBasedFilter {
 		return this.order;
 	}
 
+	private List<FilterRule> ownRules(List<FilterRule> rules) {
+		return rules.stream().filter((rule) -> rule.beforeSecurity() == this.beforeSecurity).toList();
+	}
+
 	/**
-	 * Returns the rules the filter applies.
+	 * Returns whether this filter runs ahead of Spring Security, with the rules marked
+	 * {@code before-security}.
+	 * @return whether it is the filter before Spring Security
+	 */
+	public boolean isBeforeSecurity() {
+		return this.beforeSecurity;
+	}
+
+	/**
+	 * Returns the rules the filter applies: those of its stage.
 	 * @return the rules
 	 */
 	public List<FilterRule> getRules() {
@@ -122,24 +169,32 @@ public class RateLimitWebFilter implements WebFilter, Ordered, RuleBasedFilter {
 	/**
 	 * Replaces the rules from the next request on; a request already admitted keeps the
 	 * rules it was admitted by.
-	 * @param rules the new rules
+	 * @param rules the new rules of both stages: the filter keeps its own
 	 */
 	public void replaceRules(List<FilterRule> rules) {
-		this.rules = List.copyOf(rules);
+		this.rules = ownRules(rules);
 	}
 
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
-		ExchangeLimits limits = new ExchangeLimits();
-		exchange.getAttributes().put(ExchangeLimits.ATTRIBUTE, limits);
-		return exchange.getPrincipal()
+		// the first rate-limit filter of the exchange keeps its state and settles it
+		ExchangeLimits outer = ExchangeLimits.of(exchange);
+		ExchangeLimits limits = (outer != null) ? outer : new ExchangeLimits();
+		if (outer == null) {
+			exchange.getAttributes().put(ExchangeLimits.ATTRIBUTE, limits);
+			exchange.getResponse().beforeCommit(() -> {
+				settleCharges(exchange, limits);
+				return Mono.empty();
+			});
+		}
+		Mono<Void> admitted = exchange.getPrincipal()
 			.map((principal) -> Optional.ofNullable(authenticated(principal)))
 			.defaultIfEmpty(Optional.empty())
 			.flatMap((principal) -> {
 				ReactiveRateLimitRequest request = new ReactiveRateLimitRequest(exchange, principal.orElse(null));
 				return admit(request, limits, chain).contextWrite((context) -> context.put(REQUEST_KEY, request));
-			})
-			.doFinally((signal) -> complete(exchange, limits));
+			});
+		return (outer != null) ? admitted : admitted.doFinally((signal) -> complete(exchange, limits, signal));
 	}
 
 	private Mono<Void> admit(ReactiveRateLimitRequest request, ExchangeLimits limits, WebFilterChain chain) {
@@ -215,7 +270,7 @@ public class RateLimitWebFilter implements WebFilter, Ordered, RuleBasedFilter {
 			// the exchange has completed: nothing would give the permits back later
 			this.service.releaseAsync(result);
 		}
-		if (result.chargesAfterResponse() && !limits.holdCharge(result)) {
+		if (result.chargesAfterResponse() && (exchange.getResponse().isCommitted() || !limits.holdCharge(result))) {
 			this.service.chargeAfterResponseAsync(result, new ReactiveRateLimitResponse(exchange.getResponse()));
 		}
 		if (!exchange.getResponse().isCommitted()) {
@@ -225,14 +280,29 @@ public class RateLimitWebFilter implements WebFilter, Ordered, RuleBasedFilter {
 
 	/**
 	 * Ends an exchange: charges the policies left for a handler method that was never
-	 * invoked (its arguments failed to bind, say: a failing request is not free), charges
-	 * the {@code count-if} policies by the response, and gives back the permits.
+	 * invoked (its arguments failed to bind, say: a failing request is not free) and
+	 * gives back the permits. The {@code count-if} policies are settled just before the
+	 * response is committed, when its status is final: after an error, a
+	 * {@code WebExceptionHandler} outside every web filter writes it; at once if the
+	 * exchange was cancelled, or its response is committed already.
 	 */
-	private void complete(ServerWebExchange exchange, ExchangeLimits limits) {
+	private void complete(ServerWebExchange exchange, ExchangeLimits limits, SignalType signal) {
 		PendingLimits leftover = limits.takePending();
 		if (leftover != null) {
-			chargeLeftover(exchange, leftover);
+			chargeLeftover(exchange, limits, leftover);
 		}
+		if (signal == SignalType.CANCEL || exchange.getResponse().isCommitted()) {
+			settleCharges(exchange, limits);
+		}
+		for (RateLimitResult result : limits.complete()) {
+			this.service.releaseAsync(result);
+		}
+	}
+
+	/**
+	 * Settles the {@code count-if} policies of an exchange by its response.
+	 */
+	private void settleCharges(ServerWebExchange exchange, ExchangeLimits limits) {
 		List<RateLimitResult> charges = limits.takeCharges();
 		if (!charges.isEmpty()) {
 			ReactiveRateLimitResponse response = new ReactiveRateLimitResponse(exchange.getResponse());
@@ -240,18 +310,22 @@ public class RateLimitWebFilter implements WebFilter, Ordered, RuleBasedFilter {
 				this.service.chargeAfterResponseAsync(result, response);
 			}
 		}
-		for (RateLimitResult result : limits.complete()) {
-			this.service.releaseAsync(result);
-		}
 	}
 
-	private void chargeLeftover(ServerWebExchange exchange, PendingLimits leftover) {
+	private void chargeLeftover(ServerWebExchange exchange, ExchangeLimits limits, PendingLimits leftover) {
 		ReactiveRateLimitRequest request = new ReactiveRateLimitRequest(exchange, null);
 		try {
 			this.service
 				.decideAppliedAsync(leftover.policies(), leftover.cost(), leftover.shadowCost(),
 						RateLimitContext.forRequest(request, this.beanFactory))
-				.thenAccept(this.service::releaseAsync);
+				.thenAccept((result) -> {
+					this.service.releaseAsync(result);
+					if (result.chargesAfterResponse()
+							&& (exchange.getResponse().isCommitted() || !limits.holdCharge(result))) {
+						this.service.chargeAfterResponseAsync(result,
+								new ReactiveRateLimitResponse(exchange.getResponse()));
+					}
+				});
 		}
 		catch (RateLimitEvaluationException ex) {
 			if (logger.isDebugEnabled()) {
