@@ -723,14 +723,34 @@ public final class InMemoryRateLimiter implements RateLimiter {
 				// a limit named twice took its permits once
 				continue;
 			}
-			Slot slot = live(this.map.get(StateKey.of(target)));
-			if (slot != null && slot.lockUnlessDiscarded()) {
-				try {
-					slot.refund(target.limit(), this.timeSource.nowMicros(), cost, decision.mark(index));
+			Object key = StateKey.of(target);
+			Slot slot = live(this.map.get(key));
+			if (slot == null || !slot.lockUnlessDiscarded()) {
+				continue;
+			}
+			boolean fresh = false;
+			try {
+				long now = this.timeSource.nowMicros();
+				Limit limit = target.limit();
+				slot.refund(limit, now, cost, decision.mark(index));
+				// back to a state that decides as a fresh one: retired as the evictor
+				// does,
+				// so that no call decides on it any more, and a refunded success keeps
+				// nothing here (as the Redis script deletes such a key)
+				fresh = slot.writtenUnder(limit) && KeyEvictor.cost(limit, slot.evaluate(limit, now, 0),
+						Slot.fresh(limit, now, now).evaluate(limit, now, 0)) == KeyEvictor.FRESH;
+				if (fresh) {
+					slot.retire();
 				}
-				finally {
+			}
+			finally {
+				if (!fresh) {
 					slot.unlock();
 				}
+			}
+			if (fresh) {
+				this.map.remove(key, slot);
+				forgetRecent(slot);
 			}
 		}
 	}

@@ -1,7 +1,13 @@
 package dev.ratelimit.core.memory;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.Decision;
@@ -26,7 +32,7 @@ class RefundTest {
 
 	private final ManualTimeSource clock = new ManualTimeSource();
 
-	private final RateLimiter limiter = InMemoryRateLimiter.builder().timeSource(this.clock).build();
+	private final InMemoryRateLimiter limiter = InMemoryRateLimiter.builder().timeSource(this.clock).build();
 
 	@ParameterizedTest(name = "{0}")
 	@ValueSource(strings = { "token-bucket", "leaky-bucket", "fixed-window", "sliding-window-counter",
@@ -118,6 +124,22 @@ class RefundTest {
 	}
 
 	@Test
+	void aRefundThatLeavesAStateAsAFreshOneLetsGoOfItsKey() {
+		KeyedLimit login = new KeyedLimit("login", "alice", Limit.fixedWindow("5/15m"));
+		KeyedLimit other = new KeyedLimit("login", "bob", Limit.fixedWindow("5/15m"));
+		Decision decision = this.limiter.acquire(login);
+		Decision twice = this.limiter.acquire(other, 2);
+		assertThat(this.limiter.keyCount()).isEqualTo(2);
+		this.limiter.refund(decision, List.of(login), 1);
+		this.limiter.refund(twice, List.of(other), 1);
+		// a successful login keeps nothing; bob still holds one permit's worth
+		assertThat(this.limiter.keyCount()).isOne();
+		assertThat(this.limiter.inspect(List.of(login, other))).extracting((status) -> status.remaining())
+			.containsExactly(5L, 4L);
+		assertThat(this.limiter.acquire(login, 5).isAllowed()).isTrue();
+	}
+
+	@Test
 	void aRejectedDecisionOrOneTheFailurePolicyMadeGivesNothingBack() {
 		KeyedLimit login = new KeyedLimit("login", "alice", Limit.fixedWindow("1/1m"));
 		this.limiter.acquire(login);
@@ -136,6 +158,44 @@ class RefundTest {
 		assertThat(this.limiter.acquire(after).isAllowed()).isTrue();
 		this.limiter.refund(decision, List.of(before), 3);
 		assertThat(this.limiter.inspect(List.of(after)).get(0).remaining()).isEqualTo(2);
+	}
+
+	@Test
+	void threadsTakingAndGivingBackOneKeyNeverLoseNorMintAPermit() throws Exception {
+		KeyedLimit login = new KeyedLimit("login", "alice", Limit.fixedWindow("50/1h"));
+		AtomicLong held = new AtomicLong();
+		AtomicLong over = new AtomicLong();
+		ExecutorService threads = Executors.newFixedThreadPool(4);
+		try {
+			List<Future<?>> done = new ArrayList<>();
+			for (int t = 0; t < 4; t++) {
+				done.add(threads.submit(() -> {
+					for (int i = 0; i < 20_000; i++) {
+						Decision decision = this.limiter.acquire(login);
+						if (!decision.isAllowed()) {
+							continue;
+						}
+						if (held.incrementAndGet() > 50) {
+							over.incrementAndGet();
+						}
+						// every other success gives its permit back, often to a key left
+						// as a fresh one, which another thread is deciding on meanwhile
+						if ((i & 1) == 0) {
+							held.decrementAndGet();
+							this.limiter.refund(decision, List.of(login), 1);
+						}
+					}
+				}));
+			}
+			for (Future<?> each : done) {
+				each.get(60, TimeUnit.SECONDS);
+			}
+		}
+		finally {
+			threads.shutdownNow();
+		}
+		assertThat(over).hasValue(0);
+		assertThat(this.limiter.inspect(List.of(login)).get(0).remaining()).isEqualTo(50 - held.get());
 	}
 
 	@Test

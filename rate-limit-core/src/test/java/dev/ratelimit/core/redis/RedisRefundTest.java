@@ -9,6 +9,7 @@ import dev.ratelimit.core.KeyedLimit;
 import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.redis.testing.RedisCluster;
 import dev.ratelimit.core.redis.testing.RedisServer;
+import dev.ratelimit.core.redis.testing.RespClient;
 import dev.ratelimit.core.redis.testing.TestRedis;
 import org.junit.jupiter.api.Test;
 
@@ -53,6 +54,32 @@ class RedisRefundTest {
 				limiter.close();
 				factory.destroy();
 			}
+		}
+	}
+
+	@Test
+	void aRefundThatLeavesAKeyAsAFreshOneDeletesItSoThatASuccessKeepsNothingInRedis() {
+		LettuceConnectionFactory factory = TestRedis.standalone().lettuce();
+		String prefix = TestRedis.uniquePrefix();
+		RedisRateLimiter limiter = RedisRateLimiter.builder(factory)
+			.keyPrefix(prefix)
+			.timeout(Duration.ofSeconds(2))
+			.build();
+		RedisKeys keys = new RedisKeys(prefix);
+		try (RespClient redis = TestRedis.standalone().client()) {
+			for (Limit limit : List.of(Limit.fixedWindow("5/15m"), Limit.slidingWindowCounter("5/15m"),
+					Limit.tokenBucket("5/15m"), Limit.leakyBucket("5/15m"))) {
+				KeyedLimit login = new KeyedLimit("login", "alice", limit);
+				Decision decision = limiter.acquire(login);
+				assertThat(redis.number("EXISTS", keys.key(login))).as(limit.toString()).isOne();
+				limiter.refund(decision, List.of(login), 1);
+				assertThat(redis.number("EXISTS", keys.key(login))).as(limit.toString()).isZero();
+				assertThat(limiter.inspect(List.of(login)).get(0).remaining()).isEqualTo(5);
+			}
+		}
+		finally {
+			limiter.close();
+			factory.destroy();
 		}
 	}
 

@@ -18,9 +18,12 @@ import org.jspecify.annotations.Nullable;
  * @param tiers the limits of each tier that has its own, by tier
  * @param countIf the condition under which a request is charged after its response
  * ({@code count-if}), or {@code null} when every request counts
+ * @param countIfMode with a condition, how requests in flight count against it:
+ * {@code reserve} or {@code check-then-charge}; else {@code null}
  */
 public record PolicyDescriptor(String key, boolean shadow, List<LimitDescriptor> limits,
-		Map<String, List<LimitDescriptor>> tiers, @JsonInclude(JsonInclude.Include.NON_NULL) @Nullable String countIf) {
+		Map<String, List<LimitDescriptor>> tiers, @JsonInclude(JsonInclude.Include.NON_NULL) @Nullable String countIf,
+		@JsonInclude(JsonInclude.Include.NON_NULL) @Nullable String countIfMode) {
 
 	static PolicyDescriptor of(Policy policy) {
 		Map<String, List<LimitDescriptor>> tiers = new LinkedHashMap<>();
@@ -28,7 +31,8 @@ public record PolicyDescriptor(String key, boolean shadow, List<LimitDescriptor>
 		RateLimitCondition countIf = policy.countIf();
 		return new PolicyDescriptor(policy.keyStrategy(), policy.isShadow(),
 				policy.limits().stream().map(LimitDescriptor::of).toList(), tiers,
-				(countIf != null) ? countIf.toString() : null);
+				(countIf != null) ? countIf.toString() : null,
+				(countIf != null) ? (policy.reservesCountIf() ? "reserve" : "check-then-charge") : null);
 	}
 
 }

@@ -121,10 +121,16 @@ function FixedWindow.see(key, limit, state)
 	end
 end
 
--- Gives back c permits taken in the window that starts at mark, if it is still the current one.
+-- Gives back c permits taken in the window that starts at mark, if it is still the current one. A window left empty
+-- is deleted: it decides as a key never seen does, and a refunded success keeps nothing in Redis.
 function FixedWindow.refund(key, limit, c, mark)
 	local state = WindowState.load(key, limit, 0)
 	if state.stored and not state.from and state.start == tonumber(mark) then
-		redis.call('HSET', key, 'c', int(math.max(0, state.current - c)))
+		local current = math.max(0, state.current - c)
+		if current == 0 then
+			redis.call('DEL', key)
+		else
+			redis.call('HSET', key, 'c', int(current))
+		end
 	end
 end

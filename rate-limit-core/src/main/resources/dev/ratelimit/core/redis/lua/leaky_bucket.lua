@@ -91,5 +91,10 @@ function LeakyBucket.refund(key, limit, c)
 	end
 	local at = math.max(now, state.updatedAt)
 	local level = math.max(0, LeakyBucket.drain(limit, state, at) - c * limit.perPermit)
+	if level == 0 and at == now then
+		-- empty again, as a key never seen is: a refunded success keeps nothing in Redis
+		redis.call('DEL', key)
+		return
+	end
 	BucketState.save(key, limit, state, level, at, math.min((at - now) + cdiv(level, limit.perMicro), limit.retention))
 end

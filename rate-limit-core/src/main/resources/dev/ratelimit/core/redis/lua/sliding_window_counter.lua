@@ -129,9 +129,18 @@ function SlidingWindowCounter.refund(key, limit, c, mark)
 		return
 	end
 	local start = tonumber(mark)
+	local current, previous = state.current, state.previous
 	if state.start == start then
-		redis.call('HSET', key, 'c', int(math.max(0, state.current - c)))
+		current = math.max(0, current - c)
 	elseif state.start == start + limit.window then
-		redis.call('HSET', key, 'p', int(math.max(0, state.previous - c)))
+		previous = math.max(0, previous - c)
+	else
+		return
+	end
+	if current == 0 and previous == 0 then
+		-- empty windows decide as a key never seen does
+		redis.call('DEL', key)
+	else
+		redis.call('HSET', key, 'c', int(current), 'p', int(previous))
 	end
 end

@@ -101,5 +101,10 @@ function TokenBucket.refund(key, limit, c)
 	local at = math.max(now, state.updatedAt)
 	local full = limit.capacity * limit.perPermit
 	local level = math.min(full, TokenBucket.refill(limit, state, at) + c * limit.perPermit)
+	if level == full and limit.initial == limit.capacity and at == now then
+		-- full again, as a key never seen is: a refunded success keeps nothing in Redis
+		redis.call('DEL', key)
+		return
+	end
 	BucketState.save(key, limit, state, level, at, tokenBucketTtl(limit, (at - now) + cdiv(full - level, limit.perMicro)))
 end

@@ -64,8 +64,12 @@ public class SecurityConfiguration {
 	}
 
 	@Bean
-	UserDetailsService operators(ApiKeyProperties properties) {
-		PasswordEncoder encoder = PasswordEncoderFactories.createDelegatingPasswordEncoder();
+	PasswordEncoder passwordEncoder() {
+		return PasswordEncoderFactories.createDelegatingPasswordEncoder();
+	}
+
+	@Bean
+	UserDetailsService operators(ApiKeyProperties properties, PasswordEncoder encoder) {
 		return new InMemoryUserDetailsManager(User.withUsername(properties.getOperator().getUsername())
 			.password(encoder.encode(properties.getOperator().getPassword()))
 			.roles("OPERATOR")
