@@ -370,6 +370,16 @@ public class RateLimitProperties {
 		private int ipv6PrefixLength = 64;
 
 		/**
+		 * Whether start-up fails when Spring Boot turns Tomcat's RemoteIpValve on for a
+		 * detected cloud platform (Kubernetes, ...) and
+		 * server.tomcat.remoteip.internal-proxies is not set. The valve then trusts
+		 * X-Forwarded-For from every private and loopback address, so a caller on a
+		 * private address could choose its client address. By default the application
+		 * starts and logs a warning. Read at start-up.
+		 */
+		private boolean requireInternalProxies;
+
+		/**
 		 * Claim that holds a caller's tier in a Spring Security JWT (OAuth2 resource
 		 * server) or OIDC user, such as 'plan'; read by the default tier resolver when
 		 * the caller has no TIER_ authority. A string claim is the tier; a list claim,
@@ -383,6 +393,14 @@ public class RateLimitProperties {
 
 		public void setTierClaim(@Nullable String tierClaim) {
 			this.tierClaim = tierClaim;
+		}
+
+		public boolean isRequireInternalProxies() {
+			return this.requireInternalProxies;
+		}
+
+		public void setRequireInternalProxies(boolean requireInternalProxies) {
+			this.requireInternalProxies = requireInternalProxies;
 		}
 
 		public int getIpv6PrefixLength() {
