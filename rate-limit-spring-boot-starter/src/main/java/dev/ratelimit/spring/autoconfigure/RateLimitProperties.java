@@ -382,12 +382,23 @@ public class RateLimitProperties {
 
 		/**
 		 * Length of the IPv6 prefix that keys a client address (the 'ip' key strategy,
-		 * and the other strategies' fallback), from 1 to 128: 128 keys each address on
-		 * its own, 64 keys all the addresses of a /64 network as one client (an IPv6 host
-		 * usually holds a whole /64 and can change address to escape its limits). IPv4
-		 * addresses are always keyed whole.
+		 * and the other strategies' fallback), from 1 to 128: 64 keys all the addresses
+		 * of a /64 network as one client, since an IPv6 host usually holds a whole /64
+		 * and could otherwise escape its limits by changing address; 128 keys each
+		 * address on its own. IPv4 addresses, IPv4-mapped ones too, are always keyed
+		 * whole.
 		 */
-		private int ipv6PrefixLength = 128;
+		private int ipv6PrefixLength = 64;
+
+		/**
+		 * Whether start-up fails when Spring Boot turns Tomcat's RemoteIpValve on for a
+		 * detected cloud platform (Kubernetes, ...) and
+		 * server.tomcat.remoteip.internal-proxies is not set. The valve then trusts
+		 * X-Forwarded-For from every private and loopback address, so a caller on a
+		 * private address could choose its client address. By default the application
+		 * starts and logs a warning. Read at start-up.
+		 */
+		private boolean requireInternalProxies;
 
 		/**
 		 * Claim that holds a caller's tier in a Spring Security JWT (OAuth2 resource
@@ -403,6 +414,14 @@ public class RateLimitProperties {
 
 		public void setTierClaim(@Nullable String tierClaim) {
 			this.tierClaim = tierClaim;
+		}
+
+		public boolean isRequireInternalProxies() {
+			return this.requireInternalProxies;
+		}
+
+		public void setRequireInternalProxies(boolean requireInternalProxies) {
+			this.requireInternalProxies = requireInternalProxies;
 		}
 
 		public int getIpv6PrefixLength() {

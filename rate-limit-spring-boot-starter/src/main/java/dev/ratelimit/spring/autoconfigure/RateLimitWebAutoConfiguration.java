@@ -72,8 +72,9 @@ public final class RateLimitWebAutoConfiguration {
 
 	@Bean
 	ServerForwardHeadersCheck rateLimitServerForwardHeadersCheck(Environment environment,
-			ListableBeanFactory beanFactory) {
-		return ServerForwardHeadersCheck.check(environment, beanFactory, getClass().getClassLoader());
+			ListableBeanFactory beanFactory, RateLimitProperties properties) {
+		return ServerForwardHeadersCheck.check(environment, beanFactory, getClass().getClassLoader(),
+				properties.getClient().isRequireInternalProxies());
 	}
 
 	@Bean

@@ -2,6 +2,8 @@ package dev.ratelimit.spring.autoconfigure;
 
 import java.util.Locale;
 
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.ListableBeanFactory;
@@ -18,7 +20,9 @@ import dev.ratelimit.spring.RateLimitConfigurationException;
  * Refuses to start an application whose web server replaces the client address with one
  * taken from a forwarding header before the rate limiter sees the request, unless the
  * operator chose whom the server believes. A client could otherwise choose its own
- * {@code ip} key, whatever {@code ratelimit.client.trusted-proxies} says.
+ * {@code ip} key, whatever {@code ratelimit.client.trusted-proxies} says. For Tomcat's
+ * valve that a detected cloud platform turned on, it only warns, unless
+ * {@code ratelimit.client.require-internal-proxies} is true.
  */
 final class ServerForwardHeadersCheck {
 
@@ -30,7 +34,12 @@ final class ServerForwardHeadersCheck {
 	 * keeps no copy of the address it replaces. Another server's native support believes
 	 * what it believes, and Spring Boot has no property to narrow it.
 	 * ForwardedHeaderFilter (framework) needs no check: the client address resolver reads
-	 * the request beneath it.
+	 * the request beneath it. On a cloud platform the operator chose nothing, and failing
+	 * there stopped every servlet application on Kubernetes. The valve takes the
+	 * right-most address that is not a private one, so a client outside, behind an
+	 * ingress on a private address, cannot choose its address; only a caller on a private
+	 * address can. That is worth a warning, not a refusal, unless the operator asks for
+	 * the refusal.
 	 */
 
 	static final String STRATEGY = "server.forward-headers-strategy";
@@ -40,6 +49,8 @@ final class ServerForwardHeadersCheck {
 	private static final String REMOTE_IP_HEADER = "server.tomcat.remoteip.remote-ip-header";
 
 	private static final String PROTOCOL_HEADER = "server.tomcat.remoteip.protocol-header";
+
+	static final String REQUIRE_INTERNAL_PROXIES = "ratelimit.client.require-internal-proxies";
 
 	private static final String SERVLET_WEB_SERVER_FACTORY = "org.springframework.boot.web.server.servlet."
 			+ "ServletWebServerFactory";
@@ -52,6 +63,8 @@ final class ServerForwardHeadersCheck {
 	private static final String INSTEAD = "set " + STRATEGY + "=none (or framework, beneath which the rate limiter"
 			+ " reads the address the server received) and list your proxies in ratelimit.client.trusted-proxies";
 
+	private static final Log logger = LogFactory.getLog(ServerForwardHeadersCheck.class);
+
 	private ServerForwardHeadersCheck() {
 	}
 
@@ -61,12 +74,15 @@ final class ServerForwardHeadersCheck {
 	 * @param beanFactory the bean factory, whose web server factory says which server
 	 * runs
 	 * @param classLoader the class loader of the application
+	 * @param requireInternalProxies whether a valve that a cloud platform turned on, with
+	 * the internal proxies it believes by default, fails start-up rather than being
+	 * warned of
 	 * @return the check, done
 	 * @throws RateLimitConfigurationException if the server would let a client choose its
 	 * address
 	 */
 	static ServerForwardHeadersCheck check(Environment environment, ListableBeanFactory beanFactory,
-			@Nullable ClassLoader classLoader) {
+			@Nullable ClassLoader classLoader, boolean requireInternalProxies) {
 		Binder binder = Binder.get(environment);
 		String strategy = binder.bind(STRATEGY, Bindable.of(String.class))
 			.map((value) -> value.trim().toLowerCase(Locale.ROOT))
@@ -98,7 +114,7 @@ final class ServerForwardHeadersCheck {
 				+ " loopback address, before the rate limiter sees the request and without keeping the address it"
 				+ " replaces, so a client on such an address could choose its own 'ip' key. " + capitalized(INSTEAD)
 				+ "; or set " + INTERNAL_PROXIES + " to exactly the proxies you trust (empty trusts none)";
-		if (nativeStrategy) {
+		if (nativeStrategy && strategy != null) {
 			throw new RateLimitConfigurationException(STRATEGY, why + ": " + valve);
 		}
 		for (String header : new String[] { REMOTE_IP_HEADER, PROTOCOL_HEADER }) {
@@ -106,6 +122,22 @@ final class ServerForwardHeadersCheck {
 				throw new RateLimitConfigurationException(header,
 						"is set, which turns Tomcat's RemoteIpValve on" + " whatever " + STRATEGY + " says: " + valve);
 			}
+		}
+		if (nativeStrategy && requireInternalProxies) {
+			throw new RateLimitConfigurationException(STRATEGY,
+					why + ": " + valve + ". " + REQUIRE_INTERNAL_PROXIES + " is true, so start-up needs "
+							+ INTERNAL_PROXIES + " (false: the application starts, with a warning)");
+		}
+		if (nativeStrategy) {
+			logger.warn("Spring Boot turned Tomcat's RemoteIpValve on for the detected cloud platform " + platform
+					+ " (" + STRATEGY + " is not set). It trusts X-Forwarded-For from every private and loopback"
+					+ " address, since " + INTERNAL_PROXIES + " is not set, and takes the right-most address that is"
+					+ " not one of them as the client's. Only a caller on a private address (another pod, a host"
+					+ " inside your network) could therefore choose its client address, by which the rate limiter"
+					+ " keys its requests ('ip', and the other key strategies' fallback); a caller outside, whose"
+					+ " request a proxy on a private address forwards, cannot. Set " + INTERNAL_PROXIES
+					+ " to exactly your proxies to narrow that, or " + REQUIRE_INTERNAL_PROXIES
+					+ "=true to fail start-up instead");
 		}
 		return new ServerForwardHeadersCheck();
 	}

@@ -72,6 +72,7 @@ class InvalidConfigurationTests {
 					non-address proxy | ratelimit.client.trusted-proxies=proxy.example.com | ratelimit.client.trusted-proxies[0] | is not an IP address or CIDR block
 					IPv6 prefix of zero | ratelimit.client.ipv6-prefix-length=0 | ratelimit.client.ipv6-prefix-length | is 0; it must be from 1 to 128
 					IPv6 prefix too long | ratelimit.client.ipv6-prefix-length=129 | ratelimit.client.ipv6-prefix-length | is 129; it must be from 1 to 128
+					negative IPv6 prefix | ratelimit.client.ipv6-prefix-length=-1 | ratelimit.client.ipv6-prefix-length | is -1; it must be from 1 to 128
 					unknown policy in a filter | ratelimit.filters[0].patterns=/api/**,ratelimit.filters[0].policies=nope | ratelimit.filters[0].policies[0] | names policy 'nope', which is not defined under ratelimit.policies
 					unparsable SpEL cost | ratelimit.filters[0].patterns=/api/**,ratelimit.filters[0].policies=api,ratelimit.filters[0].cost=#{#request.getParameter('n') +} | ratelimit.filters[0].cost | does not parse
 					non-numeric cost | ratelimit.filters[0].patterns=/api/**,ratelimit.filters[0].policies=api,ratelimit.filters[0].cost=lots | ratelimit.filters[0].cost | 'lots' is not a cost

@@ -78,12 +78,16 @@ class RateLimitAutoConfigurationTests {
 	}
 
 	@Test
-	void keysIpv6ClientsWholeUnlessAPrefixLengthIsConfigured() {
-		this.runner.run((context) -> assertThat(context.getBean(ClientAddressResolver.class).ipv6PrefixLength())
-			.isEqualTo(128));
-		this.runner.withPropertyValues("ratelimit.client.ipv6-prefix-length=64")
+	void keysIpv6ClientsByTheirSlash64UnlessAnotherPrefixLengthIsConfigured() {
+		this.runner.run((context) -> {
+			ClientAddressResolver addresses = context.getBean(ClientAddressResolver.class);
+			assertThat(addresses.ipv6PrefixLength()).isEqualTo(64);
+			assertThat(addresses.storedKey("2001:db8:1:2::9")).isEqualTo("ip:2001:db8:1:2:0:0:0:0/64");
+			assertThat(addresses.storedKey("::ffff:203.0.113.7")).isEqualTo("ip:203.0.113.7");
+		});
+		this.runner.withPropertyValues("ratelimit.client.ipv6-prefix-length=128")
 			.run((context) -> assertThat(context.getBean(ClientAddressResolver.class).storedKey("2001:db8:1:2::9"))
-				.isEqualTo("ip:2001:db8:1:2:0:0:0:0/64"));
+				.isEqualTo("ip:2001:db8:1:2:0:0:0:9"));
 	}
 
 	@Test

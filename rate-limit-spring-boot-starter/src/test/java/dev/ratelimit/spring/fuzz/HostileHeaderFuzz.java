@@ -41,15 +41,15 @@ import static org.springframework.test.web.servlet.request.MockMvcRequestBuilder
  * {@code Forwarded} chains, API keys, {@code X-Client} values, principal names and costs
  * (see {@link HostileHeaders}) sent through MockMvc to the rate-limit filter of
  * {@link HostileHeaderApplication}, without trusted proxies and behind trusted proxies
- * that write {@code X-Forwarded-For} or {@code Forwarded} (the latter keying IPv6 clients
- * by /64). Every request is answered 200 or 429, never a server error (the cost route
- * answers 400 exactly when docs/RESPONSES.md says so), and no client chooses its key: the
- * {@code ip} key is the one {@link TrustRules} allows, an API key is stored as
- * {@code key:} and its SHA-256, a header value as {@code header:} and the value, a
- * principal as {@code user:} and its name, and a caller without one of these falls back
- * to its {@code ip} key. A response header never carries a line break, and a problem body
- * never echoes what the client sent. Each request must be answered within
- * {@link #TRY_BOUND}.
+ * that write {@code X-Forwarded-For} (keying each IPv6 address whole) or
+ * {@code Forwarded} (keying IPv6 clients by /64, as without trusted proxies). Every
+ * request is answered 200 or 429, never a server error (the cost route answers 400
+ * exactly when docs/RESPONSES.md says so), and no client chooses its key: the {@code ip}
+ * key is the one {@link TrustRules} allows, an API key is stored as {@code key:} and its
+ * SHA-256, a header value as {@code header:} and the value, a principal as {@code user:}
+ * and its name, and a caller without one of these falls back to its {@code ip} key. A
+ * response header never carries a line break, and a problem body never echoes what the
+ * client sent. Each request must be answered within {@link #TRY_BOUND}.
  *
  * <p>
  * Not checked: the size of the keys the in-memory limiter holds. A {@code header:} key
@@ -86,12 +86,12 @@ class HostileHeaderFuzz {
 	/** How the application trusts proxies. */
 	enum Setup {
 
-		/** No trusted proxy: the default. */
-		DIRECT(Map.of(), new TrustRules(false, ForwardedHeader.X_FORWARDED_FOR, 128)),
+		/** No trusted proxy, IPv6 clients keyed by their /64: the defaults. */
+		DIRECT(Map.of(), new TrustRules(false, ForwardedHeader.X_FORWARDED_FOR, 64)),
 
-		/** Trusted proxies that write X-Forwarded-For. */
-		BEHIND_X_FORWARDED_FOR(Map.of("trusted-proxies", String.join(",", HostileHeaders.TRUSTED_PROXIES)),
-				new TrustRules(true, ForwardedHeader.X_FORWARDED_FOR, 128)),
+		/** Trusted proxies that write X-Forwarded-For; each IPv6 address keyed whole. */
+		BEHIND_X_FORWARDED_FOR(Map.of("trusted-proxies", String.join(",", HostileHeaders.TRUSTED_PROXIES),
+				"ipv6-prefix-length", "128"), new TrustRules(true, ForwardedHeader.X_FORWARDED_FOR, 128)),
 
 		/** Trusted proxies that write Forwarded; IPv6 clients keyed by their /64. */
 		BEHIND_FORWARDED(Map.of("trusted-proxies", String.join(",", HostileHeaders.TRUSTED_PROXIES), "forwarded-header",

@@ -34,7 +34,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code server.forward-headers-strategy} that starts. It must not choose its {@code ip}
  * key: the policy {@code per-ip} (2 per minute) rejects its third request. The strategies
  * that would let it choose its key ({@code native} without chosen internal proxies) fail
- * start-up: see {@code ServerForwardHeadersCheckTests}.
+ * start-up, except on a detected cloud platform, where only a caller on a private address
+ * such as 127.0.0.1 can choose it: see {@code ServerForwardHeadersCheckTests}.
  */
 @SpringBootTest(classes = { WebTestApplication.class, ForwardHeadersStrategyTests.ForwardedController.class },
 		webEnvironment = WebEnvironment.RANDOM_PORT)
@@ -93,6 +94,38 @@ class ForwardHeadersStrategyTests {
 			// it believes by default
 			assertThat(callsForwardedFor("203.0.113.1", "203.0.113.2", "203.0.113.3")).containsExactly("200 127.0.0.1",
 					"200 127.0.0.1", "429");
+		}
+
+	}
+
+	/**
+	 * On a detected cloud platform Spring Boot turns Tomcat's RemoteIpValve on, which
+	 * believes X-Forwarded-For from every private and loopback address, 127.0.0.1 among
+	 * them: here the caller on 127.0.0.1 plays the ingress, which appends the address of
+	 * the client it saw.
+	 */
+	@Nested
+	@TestPropertySource(properties = "spring.main.cloud-platform=kubernetes")
+	class NativeOnACloudPlatform extends Client {
+
+		@Test
+		void aClientBehindAPrivateProxyCannotChooseItsKeyWhateverItForgesLeftOfItsAddress() throws Exception {
+			assertThat(callsForwardedFor("198.51.100.1, 203.0.113.7", "198.51.100.2, 203.0.113.7",
+					"10.0.0.9, 203.0.113.7"))
+				.containsExactly("200 203.0.113.7", "200 203.0.113.7", "429");
+		}
+
+		@Test
+		void eachClientAddressThatTheProxySawHasItsOwnQuota() throws Exception {
+			assertThat(callsForwardedFor("198.51.100.1, 203.0.113.8", "198.51.100.1, 203.0.113.9",
+					"198.51.100.2, 203.0.113.8", "198.51.100.2, 203.0.113.9", "198.51.100.3, 203.0.113.8"))
+				.containsExactly("200 203.0.113.8", "200 203.0.113.9", "200 203.0.113.8", "200 203.0.113.9", "429");
+		}
+
+		@Test
+		void aCallerOnAPrivateAddressCanChooseItsKeyAsTheStartUpWarningSays() throws Exception {
+			assertThat(callsForwardedFor("203.0.113.20", "203.0.113.21", "203.0.113.22"))
+				.containsExactly("200 203.0.113.20", "200 203.0.113.21", "200 203.0.113.22");
 		}
 
 	}
