@@ -16,6 +16,7 @@ import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalManagementPort;
 import org.springframework.boot.test.web.server.LocalServerPort;
 
+import dev.ratelimit.core.docs.DocExamples;
 import dev.ratelimit.spring.overrides.LimitOverrides;
 import dev.ratelimit.spring.testsupport.MutableTimeSource;
 
@@ -59,6 +60,13 @@ class EndpointsOnManagementPortWebTests {
 	@AfterEach
 	void removeOverrides() {
 		this.overrides.list().forEach((override) -> this.overrides.remove(override.policy(), override.client()));
+	}
+
+	@Test
+	void theDocShowsTheSecurityConfigurationOfTheTestApplication() {
+		assertThat(DocExamples.codeMissingFrom(ManagementPortTestApplication.class, "docs/OBSERVABILITY.md",
+				"management-port-security"))
+			.isEmpty();
 	}
 
 	@Test

@@ -18,8 +18,9 @@ import dev.ratelimit.spring.testsupport.MutableTimeSource;
  * A web application whose actuator is meant for another port: Spring Security guards the
  * actuator's endpoints with {@link EndpointRequest#toAnyEndpoint()}, so that only an
  * operator may call any of them, and lets everyone call everything else, as a team that
- * moves the actuator to an internal port writes it. An API behind the rate-limit filter
- * and a clock that moves only when a test moves it.
+ * moves the actuator to an internal port writes it (the example
+ * {@code management-port-security} of docs/OBSERVABILITY.md). An API behind the
+ * rate-limit filter and a clock that moves only when a test moves it.
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration
@@ -33,13 +34,13 @@ class ManagementPortTestApplication {
 
 	@Bean
 	SecurityFilterChain securityFilterChain(HttpSecurity http) throws Exception {
-		return http.csrf((csrf) -> csrf.disable())
+		http.csrf((csrf) -> csrf.disable())
 			.httpBasic(Customizer.withDefaults())
 			.authorizeHttpRequests((requests) -> requests.requestMatchers(EndpointRequest.toAnyEndpoint())
 				.hasRole("OPERATOR")
 				.anyRequest()
-				.permitAll())
-			.build();
+				.permitAll());
+		return http.build();
 	}
 
 	@Bean
