@@ -20,9 +20,10 @@ import org.springframework.web.servlet.HandlerMapping;
  * application. An actuator web operation reads its body as a map of strings, and an
  * override's body holds a list of limits, so this mapping, placed before the actuator's,
  * reads the JSON and hands it to {@link RateLimitOverridesEndpoint#set}. Every other
- * method goes on to the actuator's own mapping. Spring Security's rules for the
- * endpoint's path apply as to any request. {@link ReactiveRateLimitOverridesWriteMapping}
- * does the same in a WebFlux application.
+ * method goes on to the actuator's own mapping. It belongs where the actuator's mappings
+ * are, in the management context when the actuator has a port of its own, so that the
+ * actuator's security covers it. {@link ReactiveRateLimitOverridesWriteMapping} does the
+ * same in a WebFlux application.
  */
 public final class RateLimitOverridesWriteMapping implements HandlerMapping, Ordered, HttpRequestHandler {
 
@@ -31,7 +32,7 @@ public final class RateLimitOverridesWriteMapping implements HandlerMapping, Ord
 	/**
 	 * Creates the mapping.
 	 * @param endpoint the endpoint
-	 * @param path the endpoint's path within the application, such as
+	 * @param path the endpoint's path within the actuator's server, such as
 	 * {@code /actuator/ratelimitoverrides}
 	 */
 	public RateLimitOverridesWriteMapping(RateLimitOverridesEndpoint endpoint, String path) {

@@ -23,8 +23,8 @@ import org.springframework.web.server.WebHandler;
  * application, as {@link RateLimitOverridesWriteMapping} does in a servlet one: the same
  * path, the same JSON, the same answers. It reads the body without blocking, at most
  * {@code 64 KiB} of it, and sets the override on a thread that may block, since the store
- * may be remote. Every other method goes on to the actuator's own mapping, and Spring
- * Security's rules for the endpoint's path apply as to any request.
+ * may be remote. Every other method goes on to the actuator's own mapping. Like the
+ * servlet one, it belongs where the actuator's mappings are.
  */
 public final class ReactiveRateLimitOverridesWriteMapping implements HandlerMapping, Ordered, WebHandler {
 
@@ -33,7 +33,7 @@ public final class ReactiveRateLimitOverridesWriteMapping implements HandlerMapp
 	/**
 	 * Creates the mapping.
 	 * @param endpoint the endpoint
-	 * @param path the endpoint's path within the application, such as
+	 * @param path the endpoint's path within the actuator's server, such as
 	 * {@code /actuator/ratelimitoverrides}
 	 */
 	public ReactiveRateLimitOverridesWriteMapping(RateLimitOverridesEndpoint endpoint, String path) {

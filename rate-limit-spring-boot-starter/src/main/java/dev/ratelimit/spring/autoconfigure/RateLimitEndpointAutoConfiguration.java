@@ -12,12 +12,9 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.core.env.Environment;
 import org.springframework.util.ClassUtils;
 
 import dev.ratelimit.core.TimeSource;
@@ -25,11 +22,9 @@ import dev.ratelimit.spring.RateLimitConfigurationException;
 import dev.ratelimit.spring.RateLimitService;
 import dev.ratelimit.spring.actuate.FilterDescriptor;
 import dev.ratelimit.spring.actuate.RateLimitOverridesEndpoint;
-import dev.ratelimit.spring.actuate.RateLimitOverridesWriteMapping;
 import dev.ratelimit.spring.actuate.RateLimitsEndpoint;
 import dev.ratelimit.spring.actuate.RateLimitsEndpointJmxExtension;
 import dev.ratelimit.spring.actuate.RateLimitsEndpointWebExtension;
-import dev.ratelimit.spring.actuate.ReactiveRateLimitOverridesWriteMapping;
 import dev.ratelimit.spring.key.KeyResolverFactory;
 import dev.ratelimit.spring.overrides.LimitOverrides;
 
@@ -37,7 +32,8 @@ import dev.ratelimit.spring.overrides.LimitOverrides;
  * Auto-configuration of the {@code ratelimits} actuator endpoint, when it is available
  * (exposed and not disabled), and of its web extension, which answers {@code 503} while
  * the backend cannot be reached; and of the {@code ratelimitoverrides} endpoint, whose
- * {@code POST} a handler mapping serves in a servlet or a WebFlux application alike.
+ * {@code POST} over HTTP {@code RateLimitOverridesManagementContextConfiguration} serves
+ * where the actuator is served.
  */
 @AutoConfiguration(after = { RateLimitAutoConfiguration.class, RateLimitWebAutoConfiguration.class,
 		RateLimitReactiveWebAutoConfiguration.class })
@@ -72,56 +68,6 @@ public final class RateLimitEndpointAutoConfiguration {
 		}
 		return new RateLimitOverridesEndpoint(service, overrides,
 				(specs, penalty) -> LimitSpecParser.parse(specs, "limits", penalty), timeSource::now);
-	}
-
-	/**
-	 * The {@code POST} of the overrides endpoint over HTTP, whose body an actuator
-	 * operation cannot read: served by a handler mapping of the application's web stack.
-	 */
-	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnClass(name = "tools.jackson.databind.json.JsonMapper")
-	// conditions as the endpoint's (a member class is read before the outer class's
-	// beans: no ConditionalOnBean)
-	@ConditionalOnAvailableEndpoint(endpoint = RateLimitOverridesEndpoint.class, exposure = EndpointExposure.WEB)
-	@ConditionalOnExpression("!'${management.endpoint.ratelimitoverrides.access:${management.endpoints.access.default:unrestricted}}'.equalsIgnoreCase('read-only')")
-	static class OverridesWriteConfiguration {
-
-		/**
-		 * The endpoint's path within the application, as the actuator maps it.
-		 */
-		static String path(Environment environment) {
-			String base = environment.getProperty("management.endpoints.web.base-path", "/actuator");
-			String path = environment.getProperty("management.endpoints.web.path-mapping.ratelimitoverrides",
-					"ratelimitoverrides");
-			return (base.endsWith("/") ? base : base + "/") + path;
-		}
-
-		@Configuration(proxyBeanMethods = false)
-		@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
-		@ConditionalOnClass(name = "org.springframework.web.servlet.DispatcherServlet")
-		static class ServletOverridesWriteConfiguration {
-
-			@Bean
-			RateLimitOverridesWriteMapping rateLimitOverridesWriteMapping(RateLimitOverridesEndpoint endpoint,
-					Environment environment) {
-				return new RateLimitOverridesWriteMapping(endpoint, path(environment));
-			}
-
-		}
-
-		@Configuration(proxyBeanMethods = false)
-		@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
-		@ConditionalOnClass(name = "org.springframework.web.reactive.DispatcherHandler")
-		static class ReactiveOverridesWriteConfiguration {
-
-			@Bean
-			ReactiveRateLimitOverridesWriteMapping reactiveRateLimitOverridesWriteMapping(
-					RateLimitOverridesEndpoint endpoint, Environment environment) {
-				return new ReactiveRateLimitOverridesWriteMapping(endpoint, path(environment));
-			}
-
-		}
-
 	}
 
 	@Bean

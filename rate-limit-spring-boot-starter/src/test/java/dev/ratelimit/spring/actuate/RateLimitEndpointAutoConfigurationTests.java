@@ -12,9 +12,13 @@ import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.actuate.autoconfigure.endpoint.EndpointAutoConfiguration;
 import org.springframework.boot.actuate.autoconfigure.endpoint.jmx.JmxEndpointAutoConfiguration;
+import org.springframework.boot.actuate.autoconfigure.endpoint.web.WebEndpointAutoConfiguration;
+import org.springframework.boot.actuate.autoconfigure.web.server.ManagementContextAutoConfiguration;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.jmx.JmxAutoConfiguration;
+import org.springframework.boot.reactor.netty.autoconfigure.actuate.web.server.NettyReactiveManagementContextAutoConfiguration;
+import org.springframework.boot.tomcat.autoconfigure.actuate.web.server.TomcatServletManagementContextAutoConfiguration;
 import org.springframework.boot.convert.ApplicationConversionService;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -38,7 +42,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * {@link RateLimitEndpointAutoConfiguration}: the endpoint exists only when it is
- * available.
+ * available; and the overrides' {@code POST} mapping, which Boot imports where the
+ * actuator is served.
  */
 class RateLimitEndpointAutoConfigurationTests {
 
@@ -46,6 +51,14 @@ class RateLimitEndpointAutoConfigurationTests {
 
 	private final AutoConfigurations configurations = AutoConfigurations.of(RateLimitAutoConfiguration.class,
 			RateLimitEndpointAutoConfiguration.class);
+
+	/**
+	 * With the actuator's web infrastructure, which imports the management context
+	 * configurations into this context when the actuator shares the application's port.
+	 */
+	private final AutoConfigurations management = AutoConfigurations.of(RateLimitAutoConfiguration.class,
+			RateLimitEndpointAutoConfiguration.class, EndpointAutoConfiguration.class,
+			WebEndpointAutoConfiguration.class, ManagementContextAutoConfiguration.class);
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
 		.withConfiguration(this.configurations)
@@ -202,23 +215,67 @@ class RateLimitEndpointAutoConfigurationTests {
 	@Test
 	void servesTheOverridesPostWithAMappingOfTheApplicationsWebStackOnly() {
 		String exposed = "management.endpoints.web.exposure.include=ratelimitoverrides";
-		new WebApplicationContextRunner().withConfiguration(this.configurations)
+		new WebApplicationContextRunner().withConfiguration(this.management)
 			.withPropertyValues(POLICY, exposed)
 			.run((context) -> assertThat(context).hasSingleBean(RateLimitOverridesWriteMapping.class)
 				.doesNotHaveBean(ReactiveRateLimitOverridesWriteMapping.class));
-		new ReactiveWebApplicationContextRunner().withConfiguration(this.configurations)
+		new ReactiveWebApplicationContextRunner().withConfiguration(this.management)
 			.withPropertyValues(POLICY, exposed)
 			.run((context) -> assertThat(context).hasSingleBean(ReactiveRateLimitOverridesWriteMapping.class)
 				.doesNotHaveBean(RateLimitOverridesWriteMapping.class));
-		this.runner.withPropertyValues(exposed)
+		this.runner.withConfiguration(this.management)
+			.withPropertyValues(exposed)
 			.run((context) -> assertThat(context).hasSingleBean(RateLimitOverridesEndpoint.class)
 				.doesNotHaveBean(RateLimitOverridesWriteMapping.class)
 				.doesNotHaveBean(ReactiveRateLimitOverridesWriteMapping.class));
 	}
 
 	@Test
+	void servesTheOverridesPostAtTheEndpointsPathAsTheActuatorMapsIt() {
+		new WebApplicationContextRunner().withConfiguration(this.management)
+			.withPropertyValues(POLICY, "management.endpoints.web.exposure.include=ratelimitoverrides",
+					"management.endpoints.web.base-path=/ops",
+					"management.endpoints.web.path-mapping.ratelimitoverrides=overrides")
+			.run((context) -> {
+				RateLimitOverridesWriteMapping mapping = context.getBean(RateLimitOverridesWriteMapping.class);
+				assertThat(mapping.getHandler(new MockHttpServletRequest("POST", "/ops/overrides/api/x"))).isNotNull();
+				assertThat(mapping.getHandler(new MockHttpServletRequest("POST", "/actuator/ratelimitoverrides/api/x")))
+					.isNull();
+			});
+	}
+
+	@Test
+	void leavesTheOverridesPostToTheManagementContextWhenTheActuatorHasAPortOfItsOwn() {
+		String[] properties = { POLICY, "management.endpoints.web.exposure.include=ratelimitoverrides",
+				"management.server.port=0" };
+		// the factory of the management context, which a runner's context never starts
+		new WebApplicationContextRunner().withConfiguration(this.management)
+			.withConfiguration(AutoConfigurations.of(TomcatServletManagementContextAutoConfiguration.class))
+			.withPropertyValues(properties)
+			.run((context) -> assertThat(context).hasSingleBean(RateLimitOverridesEndpoint.class)
+				.doesNotHaveBean(RateLimitOverridesWriteMapping.class));
+		new ReactiveWebApplicationContextRunner().withConfiguration(this.management)
+			.withConfiguration(AutoConfigurations.of(NettyReactiveManagementContextAutoConfiguration.class))
+			.withPropertyValues(properties)
+			.run((context) -> assertThat(context).hasSingleBean(RateLimitOverridesEndpoint.class)
+				.doesNotHaveBean(ReactiveRateLimitOverridesWriteMapping.class));
+	}
+
+	@Test
+	void servesNoOverridesPostWhenTheActuatorIsOffHttp() {
+		String[] properties = { POLICY, "management.endpoints.web.exposure.include=ratelimitoverrides",
+				"management.server.port=-1" };
+		new WebApplicationContextRunner().withConfiguration(this.management)
+			.withPropertyValues(properties)
+			.run((context) -> assertThat(context).doesNotHaveBean(RateLimitOverridesWriteMapping.class));
+		new ReactiveWebApplicationContextRunner().withConfiguration(this.management)
+			.withPropertyValues(properties)
+			.run((context) -> assertThat(context).doesNotHaveBean(ReactiveRateLimitOverridesWriteMapping.class));
+	}
+
+	@Test
 	void servesNoOverridesPostWhenTheEndpointIsReadOnlyOrNotExposedOverHttp() {
-		new ReactiveWebApplicationContextRunner().withConfiguration(this.configurations)
+		new ReactiveWebApplicationContextRunner().withConfiguration(this.management)
 			// reads 'read-only' as a Boot application does
 			.withInitializer((context) -> context.getEnvironment()
 				.setConversionService((ConfigurableConversionService) ApplicationConversionService.getSharedInstance()))
@@ -226,7 +283,7 @@ class RateLimitEndpointAutoConfigurationTests {
 					"management.endpoint.ratelimitoverrides.access=read-only")
 			.run((context) -> assertThat(context).hasSingleBean(RateLimitOverridesEndpoint.class)
 				.doesNotHaveBean(ReactiveRateLimitOverridesWriteMapping.class));
-		new ReactiveWebApplicationContextRunner().withConfiguration(this.configurations)
+		new ReactiveWebApplicationContextRunner().withConfiguration(this.management)
 			.withPropertyValues(POLICY, "spring.jmx.enabled=true",
 					"management.endpoints.jmx.exposure.include=ratelimitoverrides")
 			.run((context) -> assertThat(context).doesNotHaveBean(ReactiveRateLimitOverridesWriteMapping.class));

@@ -34,15 +34,25 @@ final class Http {
 	HttpResponse<String> operator(String method, String path, @Nullable String json)
 			throws IOException, InterruptedException {
 		String credentials = RuntimeTestApplication.OPERATOR + ":" + RuntimeTestApplication.OPERATOR_PASSWORD;
-		HttpRequest.Builder request = HttpRequest.newBuilder(uri(path))
+		return send(request(method, path, json)
 			.header("Authorization",
 					"Basic " + Base64.getEncoder().encodeToString(credentials.getBytes(StandardCharsets.UTF_8)))
+			.build());
+	}
+
+	HttpResponse<String> anonymous(String method, String path, @Nullable String json)
+			throws IOException, InterruptedException {
+		return send(request(method, path, json).build());
+	}
+
+	private HttpRequest.Builder request(String method, String path, @Nullable String json) {
+		HttpRequest.Builder request = HttpRequest.newBuilder(uri(path))
 			.method(method,
 					(json != null) ? HttpRequest.BodyPublishers.ofString(json) : HttpRequest.BodyPublishers.noBody());
 		if (json != null) {
 			request.header("Content-Type", "application/json");
 		}
-		return send(request.build());
+		return request;
 	}
 
 	private URI uri(String path) {
