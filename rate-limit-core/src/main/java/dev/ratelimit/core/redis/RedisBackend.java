@@ -83,8 +83,10 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 
 	private final Consumer<Throwable> failureListener;
 
+	/** The clock the script decides by; {@code null}: Redis {@code TIME}. */
 	private final @Nullable TimeSource timeSource;
 
+	/** This instance's clock, which its reservoirs read. */
 	private final TimeSource clock;
 
 	private final RedisConnectionFactory connectionFactory;
@@ -93,12 +95,13 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 		this.connectionFactory = builder.connectionFactory;
 		this.runner = ScriptRunner.of(builder.connectionFactory, SCRIPT);
 		this.keys = new RedisKeys(builder.keyPrefix);
-		this.arguments = new ScriptArguments((builder.timeSource != null) ? EXPLICIT_TIME_TTL_FLOOR_MILLIS : 0);
+		this.arguments = new ScriptArguments(
+				(builder.timeSource != null || builder.scriptTimeSource != null) ? EXPLICIT_TIME_TTL_FLOOR_MILLIS : 0);
 		this.timeout = builder.timeout;
 		this.timeoutNanos = builder.timeout.toNanos();
 		this.reservoirs = (builder.reservoir > 0) ? new PermitReservoirs(builder.reservoir) : null;
 		this.failureListener = builder.failureListener;
-		this.timeSource = builder.timeSource;
+		this.timeSource = (builder.scriptTimeSource != null) ? builder.scriptTimeSource : builder.timeSource;
 		this.clock = (builder.timeSource != null) ? builder.timeSource : TimeSource.system();
 		this.runner.warmUp();
 	}
