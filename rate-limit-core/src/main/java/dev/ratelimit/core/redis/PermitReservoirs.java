@@ -37,6 +37,17 @@ final class PermitReservoirs {
 	 * other parameters (a reloaded configuration, an override), the permits are dropped,
 	 * spent as Redis counts them (spent stays spent), and the refusal forgotten.
 	 *
+	 * A window's end is known twice: by this instance's clock, from the time a fill was
+	 * sent (Reservoir.expiresAt, early by the fill's round trip, so that local calls stop
+	 * in time), and exactly, by Redis's clock, from the fill's reply (countedUntil). The
+	 * second tells what a fill that Redis ran after the boundary finds: the permits held
+	 * here, and those the call held or took here, were counted in a window that has
+	 * ended. The ones held here lapse; the call's own lapse too, and the script asks the
+	 * new window for them again (decide.lua's fillAsk, Claimed.lapsed), so that a call
+	 * Redis decides after a boundary spends that window's permits only. A give-back
+	 * carries the window of the permits it returns, and one of an ended window is
+	 * dropped.
+	 *
 	 * A call with several limits is served here only if every limit's reservoir serves
 	 * it: it takes its cost from each, and gives back what it took if one cannot (the
 	 * permits were this instance's all along). The reservoirs that lack permits are
@@ -369,8 +380,8 @@ final class PermitReservoirs {
 			if (steps[j] instanceof Claimed claim) {
 				claims[j] = claim;
 			}
-			else if (steps[j] instanceof Took) {
-				claims[j] = call.reservoirs[j].topUp(call.targets[j], cost);
+			else if (steps[j] instanceof Took took) {
+				claims[j] = call.reservoirs[j].topUp(call.targets[j], took, cost);
 			}
 		}
 		return new Fill(call, steps, claims, statuses, now);
@@ -408,8 +419,8 @@ final class PermitReservoirs {
 	 */
 	private static void giveBack(Call call, Step[] steps, long now) {
 		for (int j = 0; j < steps.length; j++) {
-			if (steps[j] instanceof Took) {
-				call.reservoirs[j].giveBack(call.targets[j], call.cost, now);
+			if (steps[j] instanceof Took took) {
+				call.reservoirs[j].giveBack(call.targets[j], call.cost, took.countedUntil(), now);
 				steps[j] = Lacking.INSTANCE;
 			}
 		}
@@ -469,6 +480,16 @@ final class PermitReservoirs {
 	 * @param fill completed (never exceptionally) once that fill has ended
 	 */
 	record AwaitFill(CompletableFuture<Void> fill) implements Turn {
+
+	}
+
+	/**
+	 * Redis's answer to one key of a fill.
+	 *
+	 * @param outcome the key's outcome, the permits granted as its mark
+	 * @param redisNow the script's time, Redis's clock in µs
+	 */
+	record FillReply(ScriptReply.KeyOutcome outcome, long redisNow) {
 
 	}
 
@@ -553,52 +574,82 @@ final class PermitReservoirs {
 			return wants;
 		}
 
+		/**
+		 * Returns, for each of {@link #targets()}, the permits of the call's own there
+		 * (see {@link Claimed#own()}).
+		 */
+		long[] owns() {
+			long[] owns = new long[this.filling.length];
+			for (int k = 0; k < this.filling.length; k++) {
+				owns[k] = claim(k).own();
+			}
+			return owns;
+		}
+
+		/**
+		 * Returns, for each of {@link #targets()}, when, by Redis's clock, the window of
+		 * the call's own permits there ends (see {@link Claimed#countedUntil()}).
+		 */
+		long[] countedUntils() {
+			long[] ends = new long[this.filling.length];
+			for (int k = 0; k < this.filling.length; k++) {
+				ends[k] = claim(k).countedUntil();
+			}
+			return ends;
+		}
+
 		private Claimed claim(int k) {
 			return Objects.requireNonNull(this.claims[this.filling[k]]);
 		}
 
 		/**
 		 * Applies Redis's answers and ends the fill: with every target granted what it
-		 * needs, the call is allowed and each reservoir keeps what its grant left after
-		 * the call; else the call is refused, what it took goes back, and each reservoir
-		 * keeps what was granted to it all the same (a cluster's slot that answered
-		 * before another refused), its refusal remembered if Redis refused it.
-		 * @param outcomes Redis's answer for each of {@link #targets()}, the permits
-		 * granted as its mark; {@code null} for a target Redis was not asked about
+		 * needs (and the call's own permits there again if their window had ended when
+		 * Redis ran the fill), the call is allowed and each reservoir keeps what its
+		 * grant left after the call; else the call is refused, what it took goes back
+		 * (unless its window had ended), and each reservoir keeps what was granted to it
+		 * all the same (a cluster's slot that answered before another refused), its
+		 * refusal remembered if Redis refused it.
+		 * @param replies Redis's answer for each of {@link #targets()}; {@code null} for
+		 * a target Redis was not asked about
 		 * @return the statuses to report, one per limit of the call
 		 */
-		synchronized List<LimitStatus> filled(@Nullable ScriptReply.KeyOutcome[] outcomes) {
+		synchronized List<LimitStatus> filled(@Nullable FillReply[] replies) {
 			boolean allowed = true;
 			for (int k = 0; k < this.filling.length; k++) {
-				ScriptReply.KeyOutcome outcome = outcomes[k];
-				allowed &= outcome != null && outcome.allowed() && outcome.mark() >= claim(k).need();
+				FillReply reply = replies[k];
+				Claimed claim = claim(k);
+				allowed &= reply != null && reply.outcome().allowed()
+						&& reply.outcome().mark() >= claim.need() + claim.lapsed(reply.redisNow());
 			}
+			boolean[] answered = new boolean[this.steps.length];
 			for (int k = 0; k < this.filling.length; k++) {
 				int j = this.filling[k];
 				Claimed claim = claim(k);
 				this.claims[j] = null;
 				Reservoir reservoir = this.call.reservoirs[j];
-				ScriptReply.KeyOutcome outcome = outcomes[k];
+				FillReply reply = replies[k];
 				KeyedLimit target = this.call.targets[j];
-				boolean took = this.steps[j] instanceof Took;
-				if (outcome == null) {
+				if (reply == null) {
 					reservoir.end(target, claim, 0, this.now);
 				}
 				else {
-					LimitStatus status = reservoir.filled(target, claim, (allowed && !took) ? this.call.cost : 0,
-							outcome, this.now);
-					if (!took) {
-						this.statuses[j] = status;
-					}
+					// what the call took here is the claim's own: the reservoir keeps it,
+					// or gives it back, or lets it lapse
+					this.statuses[j] = reservoir.filled(target, claim, allowed ? this.call.cost : 0, reply.outcome(),
+							reply.redisNow(), this.now);
+					answered[j] = true;
 				}
 			}
 			this.ended = true;
 			for (int j = 0; j < this.steps.length; j++) {
-				if (this.statuses[j] == null || (!allowed && this.steps[j] instanceof Took)) {
-					if (this.steps[j] instanceof Took) {
-						this.call.reservoirs[j].giveBack(this.call.targets[j], this.call.cost, this.now);
-						this.steps[j] = Lacking.INSTANCE;
-					}
+				if (!allowed && !answered[j] && this.steps[j] instanceof Took took) {
+					this.call.reservoirs[j].giveBack(this.call.targets[j], this.call.cost, took.countedUntil(),
+							this.now);
+					this.steps[j] = Lacking.INSTANCE;
+					this.statuses[j] = null;
+				}
+				if (this.statuses[j] == null) {
 					this.statuses[j] = this.call.reservoirs[j].status(this.call.targets[j], this.now);
 				}
 			}
@@ -639,8 +690,10 @@ final class PermitReservoirs {
 	 *
 	 * @param status the status to report
 	 * @param low whether the reservoir was left low enough to be filled ahead
+	 * @param countedUntil when, by Redis's clock, the window the permits were counted in
+	 * ends (see {@link Reservoir#countedUntil})
 	 */
-	record Took(LimitStatus status, boolean low) implements Step {
+	record Took(LimitStatus status, boolean low, long countedUntil) implements Step {
 
 	}
 
@@ -658,12 +711,28 @@ final class PermitReservoirs {
 	 * The call fills this reservoir: it holds the permits the reservoir had, and needs
 	 * the rest from Redis.
 	 *
-	 * @param held the permits taken from the reservoir
+	 * @param held the permits taken from the reservoir for the fill
 	 * @param need the permits Redis must grant at least
 	 * @param want the permits Redis may grant at most
+	 * @param own the permits of the call's own here: those it held for its cost, or those
+	 * it took here before topping the reservoir up; 0 for a fill ahead
+	 * @param countedUntil when, by Redis's clock, the window {@code own} was counted in
+	 * ends (see {@link Reservoir#countedUntil})
 	 * @param done completed once the fill has ended
 	 */
-	record Claimed(long held, long need, long want, CompletableFuture<Void> done) implements Step {
+	record Claimed(long held, long need, long want, long own, long countedUntil,
+			CompletableFuture<Void> done) implements Step {
+
+		/**
+		 * Returns the permits of the call's own that lapsed before Redis ran the fill:
+		 * all of them if their window had ended by then, which the fill then asks for
+		 * again (the script's {@code fillAsk}, the same rule); else none.
+		 * @param redisNow the script's time
+		 * @return the lapsed permits
+		 */
+		long lapsed(long redisNow) {
+			return (this.own > 0 && redisNow >= this.countedUntil) ? this.own : 0;
+		}
 
 	}
 
@@ -701,7 +770,15 @@ final class PermitReservoirs {
 
 		private long permits;
 
+		/** When, by this instance's clock, the permits held lapse. */
 		private long expiresAt;
+
+		/**
+		 * When, by Redis's clock, the window the permits held were counted in ends:
+		 * {@link Long#MAX_VALUE} for a limit without windows (a bucket, a sliding log),
+		 * {@link Long#MIN_VALUE} while no grant says.
+		 */
+		private long countedUntil = Long.MIN_VALUE;
 
 		/**
 		 * What Redis had left at the last fill, for the status of calls served locally.
@@ -751,7 +828,7 @@ final class PermitReservoirs {
 		synchronized Step step(KeyedLimit target, long cost, long now, boolean claim) {
 			LimitStatus served = tryTake(target, cost, now);
 			if (served != null) {
-				return new Took(served, isLow());
+				return new Took(served, isLow(), this.countedUntil);
 			}
 			LimitStatus refused = refusal(target, shortfall(cost), now);
 			if (refused != null) {
@@ -767,18 +844,18 @@ final class PermitReservoirs {
 			}
 			long held = this.permits;
 			this.permits = 0;
-			return claim(held, cost - held, Math.max(cost - held, most(target)));
+			return claim(held, cost - held, Math.max(cost - held, most(target)), held, this.countedUntil);
 		}
 
 		/**
 		 * Claims the fill of this reservoir, under its monitor, no other being on its
 		 * way.
 		 */
-		private Claimed claim(long held, long need, long want) {
+		private Claimed claim(long held, long need, long want, long own, long ownCountedUntil) {
 			CompletableFuture<Void> started = new CompletableFuture<>();
 			this.fill = started;
 			this.fills++;
-			return new Claimed(held, need, want, started);
+			return new Claimed(held, need, want, own, ownCountedUntil, started);
 		}
 
 		/**
@@ -810,21 +887,22 @@ final class PermitReservoirs {
 		 */
 		synchronized @Nullable Claimed ahead(KeyedLimit target) {
 			long room = most(target) - this.permits;
-			return (isLow() && room > 0) ? claim(0, 0, room) : null;
+			return (isLow() && room > 0) ? claim(0, 0, room, 0, this.countedUntil) : null;
 		}
 
 		/**
 		 * Claims a fill that tops this reservoir up, for a call that took its cost here:
 		 * up to the most a fill may take less that cost, so that the cost still fits
 		 * should the call be refused and give it back; {@code null} if another fill is on
-		 * its way or there is no room.
+		 * its way or there is no room. What the call took is the claim's own.
 		 * @param target the keyed limit the call took its cost under
+		 * @param took what the call took here
 		 * @param cost the permits the call took
 		 * @return the claim, or {@code null}
 		 */
-		synchronized @Nullable Claimed topUp(KeyedLimit target, long cost) {
+		synchronized @Nullable Claimed topUp(KeyedLimit target, Took took, long cost) {
 			long room = most(target) - this.permits - cost;
-			return (this.fill == null && room > 0) ? claim(0, 0, room) : null;
+			return (this.fill == null && room > 0) ? claim(0, 0, room, cost, took.countedUntil()) : null;
 		}
 
 		/**
@@ -837,7 +915,7 @@ final class PermitReservoirs {
 		 */
 		void end(KeyedLimit target, Claimed claim, long granted, long now) {
 			synchronized (this) {
-				add(target, claim.held() + granted, now);
+				add(target, claim.held() + granted, claim.countedUntil(), now);
 				if (this.fill == claim.done()) {
 					this.fill = null;
 				}
@@ -860,7 +938,7 @@ final class PermitReservoirs {
 				return null;
 			}
 			this.permits -= cost;
-			return new LimitStatus(target, true, this.permits + this.redisRemaining, 0, resetAfter(now), 0, false);
+			return new LimitStatus(target, true, remaining(target, this.redisRemaining), 0, resetAfter(now), 0, false);
 		}
 
 		/**
@@ -869,32 +947,48 @@ final class PermitReservoirs {
 		 */
 		synchronized LimitStatus status(KeyedLimit target, long now) {
 			lapse(target, now);
-			return new LimitStatus(target, true, this.permits + this.redisRemaining, 0, resetAfter(now), 0, false);
+			return new LimitStatus(target, true, remaining(target, this.redisRemaining), 0, resetAfter(now), 0, false);
 		}
 
 		/**
-		 * Gives back permits a call took and did not use, unless they lapsed meanwhile;
-		 * never more than the reservoir size is held.
+		 * Gives back permits a call took and did not use, unless they lapsed meanwhile
+		 * (by this clock, or with the window they were counted in); never more than the
+		 * reservoir size is held.
+		 * @param target the keyed limit
+		 * @param cost the permits
+		 * @param countedUntil the end of their window, as {@link Took#countedUntil} says
+		 * @param now the time
 		 */
-		synchronized void giveBack(KeyedLimit target, long cost, long now) {
-			add(target, cost, now);
+		synchronized void giveBack(KeyedLimit target, long cost, long countedUntil, long now) {
+			add(target, cost, countedUntil, now);
 		}
 
-		private void add(KeyedLimit target, long permits, long now) {
+		private void add(KeyedLimit target, long permits, long countedUntil, long now) {
 			if (permits == 0) {
 				return;
 			}
 			Limit filledUnder = this.filledUnder;
-			if (filledUnder == null || !filledUnder.equals(target.limit()) || this.expiresAt <= now) {
+			if (filledUnder == null || !filledUnder.equals(target.limit()) || this.expiresAt <= now
+					|| countedUntil != this.countedUntil) {
 				return;
 			}
 			this.permits = Math.min(this.size, this.permits + permits);
+		}
+
+		/**
+		 * Returns the permits left for a status: those held here and Redis's, at most the
+		 * limit's capacity (a bucket refills while this reservoir holds what it took from
+		 * it before).
+		 */
+		private long remaining(KeyedLimit target, long redisRemaining) {
+			return Math.min(target.limit().capacity(), this.permits + redisRemaining);
 		}
 
 		private void lapse(KeyedLimit target, long now) {
 			Limit filledUnder = this.filledUnder;
 			if (filledUnder != null && filledUnder != target.limit() && !filledUnder.equals(target.limit())) {
 				this.permits = 0;
+				this.countedUntil = Long.MIN_VALUE;
 				this.refusedUntil = 0;
 				this.scarce = false;
 				this.filledUnder = null;
@@ -933,47 +1027,57 @@ final class PermitReservoirs {
 			if (now >= this.refusedUntil || need != this.refusedNeed) {
 				return null;
 			}
-			return new LimitStatus(target, false, this.permits + this.redisRemaining, this.refusedUntil - now,
+			return new LimitStatus(target, false, remaining(target, this.redisRemaining), this.refusedUntil - now,
 					resetAfter(now), 0, false);
 		}
 
 		/**
 		 * Applies Redis's answer to this reservoir's part of a fill and ends it: a grant
-		 * adds its permits and those the call held, less what the call uses, and clears
-		 * the refusal; a refusal gives back what the call held and is remembered for its
-		 * retry-after.
+		 * adds its permits and the call's own, less what the call uses, and clears the
+		 * refusal; a refusal gives back the call's own and is remembered for its
+		 * retry-after. If Redis ran the fill after the window of the permits held here
+		 * ended, they lapse, and so does the call's own (which Redis was then asked for
+		 * again).
 		 * @param target the keyed limit
 		 * @param claim the fill
 		 * @param used the permits the call takes: its cost if it is allowed, else 0
 		 * @param outcome Redis's answer, with the permits granted as its mark
+		 * @param redisNow the script's time
 		 * @param now the time the call started
 		 * @return the status to report: Redis's, with what this reservoir holds added to
 		 * the remaining count
 		 */
-		LimitStatus filled(KeyedLimit target, Claimed claim, long used, ScriptReply.KeyOutcome outcome, long now) {
+		LimitStatus filled(KeyedLimit target, Claimed claim, long used, ScriptReply.KeyOutcome outcome, long redisNow,
+				long now) {
 			LimitStatus status;
 			synchronized (this) {
 				lapse(target, now);
 				this.filledUnder = target.limit();
+				if (redisNow >= this.countedUntil) {
+					this.permits = 0;
+					this.countedUntil = Long.MIN_VALUE;
+				}
+				long lapsed = claim.lapsed(redisNow);
 				long granted = outcome.mark();
-				this.scarce = !outcome.allowed() || granted < claim.want() || outcome.remaining() <= 0;
+				this.scarce = !outcome.allowed() || granted < claim.want() + lapsed || outcome.remaining() <= 0;
 				if (granted > 0) {
 					this.expiresAt = now + goodFor(target.limit(), outcome);
+					this.countedUntil = countedUntil(target.limit(), outcome, redisNow);
 					this.refusedUntil = 0;
 				}
 				else if (!outcome.allowed()) {
 					this.refusedUntil = now + outcome.retryAfterMicros();
-					this.refusedNeed = claim.need();
+					this.refusedNeed = claim.need() + lapsed;
 				}
 				this.redisRemaining = outcome.remaining();
 				this.resetAt = now + outcome.resetAfterMicros();
 				if (this.expiresAt > now) {
-					this.permits = Math.min(this.size, this.permits + claim.held() + granted - used);
+					this.permits = Math.min(this.size, this.permits + claim.own() - lapsed + granted - used);
 				}
 				if (this.fill == claim.done()) {
 					this.fill = null;
 				}
-				status = outcome.withRemaining(outcome.remaining() + this.permits).status(target);
+				status = outcome.withRemaining(remaining(target, outcome.remaining())).status(target);
 			}
 			claim.done().complete(null);
 			return status;
@@ -995,6 +1099,20 @@ final class PermitReservoirs {
 				return Math.max(0, outcome.resetAfterMicros() - limit.windowMicros());
 			}
 			return limit.windowMicros();
+		}
+
+		/**
+		 * Returns when, by Redis's clock, the window a grant was counted in ends: for a
+		 * fixed window or a sliding window counter, the end {@link #goodFor} counts to
+		 * from the script's time; for the others, which have no windows,
+		 * {@link Long#MAX_VALUE}.
+		 */
+		static long countedUntil(Limit limit, ScriptReply.KeyOutcome outcome, long redisNow) {
+			Algorithm algorithm = limit.algorithm();
+			if (algorithm == Algorithm.FIXED_WINDOW || algorithm == Algorithm.SLIDING_WINDOW_COUNTER) {
+				return redisNow + goodFor(limit, outcome);
+			}
+			return Long.MAX_VALUE;
 		}
 
 		/**

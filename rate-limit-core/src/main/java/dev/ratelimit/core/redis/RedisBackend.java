@@ -83,8 +83,10 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 
 	private final Consumer<Throwable> failureListener;
 
+	/** The clock the script decides by; {@code null}: Redis {@code TIME}. */
 	private final @Nullable TimeSource timeSource;
 
+	/** This instance's clock, which its reservoirs read. */
 	private final TimeSource clock;
 
 	private final RedisConnectionFactory connectionFactory;
@@ -93,12 +95,13 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 		this.connectionFactory = builder.connectionFactory;
 		this.runner = ScriptRunner.of(builder.connectionFactory, SCRIPT);
 		this.keys = new RedisKeys(builder.keyPrefix);
-		this.arguments = new ScriptArguments((builder.timeSource != null) ? EXPLICIT_TIME_TTL_FLOOR_MILLIS : 0);
+		this.arguments = new ScriptArguments(
+				(builder.timeSource != null || builder.scriptTimeSource != null) ? EXPLICIT_TIME_TTL_FLOOR_MILLIS : 0);
 		this.timeout = builder.timeout;
 		this.timeoutNanos = builder.timeout.toNanos();
 		this.reservoirs = (builder.reservoir > 0) ? new PermitReservoirs(builder.reservoir) : null;
 		this.failureListener = builder.failureListener;
-		this.timeSource = builder.timeSource;
+		this.timeSource = (builder.scriptTimeSource != null) ? builder.scriptTimeSource : builder.timeSource;
 		this.clock = (builder.timeSource != null) ? builder.timeSource : TimeSource.system();
 		this.runner.warmUp();
 	}
@@ -419,7 +422,7 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 					report(ex);
 				}
 				else {
-					fill.filled(plan.outcomes);
+					fill.filled(plan.replies);
 				}
 			}
 			finally {
@@ -560,7 +563,7 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 						break;
 					}
 				}
-				return Decision.of(fill.filled(plan.outcomes), List.of());
+				return Decision.of(fill.filled(plan.replies), List.of());
 			}
 			catch (Exception ex) {
 				throw unavailable(ex);
@@ -602,7 +605,7 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 				if (ex != null) {
 					throw failure(ex);
 				}
-				return Decision.of(fill.filled(plan.outcomes), List.of());
+				return Decision.of(fill.filled(plan.replies), List.of());
 			}
 			finally {
 				fill.abandon();
@@ -639,26 +642,35 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 
 		final long[] wants;
 
+		final long[] owns;
+
+		final long[] countedUntils;
+
 		final String time = timeArgument();
 
-		final @Nullable ScriptReply.KeyOutcome[] outcomes;
+		final PermitReservoirs.@Nullable FillReply[] replies;
 
 		FillPlan(PermitReservoirs.Fill fill) {
 			// the fill's targets are distinct keys: the plan keeps their order
 			this.slots = new SlotPlan(fill.targets(), RedisBackend.this.keys);
 			this.needs = fill.needs();
 			this.wants = fill.wants();
-			this.outcomes = new ScriptReply.KeyOutcome[this.needs.length];
+			this.owns = fill.owns();
+			this.countedUntils = fill.countedUntils();
+			this.replies = new PermitReservoirs.FillReply[this.needs.length];
 		}
 
 		/**
-		 * Returns the extra value of each key of a group: the least and the most permits
-		 * it takes, as {@code need:want}.
+		 * Returns the extra value of each key of a group, {@code need:want:own:until}:
+		 * the least and the most permits it takes, and the call's own permits of its
+		 * reservoir with the end of their window, which it takes too if that window has
+		 * ended.
 		 */
 		String[] needs(int[] group) {
 			String[] extra = new String[group.length];
 			for (int i = 0; i < group.length; i++) {
-				extra[i] = this.needs[group[i]] + ":" + this.wants[group[i]];
+				int k = group[i];
+				extra[i] = this.needs[k] + ":" + this.wants[k] + ":" + this.owns[k] + ":" + this.countedUntils[k];
 			}
 			return extra;
 		}
@@ -669,7 +681,7 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 		 */
 		boolean record(int[] group, ScriptReply reply) {
 			for (int i = 0; i < group.length; i++) {
-				this.outcomes[group[i]] = reply.outcomes().get(i);
+				this.replies[group[i]] = new PermitReservoirs.FillReply(reply.outcomes().get(i), reply.now());
 			}
 			return reply.allAllowed();
 		}

@@ -3,6 +3,7 @@ package dev.ratelimit.core.redis;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.Arrays;
 import java.util.Base64;
 
 import dev.ratelimit.core.Algorithm;
@@ -39,13 +40,14 @@ final class RedisKeys {
 	 * The hash tag puts every limit of one policy and client in one slot, decided by one
 	 * script call. The client key is never stored: HASH is the first 132 bits of its
 	 * SHA-256, so API keys stay secret and braces, newlines, unicode or very long keys
-	 * are harmless. A policy name of at most 64 letters, digits, '.', '_' and '-' stays
-	 * readable; any other is hashed the same way, and so is the limit's name. The key
-	 * holds no parameter of the limit: a limit that keeps its name and algorithm keeps
-	 * its key when its rate or capacity changes, and the script converts its state (the
-	 * state records the parameters it was written under). The algorithm's layout is in
-	 * the key, so that a changed algorithm starts from fresh state and never reads a key
-	 * of another layout; the old key expires by itself.
+	 * are harmless; it is taken over bytes that tell every string apart, unpaired
+	 * surrogates included (see bytes). A policy name of at most 64 letters, digits, '.',
+	 * '_' and '-' stays readable; any other is hashed the same way, and so is the limit's
+	 * name. The key holds no parameter of the limit: a limit that keeps its name and
+	 * algorithm keeps its key when its rate or capacity changes, and the script converts
+	 * its state (the state records the parameters it was written under). The algorithm's
+	 * layout is in the key, so that a changed algorithm starts from fresh state and never
+	 * reads a key of another layout; the old key expires by itself.
 	 */
 	String key(KeyedLimit target) {
 		return this.prefix + ":{" + readable(target.policy()) + ":" + hash(target.key()) + "}:"
@@ -118,8 +120,56 @@ final class RedisKeys {
 	}
 
 	static String hash(String text) {
-		byte[] digest = sha256().digest(text.getBytes(StandardCharsets.UTF_8));
+		byte[] digest = sha256().digest(bytes(text));
 		return Base64.getUrlEncoder().withoutPadding().encodeToString(digest).substring(0, HASH_CHARS);
+	}
+
+	/**
+	 * Returns the bytes a text is hashed over: its UTF-8, and for an unpaired surrogate,
+	 * which UTF-8 would replace with {@code '?'}, the three bytes of its code unit
+	 * (generalized UTF-8, as WTF-8 encodes it). No well-formed text encodes to those
+	 * bytes, so two different strings never share a hash input, and a text without
+	 * surrogates keeps the hash, and so the Redis key, it always had.
+	 * @param text the text
+	 * @return the bytes to hash
+	 */
+	static byte[] bytes(String text) {
+		int length = text.length();
+		int i = 0;
+		while (i < length && !Character.isSurrogate(text.charAt(i))) {
+			i++;
+		}
+		if (i == length) {
+			return text.getBytes(StandardCharsets.UTF_8);
+		}
+		byte[] bytes = new byte[3 * length];
+		int n = 0;
+		for (i = 0; i < length; i++) {
+			char c = text.charAt(i);
+			if (Character.isHighSurrogate(c) && i + 1 < length && Character.isLowSurrogate(text.charAt(i + 1))) {
+				int codePoint = Character.toCodePoint(c, text.charAt(++i));
+				bytes[n++] = (byte) (0xF0 | (codePoint >> 18));
+				bytes[n++] = (byte) (0x80 | ((codePoint >> 12) & 0x3F));
+				bytes[n++] = (byte) (0x80 | ((codePoint >> 6) & 0x3F));
+				bytes[n++] = (byte) (0x80 | (codePoint & 0x3F));
+			}
+			else if (c < 0x80) {
+				bytes[n++] = (byte) c;
+			}
+			else if (c < 0x800) {
+				bytes[n++] = (byte) (0xC0 | (c >> 6));
+				bytes[n++] = (byte) (0x80 | (c & 0x3F));
+			}
+			else {
+				// the rest of the BMP; an unpaired surrogate as its code unit, 0xED
+				// 0xA0-0xBF
+				// 0x80-0xBF, which UTF-8 never produces
+				bytes[n++] = (byte) (0xE0 | (c >> 12));
+				bytes[n++] = (byte) (0x80 | ((c >> 6) & 0x3F));
+				bytes[n++] = (byte) (0x80 | (c & 0x3F));
+			}
+		}
+		return Arrays.copyOf(bytes, n);
 	}
 
 	/**

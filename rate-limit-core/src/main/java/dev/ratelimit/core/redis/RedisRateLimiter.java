@@ -313,6 +313,8 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 
 		@Nullable TimeSource timeSource;
 
+		@Nullable TimeSource scriptTimeSource;
+
 		private Builder(RedisConnectionFactory connectionFactory) {
 			this.connectionFactory = connectionFactory;
 		}
@@ -443,6 +445,18 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 		 */
 		public Builder timeSource(TimeSource timeSource) {
 			this.timeSource = Objects.requireNonNull(timeSource, "timeSource must not be null");
+			return this;
+		}
+
+		/**
+		 * For tests only: gives the script a clock of its own, as Redis has, instead of
+		 * {@link #timeSource}'s (which the limiter still reads for its own decisions), so
+		 * that a test can have Redis run a call later than the limiter sent it.
+		 * @param scriptTimeSource the script's clock
+		 * @return this builder
+		 */
+		Builder scriptTimeSource(TimeSource scriptTimeSource) {
+			this.scriptTimeSource = Objects.requireNonNull(scriptTimeSource, "scriptTimeSource must not be null");
 			return this;
 		}
 

@@ -159,6 +159,25 @@ class KeyCostTest {
 	}
 
 	@Test
+	void clientKeysThatUtf8WouldConfuseAreTwoClients() {
+		// UTF-8 replaces an unpaired surrogate with '?'; keys up to MAX_PLAIN_CHARS are
+		// held as they are, longer ones as their digest
+		String plain = "k".repeat(HashedKey.MAX_PLAIN_CHARS - 1);
+		String hashed = "k".repeat(HashedKey.MAX_PLAIN_CHARS);
+		String[][] pairs = { { "bob\uD800", "bob?" }, { "\uDC00", "?" }, { plain + "\uD800", plain + "?" },
+				{ hashed + "\uD800", hashed + "?" }, { "\uDC00" + hashed, "?" + hashed } };
+		Limit limit = Limit.fixedWindow("1/1h");
+		for (String[] pair : pairs) {
+			KeyedLimit surrogate = new KeyedLimit("api", pair[0], limit);
+			KeyedLimit question = new KeyedLimit("api", pair[1], limit);
+			assertThat(this.limiter.acquire(surrogate).isAllowed()).isTrue();
+			assertThat(this.limiter.acquire(question).isAllowed()).as("%d characters", pair[1].length()).isTrue();
+			assertThat(this.limiter.acquire(surrogate).isAllowed()).isFalse();
+			assertThat(this.limiter.acquire(question).isAllowed()).isFalse();
+		}
+	}
+
+	@Test
 	void anApiKeyResolversKeyIsHeldAsItIsAndALongerKeyAsItsDigest() {
 		// the API-key resolver's keys: "key:" and the 64 hex digits of a SHA-256
 		String apiKey = "key:" + "0123456789abcdef".repeat(4);

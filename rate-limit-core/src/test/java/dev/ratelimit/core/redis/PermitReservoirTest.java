@@ -82,7 +82,7 @@ class PermitReservoirTest {
 		// while the fill is on its way, the permits it holds serve nobody else
 		assertThat(this.reservoir.step(TARGET, 1, 10, true)).isInstanceOf(PermitReservoirs.Busy.class);
 		// Redis grants 3: the call uses 4 + 2, one is left
-		this.reservoir.filled(TARGET, claim, 6, granted(3, 0), 10);
+		this.reservoir.filled(TARGET, claim, 6, granted(3, 0), 10, 10);
 		assertThat(this.reservoir.permits()).isOne();
 		assertThat(claim.done()).isDone();
 	}
@@ -112,6 +112,75 @@ class PermitReservoirTest {
 		fill(this.reservoir, window, 1, new ScriptReply.KeyOutcome(true, 50, 0, 13 * SECOND, 0, false, 5), 0);
 		assertThat(this.reservoir.tryTake(window, 1, 3 * SECOND - 1)).isNotNull();
 		assertThat(this.reservoir.tryTake(window, 1, 3 * SECOND)).isNull();
+	}
+
+	@Test
+	void aFillAheadThatRedisRunsInTheNextFixedWindowLeavesNoPermitOfTheWindowBefore() {
+		// issue 32: reservoirs of 16 on a fixed window of 100/1s
+		PermitReservoirs reservoirs = new PermitReservoirs(16);
+		KeyedLimit window = new KeyedLimit("api", "client", Limit.fixedWindow("100/1s"));
+		PermitReservoirs.Call call = reservoirs.call(List.of(window), 1);
+		// Redis counts 16 in the window [0, 1 s) and has 84 left
+		contendedFill(reservoirs, call).filled(replies(0, window(16, 84, SECOND)));
+		// at 0.999 s a call leaves one permit and sends a fill ahead of 15
+		PermitReservoirs.Fill ahead = serveUntilFilledAhead(reservoirs, call, 999_000);
+		assertThat(call.reservoirs()[0].permits()).isOne();
+		assertThat(ahead.wants()).containsExactly(15);
+		// Redis runs it at 1.001 s: 15 permits of the window [1 s, 2 s), 85 left there
+		ahead.filled(replies(1_001_000, window(15, 85, SECOND - 1_000)));
+		// the permit left from the window before has lapsed with it
+		assertThat(call.reservoirs()[0].permits()).isEqualTo(15);
+		assertThat(call.reservoirs()[0].status(window, 1_900_000).remaining()).isEqualTo(100);
+		assertThat(servedAt(reservoirs, call, 1_900_000)).isEqualTo(15);
+	}
+
+	@Test
+	void aFillThatRedisRunsInTheNextSlidingWindowLeavesNoPermitOfTheWindowBefore() {
+		PermitReservoirs reservoirs = new PermitReservoirs(16);
+		KeyedLimit window = new KeyedLimit("api", "client", Limit.slidingWindowCounter("100/1s"));
+		PermitReservoirs.Call call = reservoirs.call(List.of(window), 1);
+		// the counter resets a window after the end of the fixed window that counts the
+		// grant: [0, 1 s)
+		contendedFill(reservoirs, call).filled(replies(0, window(16, 84, 2 * SECOND)));
+		PermitReservoirs.Fill ahead = serveUntilFilledAhead(reservoirs, call, 999_000);
+		// Redis runs it at 1.001 s, in the window [1 s, 2 s): 15 more, the 16 before
+		// weighing 15.98 there
+		ahead.filled(replies(1_001_000, window(15, 69, 2 * SECOND - 1_000)));
+		assertThat(call.reservoirs()[0].permits()).isEqualTo(15);
+		assertThat(servedAt(reservoirs, call, 1_900_000)).isEqualTo(15);
+	}
+
+	@Test
+	void aFixedWindowCallThatHeldPermitsOfTheWindowBeforeTakesItsWholeCostFromTheNext() {
+		KeyedLimit window = new KeyedLimit("api", "client", Limit.fixedWindow("100/1s"));
+		// 4 left of the window [0, 1 s)
+		fill(this.reservoir, window, 1, window(5, 95, SECOND), 0);
+		// at 0.999 s a call of 5 holds the 4 and needs 1 more; Redis runs its fill at
+		// 1.001 s and grants 5 of the window [1 s, 2 s)
+		PermitReservoirs.Claimed claim = (PermitReservoirs.Claimed) this.reservoir.step(window, 5, 999_000, true);
+		assertThat(claim.held()).isEqualTo(4);
+		LimitStatus status = this.reservoir.filled(window, claim, 5, window(5, 95, SECOND - 1_000), 1_001_000, 999_000);
+		// the call spends 5 in the window Redis decided it in: it cannot be served from
+		// the 4 of the window before and 1 of this one, leaving 4 of this one here
+		assertThat(status.allowed()).isTrue();
+		assertThat(this.reservoir.permits()).isZero();
+		assertThat(status.remaining()).isEqualTo(95);
+	}
+
+	@Test
+	void noStatusReportsMoreRemainingThanTheLimit() {
+		// a bucket refills while a reservoir holds permits taken from it before
+		PermitReservoirs reservoirs = new PermitReservoirs(16);
+		KeyedLimit bucket = new KeyedLimit("api", "client", Limit.tokenBucket("100/1s"));
+		PermitReservoirs.Call call = reservoirs.call(List.of(bucket), 1);
+		contendedFill(reservoirs, call).filled(replies(0, granted(16, 84)));
+		PermitReservoirs.Fill ahead = serveUntilFilledAhead(reservoirs, call, 500_000);
+		// Redis has refilled to 100 and grants 15: 85 left there, 16 here
+		List<LimitStatus> statuses = ahead.filled(replies(0, granted(15, 85)));
+		assertThat(statuses).allMatch((status) -> status.remaining() <= 100);
+		assertThat(call.reservoirs()[0].status(bucket, 500_000).remaining()).isEqualTo(100);
+		PermitReservoirs.Answered served = (PermitReservoirs.Answered) reservoirs.take(call, 500_000, false, false);
+		assertThat(served.statuses().get(0).remaining()).isLessThanOrEqualTo(100);
 	}
 
 	@Test
@@ -151,9 +220,9 @@ class PermitReservoirTest {
 	@Test
 	void aGrantEndsTheRememberedRefusal() {
 		fill(this.reservoir, TARGET, 2, refused(300_000), 0);
-		PermitReservoirs.Claimed claim = new PermitReservoirs.Claimed(0, 1, 5,
+		PermitReservoirs.Claimed claim = new PermitReservoirs.Claimed(0, 1, 5, 0, Long.MIN_VALUE,
 				new java.util.concurrent.CompletableFuture<>());
-		this.reservoir.filled(TARGET, claim, 1, granted(2, 0), 10);
+		this.reservoir.filled(TARGET, claim, 1, granted(2, 0), 10, 10);
 		assertThat(this.reservoir.refusal(TARGET, 2, 20)).isNull();
 	}
 
@@ -182,14 +251,14 @@ class PermitReservoirTest {
 		assertThat(this.reservoir.tryTake(TARGET, 2, 50)).isNull();
 		assertThat(this.reservoir.refusal(TARGET, 2, 50)).isNull();
 		// nor does a give-back of a permit taken under the old limit count under the new
-		this.reservoir.giveBack(TARGET, 1, 60);
+		this.reservoir.giveBack(TARGET, 1, Long.MAX_VALUE, 60);
 		assertThat(this.reservoir.permits()).isZero();
 	}
 
 	@Test
 	void aGiveBackNeverHoldsMoreThanTheReservoirSize() {
 		fill(this.reservoir, TARGET, 1, granted(5, 0), 0);
-		this.reservoir.giveBack(TARGET, 3, 10);
+		this.reservoir.giveBack(TARGET, 3, Long.MAX_VALUE, 10);
 		assertThat(this.reservoir.permits()).isEqualTo(5);
 	}
 
@@ -202,8 +271,7 @@ class PermitReservoirTest {
 		PermitReservoirs.Fill fill = (PermitReservoirs.Fill) this.reservoirs.take(call, 0, true, false);
 		assertThat(fill.targets()).containsExactly(tier, global);
 		assertThat(fill.needs()).containsExactly(1, 1);
-		List<LimitStatus> statuses = fill
-			.filled(new ScriptReply.KeyOutcome[] { granted(5, 10), window(3, 100, SECOND + SECOND / 2) });
+		List<LimitStatus> statuses = fill.filled(replies(0, granted(5, 10), window(3, 100, SECOND + SECOND / 2)));
 		assertThat(statuses).extracting(LimitStatus::allowed).containsExactly(true, true);
 		assertThat(call.reservoirs()[0].permits()).isEqualTo(4);
 		assertThat(call.reservoirs()[1].permits()).isEqualTo(2);
@@ -223,7 +291,7 @@ class PermitReservoirTest {
 		assertThat(call.reservoirs()[0].permits()).isOne();
 		// Redis refuses the global limit: the tier's permit goes back, the refusal is
 		// remembered
-		statuses = fill.filled(new ScriptReply.KeyOutcome[] { granted(0, 10), refused(500_000) });
+		statuses = fill.filled(replies(10, granted(0, 10), refused(500_000)));
 		assertThat(statuses).extracting(LimitStatus::allowed).containsExactly(true, false);
 		assertThat(call.reservoirs()[0].permits()).isEqualTo(2);
 		PermitReservoirs.Answered again = (PermitReservoirs.Answered) this.reservoirs.take(call, 20, true, false);
@@ -236,16 +304,14 @@ class PermitReservoirTest {
 		KeyedLimit tier = new KeyedLimit("api", "client", Limit.tokenBucket("1000/1m"));
 		KeyedLimit global = new KeyedLimit("capacity", "global", Limit.fixedWindow("200/1s"));
 		PermitReservoirs.Call tierOnly = this.reservoirs.call(List.of(tier), 1);
-		((PermitReservoirs.Fill) this.reservoirs.take(tierOnly, 0, true, false))
-			.filled(new ScriptReply.KeyOutcome[] { granted(3, 10) });
+		((PermitReservoirs.Fill) this.reservoirs.take(tierOnly, 0, true, false)).filled(replies(0, granted(3, 10)));
 		PermitReservoirs.Call call = this.reservoirs.call(List.of(tier, global), 1);
 		PermitReservoirs.Fill fill = (PermitReservoirs.Fill) this.reservoirs.take(call, 0, true, false);
 		// the tier served the call (1 left) and may take 3 more (room for the permit the
 		// call took, should it be refused); the global window needs 1
 		assertThat(fill.needs()).containsExactly(0, 1);
 		assertThat(fill.wants()).containsExactly(3, 5);
-		List<LimitStatus> statuses = fill
-			.filled(new ScriptReply.KeyOutcome[] { granted(3, 10), window(5, 100, SECOND) });
+		List<LimitStatus> statuses = fill.filled(replies(0, granted(3, 10), window(5, 100, SECOND)));
 		assertThat(statuses).extracting(LimitStatus::allowed).containsExactly(true, true);
 		assertThat(call.reservoirs()[0].permits()).isEqualTo(4);
 		assertThat(call.reservoirs()[1].permits()).isEqualTo(4);
@@ -257,7 +323,7 @@ class PermitReservoirTest {
 		KeyedLimit burst = new KeyedLimit("burst", "client", Limit.tokenBucket("5/1s", 10));
 		PermitReservoirs.Call call = this.reservoirs.call(List.of(tier, burst), 1);
 		PermitReservoirs.Fill fill = (PermitReservoirs.Fill) this.reservoirs.take(call, 0, true, false);
-		fill.filled(new ScriptReply.KeyOutcome[] { granted(5, 10), granted(1, 0) });
+		fill.filled(replies(0, granted(5, 10), granted(1, 0)));
 		assertThat(this.reservoirs.take(call, 10, false, false)).isNull();
 		assertThat(call.reservoirs()[0].permits()).isEqualTo(4);
 	}
@@ -270,12 +336,12 @@ class PermitReservoirTest {
 		PermitReservoirs.Call second = this.reservoirs.call(List.of(tier, global), 1);
 		PermitReservoirs.Fill tierFill = (PermitReservoirs.Fill) this.reservoirs
 			.take(this.reservoirs.call(List.of(tier), 1), 0, true, false);
-		tierFill.filled(new ScriptReply.KeyOutcome[] { granted(5, 10) });
+		tierFill.filled(replies(0, granted(5, 10)));
 		PermitReservoirs.Fill globalFill = (PermitReservoirs.Fill) this.reservoirs.take(first, 0, true, false);
 		PermitReservoirs.AwaitFill waiting = (PermitReservoirs.AwaitFill) this.reservoirs.take(second, 0, true, false);
 		assertThat(second.reservoirs()[0].permits()).isEqualTo(4);
 		assertThat(waiting.fill()).isNotDone();
-		globalFill.filled(new ScriptReply.KeyOutcome[] { window(5, 100, SECOND) });
+		globalFill.filled(replies(0, window(5, 100, SECOND)));
 		assertThat(waiting.fill()).isDone();
 		assertThat(this.reservoirs.take(second, 0, true, false)).isInstanceOf(PermitReservoirs.Answered.class);
 	}
@@ -285,8 +351,7 @@ class PermitReservoirTest {
 		KeyedLimit tier = new KeyedLimit("api", "client", Limit.tokenBucket("1000/1m"));
 		KeyedLimit global = new KeyedLimit("capacity", "global", Limit.fixedWindow("200/1s"));
 		PermitReservoirs.Call tierOnly = this.reservoirs.call(List.of(tier), 1);
-		((PermitReservoirs.Fill) this.reservoirs.take(tierOnly, 0, true, false))
-			.filled(new ScriptReply.KeyOutcome[] { granted(3, 10) });
+		((PermitReservoirs.Fill) this.reservoirs.take(tierOnly, 0, true, false)).filled(replies(0, granted(3, 10)));
 		PermitReservoirs.Call call = this.reservoirs.call(List.of(tier, global), 1);
 		PermitReservoirs.Fill fill = (PermitReservoirs.Fill) this.reservoirs.take(call, 0, true, false);
 		PermitReservoirs.AwaitFill waiting = (PermitReservoirs.AwaitFill) this.reservoirs
@@ -330,7 +395,7 @@ class PermitReservoirTest {
 		PermitReservoirs reservoirs = new PermitReservoirs(16);
 		KeyedLimit tier = new KeyedLimit("api", "client", Limit.tokenBucket("1000/1m"));
 		PermitReservoirs.Call call = reservoirs.call(List.of(tier), 1);
-		contendedFill(reservoirs, call).filled(new ScriptReply.KeyOutcome[] { granted(16, 500) });
+		contendedFill(reservoirs, call).filled(replies(0, granted(16, 500)));
 		for (int i = 0; i < 13; i++) {
 			assertThat(((PermitReservoirs.Answered) reservoirs.take(call, 10, false, true)).ahead()).isNull();
 		}
@@ -348,7 +413,7 @@ class PermitReservoirTest {
 		assertThat(last.ahead()).isNull();
 		PermitReservoirs.AwaitFill waiting = (PermitReservoirs.AwaitFill) reservoirs.take(call, 10, false, true);
 		// Redis grants it all: no call used any of it
-		ahead.filled(new ScriptReply.KeyOutcome[] { granted(15, 485) });
+		ahead.filled(replies(0, granted(15, 485)));
 		assertThat(waiting.fill()).isDone();
 		assertThat(call.reservoirs()[0].permits()).isEqualTo(15);
 		assertThat(reservoirs.take(call, 10, false, true)).isInstanceOf(PermitReservoirs.Answered.class);
@@ -360,7 +425,7 @@ class PermitReservoirTest {
 		PermitReservoirs reservoirs = new PermitReservoirs(8);
 		KeyedLimit tier = new KeyedLimit("api", "client", Limit.tokenBucket("1000/1m"));
 		PermitReservoirs.Call call = reservoirs.call(List.of(tier), 1);
-		contendedFill(reservoirs, call).filled(new ScriptReply.KeyOutcome[] { granted(8, 500) });
+		contendedFill(reservoirs, call).filled(replies(0, granted(8, 500)));
 		PermitReservoirs.Fill ahead = serveUntilFilledAhead(reservoirs, call, 10);
 		assertThat(call.reservoirs()[0].permits()).isZero();
 		PermitReservoirs.AwaitFill waiting = (PermitReservoirs.AwaitFill) reservoirs.take(call, 10, false, true);
@@ -372,9 +437,9 @@ class PermitReservoirTest {
 		// a refusal of a fill that needed nothing answers no call: a call still asks
 		// Redis
 		PermitReservoirs.Fill next = (PermitReservoirs.Fill) reservoirs.take(call, 20, true, true);
-		next.filled(new ScriptReply.KeyOutcome[] { granted(8, 500) });
+		next.filled(replies(0, granted(8, 500)));
 		ahead = serveUntilFilledAhead(reservoirs, call, 30);
-		ahead.filled(new ScriptReply.KeyOutcome[] { refused(100_000) });
+		ahead.filled(replies(0, refused(100_000)));
 		assertThat(call.reservoirs()[0].permits()).isZero();
 		assertThat(reservoirs.take(call, 30, true, true)).isInstanceOf(PermitReservoirs.Fill.class);
 	}
@@ -385,14 +450,14 @@ class PermitReservoirTest {
 		KeyedLimit tier = new KeyedLimit("api", "client", Limit.tokenBucket("1000/1m"));
 		PermitReservoirs.Call call = reservoirs.call(List.of(tier), 1);
 		// Redis had 3 of the 8 asked for
-		contendedFill(reservoirs, call).filled(new ScriptReply.KeyOutcome[] { granted(3, 2) });
+		contendedFill(reservoirs, call).filled(replies(0, granted(3, 2)));
 		for (int i = 0; i < 2; i++) {
 			assertThat(((PermitReservoirs.Answered) reservoirs.take(call, 10, false, true)).ahead()).isNull();
 		}
 		assertThat(call.reservoirs()[0].permits()).isZero();
 		// the next call fills as before, and a full grant fills ahead again
 		PermitReservoirs.Fill fill = (PermitReservoirs.Fill) reservoirs.take(call, 20, true, true);
-		fill.filled(new ScriptReply.KeyOutcome[] { granted(8, 100) });
+		fill.filled(replies(0, granted(8, 100)));
 		assertThat(serveUntilFilledAhead(reservoirs, call, 30).wants()).containsExactly(8);
 	}
 
@@ -404,7 +469,7 @@ class PermitReservoirTest {
 		PermitReservoirs.Call call = reservoirs.call(List.of(small), 1);
 		PermitReservoirs.Fill fill = contendedFill(reservoirs, call);
 		assertThat(fill.wants()).containsExactly(4);
-		fill.filled(new ScriptReply.KeyOutcome[] { window(4, 0, 60 * SECOND) });
+		fill.filled(replies(0, window(4, 0, 60 * SECOND)));
 		assertThat(call.reservoirs()[0].permits()).isEqualTo(3);
 		for (int i = 0; i < 3; i++) {
 			// Redis late or down: the failure policy says so, and nothing is sent ahead
@@ -420,14 +485,13 @@ class PermitReservoirTest {
 		PermitReservoirs.Call call = reservoirs.call(List.of(tier), 1);
 		for (int round = 0; round < 3; round++) {
 			// one caller at a time: it would wait for a fill ahead all the same
-			((PermitReservoirs.Fill) reservoirs.take(call, 0, true, true))
-				.filled(new ScriptReply.KeyOutcome[] { granted(8, 500) });
+			((PermitReservoirs.Fill) reservoirs.take(call, 0, true, true)).filled(replies(0, granted(8, 500)));
 			for (int i = 0; i < 7; i++) {
 				assertThat(((PermitReservoirs.Answered) reservoirs.take(call, 10, false, true)).ahead()).isNull();
 			}
 		}
 		// once a call finds a fill on its way, the next fills go ahead
-		contendedFill(reservoirs, call).filled(new ScriptReply.KeyOutcome[] { granted(8, 500) });
+		contendedFill(reservoirs, call).filled(replies(0, granted(8, 500)));
 		assertThat(serveUntilFilledAhead(reservoirs, call, 10).wants()).containsExactly(8);
 	}
 
@@ -456,11 +520,30 @@ class PermitReservoirTest {
 		throw new AssertionError("no call brought a fill ahead");
 	}
 
+	/** Serves calls here until the reservoir runs dry; returns how many it served. */
+	private static int servedAt(PermitReservoirs reservoirs, PermitReservoirs.Call call, long now) {
+		int served = 0;
+		while (reservoirs.take(call, now, false, false) instanceof PermitReservoirs.Answered answered
+				&& answered.statuses().get(0).allowed()) {
+			served++;
+		}
+		return served;
+	}
+
 	/** Claims a fill of a reservoir for a call, and applies Redis's answer to it. */
 	private static LimitStatus fill(PermitReservoirs.Reservoir reservoir, KeyedLimit target, long cost,
 			ScriptReply.KeyOutcome outcome, long now) {
 		PermitReservoirs.Claimed claim = (PermitReservoirs.Claimed) reservoir.step(target, cost, now, true);
-		return reservoir.filled(target, claim, (outcome.mark() > 0) ? cost : 0, outcome, now);
+		return reservoir.filled(target, claim, (outcome.mark() > 0) ? cost : 0, outcome, now, now);
+	}
+
+	/** Redis's answers to the keys of a fill, run at {@code redisNow}. */
+	private static PermitReservoirs.FillReply[] replies(long redisNow, ScriptReply.KeyOutcome... outcomes) {
+		PermitReservoirs.FillReply[] replies = new PermitReservoirs.FillReply[outcomes.length];
+		for (int k = 0; k < outcomes.length; k++) {
+			replies[k] = new PermitReservoirs.FillReply(outcomes[k], redisNow);
+		}
+		return replies;
 	}
 
 	private static ScriptReply.KeyOutcome granted(long permits, long redisRemaining) {

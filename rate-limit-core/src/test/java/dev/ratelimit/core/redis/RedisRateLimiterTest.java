@@ -216,6 +216,25 @@ class RedisRateLimiterTest {
 	}
 
 	@Test
+	void clientKeysThatUtf8WouldConfuseAreTwoClients() {
+		RedisRateLimiter redis = limiter(new ManualTimeSource());
+		// UTF-8 replaces an unpaired surrogate with '?'; 72 and 73 characters are where
+		// the in-memory backend starts to hash client keys
+		String[][] pairs = { { "bob\uD800", "bob?" }, { "\uDC00", "?" },
+				{ "k".repeat(71) + "\uD800", "k".repeat(71) + "?" },
+				{ "k".repeat(72) + "\uDC00", "k".repeat(72) + "?" } };
+		Limit limit = Limit.fixedWindow("1/1h");
+		for (String[] pair : pairs) {
+			KeyedLimit surrogate = new KeyedLimit("api", pair[0], limit);
+			KeyedLimit question = new KeyedLimit("api", pair[1], limit);
+			assertThat(redis.acquire(surrogate).isAllowed()).isTrue();
+			assertThat(redis.acquire(question).isAllowed()).as("%d characters", pair[1].length()).isTrue();
+			assertThat(redis.acquire(surrogate).isAllowed()).isFalse();
+			assertThat(redis.acquire(question).isAllowed()).isFalse();
+		}
+	}
+
+	@Test
 	void aRenewedConcurrencyPermitIsHeldPastItsLeaseTime() {
 		ManualTimeSource clock = new ManualTimeSource();
 		RedisRateLimiter redis = limiter(clock);

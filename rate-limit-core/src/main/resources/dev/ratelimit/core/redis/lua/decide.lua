@@ -35,6 +35,18 @@ local function reservoirGrant(algorithm, limit, state, need, want)
 	return low
 end
 
+-- What a fill asks of a key, from its extra value 'need:want:own:until': between need and want permits; and, if the
+-- window of the own permits the call holds of the key's reservoir ended by until (this call's clock), those too, as
+-- they lapsed with it (PermitReservoirs.Claimed.lapsed).
+local function fillAsk(limit)
+	local need, want, own, ends = string.match(limit.member, '^(%d+):(%d+):(%d+):(-?%d+)$')
+	need, want, own = tonumber(need), tonumber(want), tonumber(own)
+	if own > 0 and now >= tonumber(ends) then
+		return need + own, want + own
+	end
+	return need, want
+end
+
 -- The reply holds now, allAllowed, then REPLY_PER_KEY values per key: key i's follow 2 + (i - 1) * REPLY_PER_KEY.
 local REPLY_PER_KEY = 8
 
@@ -118,10 +130,10 @@ local function decide(keys, argv)
 		local algorithm = ALGORITHMS[limit.algorithm] or unknownAlgorithm(limit)
 		local state = algorithm.load(KEYS[i], limit)
 		states[i] = state
-		-- a fill asks each key for the permits its reservoir lacks, the first part of its extra value
+		-- a fill asks each key for the permits its reservoir lacks
 		local c = cost
 		if op == 'l' then
-			c = tonumber(string.match(limit.member, '^(%d+):'))
+			c = fillAsk(limit)
 		end
 		local allowed, remaining, retry, reset, delay, exceeds = algorithm.evaluate(limit, state, c)
 		local penalized = 0
@@ -148,13 +160,13 @@ local function decide(keys, argv)
 
 	if op == 'l' and allAllowed then
 		-- Fill reservoirs: each key takes as many permits as its limit allows now, between the permits it needs and
-		-- the most it wants (its extra value, 'need:want'); its outcome is that of taking them, from the state loaded
-		-- before the fill (which writes Redis, not the state).
+		-- the most it wants (fillAsk); its outcome is that of taking them, from the state loaded before the fill
+		-- (which writes Redis, not the state).
 		for i = 1, keyCount do
 			local limit = limits[i]
 			local algorithm = ALGORITHMS[limit.algorithm]
-			local need, want = string.match(limit.member, '^(%d+):(%d+)$')
-			local grant = reservoirGrant(algorithm, limit, states[i], tonumber(need), tonumber(want))
+			local need, want = fillAsk(limit)
+			local grant = reservoirGrant(algorithm, limit, states[i], need, want)
 			local _, remaining, _, reset = algorithm.evaluate(limit, states[i], grant)
 			algorithm.apply(KEYS[i], limit, states[i], grant, reset)
 			local at = 2 + (i - 1) * REPLY_PER_KEY

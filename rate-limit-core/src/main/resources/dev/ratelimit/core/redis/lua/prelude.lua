@@ -9,7 +9,8 @@
 --         's' see: evaluate every key and record first sight, apply nothing (a cluster's slots after a rejected one)
 --         'e' evaluate only: no writes
 --         'l' fill reservoirs: evaluate every key for the permits its reservoir needs; if all allow, take from each
---             between that and the most it wants, as many as it holds (else first sight); extra = 'need:want'
+--             between that and the most it wants, as many as it holds (else first sight); extra =
+--             'need:want:own:until'
 --         'r' refund: give back what 'a' took
 --         'n' renew: concurrency keys only, extra = the lease member "id:cost": push its expiry a lease time on
 -- ARGV[2] cost, ARGV[3] the time in microseconds or '' to read Redis TIME, ARGV[4] a floor for key TTLs in ms
@@ -18,9 +19,11 @@
 -- then per key, ARGS_PER_KEY values: algorithm, unitsPerMicro, unitsPerPermit, capacity, initial, shape (1/0),
 --         maxWait (-1: none), window, retention, penalty (µs, 0: none), penaltyKey (the place in KEYS of the
 --         penalty key of the limit's policy and client key, 0: none), extra (the lease member of a concurrency limit;
---         for a refund of another algorithm, the mark its acquire returned; for 'l', 'need:want', the least and
---         the most permits the key grants). A fixed window aligned to the calendar sends for its
---         window the starts of four windows around the application's time, 'b1,b2,b3,b4' (CalendarWindow.around):
+--         for a refund of another algorithm, the mark its acquire returned; for 'l', 'need:want:own:until', the
+--         least and the most permits the key grants, and the permits of the call's own in its reservoir, which it
+--         grants too if their window has ended by until, by this script's clock; decide.lua's fillAsk). A fixed
+--         window aligned to the calendar sends for its window the starts of four windows around the application's
+--         time, 'b1,b2,b3,b4' (CalendarWindow.around):
 --         Lua knows no time zones, so the application computes the boundaries, and the script picks among them
 --         the window that holds its time, Redis's.
 -- Returns: { now, allAllowed (1/0), then per key: allowed, remaining, retryAfter, resetAfter, delay, exceeds, mark,
