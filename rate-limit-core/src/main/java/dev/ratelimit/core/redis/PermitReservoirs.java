@@ -303,6 +303,32 @@ final class PermitReservoirs {
 			return statuses;
 		}
 
+		/**
+		 * Returns the marks of a call's statuses, in the order of its limits: where its
+		 * reservoirs counted the permits it took (the end of their window by Redis's
+		 * clock, {@link Took#countedUntil}), which a refund gives back against.
+		 */
+		long[] marks(long[] byTarget) {
+			long[] marks = new long[this.index.length];
+			for (int i = 0; i < marks.length; i++) {
+				marks[i] = byTarget[this.index[i]];
+			}
+			return marks;
+		}
+
+		/**
+		 * Returns the marks of the targets a call took its cost from.
+		 */
+		long[] marks(Step[] steps) {
+			long[] byTarget = new long[steps.length];
+			for (int j = 0; j < steps.length; j++) {
+				if (steps[j] instanceof Took took) {
+					byTarget[j] = took.countedUntil();
+				}
+			}
+			return marks(byTarget);
+		}
+
 	}
 
 	/**
@@ -339,7 +365,8 @@ final class PermitReservoirs {
 			lacking = true;
 		}
 		if (!lacking) {
-			return new Answered(call.statuses(statuses), mayFillAhead ? ahead(call, steps, now) : null);
+			return new Answered(call.statuses(statuses), mayFillAhead ? ahead(call, steps, now) : null,
+					call.marks(steps));
 		}
 		if (!mayFill) {
 			giveBack(call, steps, now);
@@ -370,7 +397,8 @@ final class PermitReservoirs {
 			}
 		}
 		if (!claimed) {
-			return new Answered(call.statuses(statuses), mayFillAhead ? ahead(call, steps, now) : null);
+			return new Answered(call.statuses(statuses), mayFillAhead ? ahead(call, steps, now) : null,
+					call.marks(steps));
 		}
 		// the reservoirs that served the call are topped up by the same fill when no
 		// other fill is on its way to them: a call's reservoirs then run dry together,
@@ -466,10 +494,10 @@ final class PermitReservoirs {
 	 * @param ahead the fill ahead of the reservoirs the call left low, to send without
 	 * waiting for it, or {@code null}
 	 */
-	record Answered(List<LimitStatus> statuses, @Nullable Fill ahead) implements Turn {
+	record Answered(List<LimitStatus> statuses, @Nullable Fill ahead, long @Nullable [] marks) implements Turn {
 
 		Answered(List<LimitStatus> statuses) {
-			this(statuses, null);
+			this(statuses, null, null);
 		}
 
 	}
@@ -512,6 +540,9 @@ final class PermitReservoirs {
 
 		private final LimitStatus[] statuses;
 
+		/** Per target: where the permits the call took there are counted (its mark). */
+		private final long[] countedUntil;
+
 		private final long now;
 
 		/** The places, in the call's targets, of the reservoirs this fill fills. */
@@ -524,6 +555,7 @@ final class PermitReservoirs {
 			this.steps = steps;
 			this.claims = claims;
 			this.statuses = statuses;
+			this.countedUntil = new long[steps.length];
 			this.now = now;
 			int count = 0;
 			for (Claimed claim : claims) {
@@ -636,8 +668,10 @@ final class PermitReservoirs {
 				else {
 					// what the call took here is the claim's own: the reservoir keeps it,
 					// or gives it back, or lets it lapse
-					this.statuses[j] = reservoir.filled(target, claim, allowed ? this.call.cost : 0, reply.outcome(),
+					Took took = reservoir.filled(target, claim, allowed ? this.call.cost : 0, reply.outcome(),
 							reply.redisNow(), this.now);
+					this.statuses[j] = took.status();
+					this.countedUntil[j] = took.countedUntil();
 					answered[j] = true;
 				}
 			}
@@ -652,8 +686,19 @@ final class PermitReservoirs {
 				if (this.statuses[j] == null) {
 					this.statuses[j] = this.call.reservoirs[j].status(this.call.targets[j], this.now);
 				}
+				if (!answered[j] && this.steps[j] instanceof Took took) {
+					this.countedUntil[j] = took.countedUntil();
+				}
 			}
 			return this.call.statuses(this.statuses);
+		}
+
+		/**
+		 * Returns the marks of the call's statuses once {@link #filled} has answered it:
+		 * where each reservoir counts the permits the call took.
+		 */
+		synchronized long[] marks() {
+			return this.call.marks(this.countedUntil);
 		}
 
 		/**
@@ -1044,12 +1089,12 @@ final class PermitReservoirs {
 		 * @param outcome Redis's answer, with the permits granted as its mark
 		 * @param redisNow the script's time
 		 * @param now the time the call started
-		 * @return the status to report: Redis's, with what this reservoir holds added to
-		 * the remaining count
+		 * @return the status to report (Redis's, with what this reservoir holds added to
+		 * the remaining count) and where the call's permits are counted
 		 */
-		LimitStatus filled(KeyedLimit target, Claimed claim, long used, ScriptReply.KeyOutcome outcome, long redisNow,
+		Took filled(KeyedLimit target, Claimed claim, long used, ScriptReply.KeyOutcome outcome, long redisNow,
 				long now) {
-			LimitStatus status;
+			Took status;
 			synchronized (this) {
 				lapse(target, now);
 				this.filledUnder = target.limit();
@@ -1077,7 +1122,8 @@ final class PermitReservoirs {
 				if (this.fill == claim.done()) {
 					this.fill = null;
 				}
-				status = outcome.withRemaining(remaining(target, outcome.remaining())).status(target);
+				status = new Took(outcome.withRemaining(remaining(target, outcome.remaining())).status(target), false,
+						this.countedUntil);
 			}
 			claim.done().complete(null);
 			return status;

@@ -338,9 +338,13 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 			return CompletableFuture.completedFuture(null);
 		}
 		if (isReservoirEligible(statuses.stream().map(LimitStatus::target).toList(), cost)) {
+			// the reservoirs took them: each gets them back while the window its mark
+			// names
+			// (where it counted them) is still its own
 			long now = this.clock.nowMicros();
-			for (KeyedLimit target : targets) {
-				reservoirs().reservoir(target).giveBack(target, cost, now);
+			for (int i = 0; i < targets.size(); i++) {
+				KeyedLimit target = targets.get(i);
+				reservoirs().reservoir(target).giveBack(target, cost, marks.get(i), now);
 			}
 			return CompletableFuture.completedFuture(null);
 		}
@@ -392,7 +396,7 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 		if (ahead != null) {
 			fillAhead(ahead);
 		}
-		return Decision.of(answered.statuses(), List.of());
+		return Decision.of(answered.statuses(), List.of(), Decision.Source.BACKEND, answered.marks());
 	}
 
 	/**
@@ -563,7 +567,7 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 						break;
 					}
 				}
-				return Decision.of(fill.filled(plan.replies), List.of());
+				return Decision.of(fill.filled(plan.replies), List.of(), Decision.Source.BACKEND, fill.marks());
 			}
 			catch (Exception ex) {
 				throw unavailable(ex);
@@ -605,7 +609,7 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 				if (ex != null) {
 					throw failure(ex);
 				}
-				return Decision.of(fill.filled(plan.replies), List.of());
+				return Decision.of(fill.filled(plan.replies), List.of(), Decision.Source.BACKEND, fill.marks());
 			}
 			finally {
 				fill.abandon();

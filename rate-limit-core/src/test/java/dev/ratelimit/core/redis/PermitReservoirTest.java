@@ -159,7 +159,8 @@ class PermitReservoirTest {
 		// 1.001 s and grants 5 of the window [1 s, 2 s)
 		PermitReservoirs.Claimed claim = (PermitReservoirs.Claimed) this.reservoir.step(window, 5, 999_000, true);
 		assertThat(claim.held()).isEqualTo(4);
-		LimitStatus status = this.reservoir.filled(window, claim, 5, window(5, 95, SECOND - 1_000), 1_001_000, 999_000);
+		LimitStatus status = this.reservoir.filled(window, claim, 5, window(5, 95, SECOND - 1_000), 1_001_000, 999_000)
+			.status();
 		// the call spends 5 in the window Redis decided it in: it cannot be served from
 		// the 4 of the window before and 1 of this one, leaving 4 of this one here
 		assertThat(status.allowed()).isTrue();
@@ -534,7 +535,7 @@ class PermitReservoirTest {
 	private static LimitStatus fill(PermitReservoirs.Reservoir reservoir, KeyedLimit target, long cost,
 			ScriptReply.KeyOutcome outcome, long now) {
 		PermitReservoirs.Claimed claim = (PermitReservoirs.Claimed) reservoir.step(target, cost, now, true);
-		return reservoir.filled(target, claim, (outcome.mark() > 0) ? cost : 0, outcome, now, now);
+		return reservoir.filled(target, claim, (outcome.mark() > 0) ? cost : 0, outcome, now, now).status();
 	}
 
 	/** Redis's answers to the keys of a fill, run at {@code redisNow}. */

@@ -7,6 +7,7 @@ import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.FailureMode;
 import dev.ratelimit.core.KeyedLimit;
 import dev.ratelimit.core.Limit;
+import dev.ratelimit.core.ManualTimeSource;
 import dev.ratelimit.core.redis.testing.RedisCluster;
 import dev.ratelimit.core.redis.testing.RedisServer;
 import dev.ratelimit.core.redis.testing.RespClient;
@@ -100,6 +101,40 @@ class RedisRefundTest {
 			assertThat(reservoir.permits()).isEqualTo(4);
 			// Redis counted the fill of 4; the reservoir holds them for this instance
 			assertThat(limiter.inspect(List.of(login)).get(0).remaining()).isEqualTo(96);
+		}
+		finally {
+			limiter.close();
+			factory.destroy();
+		}
+	}
+
+	@Test
+	void inTwoTierModeAPermitOfAWindowThatHasEndedIsNotGivenBackToTheNext() {
+		LettuceConnectionFactory factory = TestRedis.standalone().lettuce();
+		ManualTimeSource clock = new ManualTimeSource();
+		RedisRateLimiter limiter = RedisRateLimiter.builder(factory)
+			.keyPrefix(TestRedis.uniquePrefix())
+			.timeout(Duration.ofSeconds(2))
+			.reservoir(4)
+			.timeSource(clock)
+			.scriptTimeSource(clock)
+			.build();
+		try {
+			KeyedLimit login = new KeyedLimit("login", "alice", Limit.fixedWindow("100/1m"));
+			Decision inFirst = limiter.acquire(login);
+			limiter.acquire(login);
+			limiter.acquire(login);
+			limiter.acquire(login);
+			clock.advance(Duration.ofMinutes(1));
+			// a fill of the next window: 4 taken, 1 used
+			limiter.acquire(login);
+			PermitReservoirs.Reservoir reservoir = limiter.reservoir(login);
+			assertThat(reservoir.permits()).isEqualTo(3);
+			limiter.refund(inFirst, List.of(login), 1);
+			assertThat(reservoir.permits()).as("a permit of the first window stays spent there").isEqualTo(3);
+			Decision inSecond = limiter.acquire(login);
+			limiter.refund(inSecond, List.of(login), 1);
+			assertThat(reservoir.permits()).isEqualTo(3);
 		}
 		finally {
 			limiter.close();
