@@ -73,6 +73,16 @@ public final class RateLimitCondition {
 	}
 
 	/**
+	 * Returns whether the condition reads a variable; never for a constant.
+	 * @param name the variable's name, without {@code #}
+	 * @return whether it reads {@code #name}
+	 */
+	public boolean readsVariable(String name) {
+		RateLimitExpression expression = this.expression;
+		return expression != null && expression.readsVariable(name);
+	}
+
+	/**
 	 * Returns whether the condition holds for a call.
 	 * @param context the call
 	 * @return whether what the condition belongs to applies to the call

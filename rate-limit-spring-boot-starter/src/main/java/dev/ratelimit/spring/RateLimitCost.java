@@ -86,6 +86,16 @@ public final class RateLimitCost {
 	}
 
 	/**
+	 * Returns whether the cost expression reads a variable; never for a fixed cost.
+	 * @param name the variable's name, without {@code #}
+	 * @return whether it reads {@code #name}
+	 */
+	public boolean readsVariable(String name) {
+		RateLimitExpression expression = this.expression;
+		return expression != null && expression.readsVariable(name);
+	}
+
+	/**
 	 * Returns whether the cost is a fixed number.
 	 * @return whether there is no expression
 	 */

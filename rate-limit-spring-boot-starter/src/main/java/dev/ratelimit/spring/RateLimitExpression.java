@@ -400,6 +400,15 @@ public final class RateLimitExpression {
 		return names;
 	}
 
+	/**
+	 * Returns whether the expression reads a variable.
+	 * @param name the variable's name, without {@code #}
+	 * @return whether it reads {@code #name}
+	 */
+	public boolean readsVariable(String name) {
+		return readVariables().contains(name);
+	}
+
 	private Set<String> readVariables() {
 		Set<String> names = new LinkedHashSet<>();
 		if (this.expression instanceof SpelExpression spel) {

@@ -86,6 +86,14 @@ final class FilterRuleFactory {
 			RateLimitCondition when = condition(filter, path, problems);
 			if (filter.isBeforeSecurity()) {
 				checkBeforeSecurity(filter, path, registry, problems);
+				if (when != null && when.readsVariable("principal")) {
+					problems.add(new Problem(path + ".when", "'" + filter.getWhen().trim() + "' reads #principal, which"
+							+ " is always null before Spring Security; read #request only, or remove before-security"));
+				}
+				if (cost.readsVariable("principal")) {
+					problems.add(new Problem(path + ".cost", "'" + filter.getCost().trim() + "' reads #principal, which"
+							+ " is always null before Spring Security; read #request only, or remove before-security"));
+				}
 			}
 			List<String> patternTexts = patterns.stream().map(PathPattern::getPatternString).toList();
 			if (filter.isBeforeSecurity()) {
