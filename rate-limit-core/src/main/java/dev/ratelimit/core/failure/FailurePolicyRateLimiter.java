@@ -53,6 +53,10 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 	 * interrupted caller is not a failure of the store: it is decided here alone, its
 	 * interrupt flag set.
 	 *
+	 * A check from outside (the health indicator's) learns as a call does, but ends no
+	 * late state: only the limiter's own probe does, once the cool-down has passed, so
+	 * that a health endpoint polled hard cannot cut a cool-down short.
+	 *
 	 * An asynchronous call (acquireAsync) takes the same routes without waiting: what
 	 * needs no answer is decided on the calling thread, the store's answer or failure in
 	 * the callback that receives it. It enters the gate with a token of its own rather
@@ -149,15 +153,16 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 	}
 
 	/**
-	 * Checks the store with a real write ({@link RemoteRateLimiter#check()}): a success
-	 * ends a late or down state, a late answer starts a late one, any other failure a
-	 * down one.
+	 * Checks the store with a real write ({@link RemoteRateLimiter#check()}), as a health
+	 * check does: a late answer starts a late state, any other failure a down one, and a
+	 * success ends a down state. A success ends no late state: its cool-down holds, and
+	 * only this limiter's own probe ends it once the cool-down has passed.
 	 * @throws RuntimeException the check's failure
 	 */
 	public void check() {
 		try {
 			this.backend.check();
-			this.gate.recovered();
+			this.gate.answered();
 		}
 		catch (RuntimeException ex) {
 			if (Thread.currentThread().isInterrupted()) {

@@ -135,8 +135,10 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	 * later. A Redis that answers {@code PING}, or runs a script that only reads, may
 	 * still refuse every decision: a user whose ACL lacks {@code FCALL} or
 	 * {@code EVALSHA}, a server over {@code maxmemory} with {@code noeviction}, a replica
-	 * after a failover. Each refuses this write as it refuses decisions. Only a
-	 * successful write ends a late or down state.
+	 * after a failover. Each refuses this write as it refuses decisions. A late answer
+	 * starts a late state, any other failure a down one; a successful write ends a down
+	 * state, but not the cool-down of a late one, which only the limiter's own probe ends
+	 * once it has passed.
 	 * @throws DataAccessResourceFailureException or {@link QueryTimeoutException} if it
 	 * does not
 	 */
