@@ -205,6 +205,17 @@ final class BackendGate {
 		return this.down;
 	}
 
+	/**
+	 * Returns what the gate knows of the backend: down, late (past its cool-down too,
+	 * until a probe answers in time), or up.
+	 */
+	BackendState state() {
+		if (this.down) {
+			return BackendState.DOWN;
+		}
+		return (this.lateUntil != 0) ? BackendState.LATE : BackendState.UP;
+	}
+
 	boolean isLate() {
 		return this.lateUntil != 0;
 	}
