@@ -40,7 +40,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 
 	/**
 	 * Health writes made by {@link #awaitReady} once Redis answers, so that the first
-	 * calls find the code compiled.
+	 * calls find the code compiled (spread over the masters of a cluster).
 	 */
 	private static final int WARM_UP_WRITES = 200;
 
@@ -118,7 +118,9 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 				return false;
 			}
 		}
-		for (int i = 0; i < WARM_UP_WRITES && deadline - System.nanoTime() > 0; i++) {
+		// a ping writes to every master of a cluster
+		int pings = WARM_UP_WRITES / Math.max(1, this.backend.parts().size());
+		for (int i = 0; i < pings && deadline - System.nanoTime() > 0; i++) {
 			try {
 				ping();
 			}
