@@ -1,6 +1,7 @@
 package dev.ratelimit.core.redis;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -12,6 +13,7 @@ import dev.ratelimit.core.KeyedLimit;
 import dev.ratelimit.core.LimitStatus;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.core.TimeSource;
+import dev.ratelimit.core.failure.BackendState;
 import dev.ratelimit.core.failure.FailurePolicyRateLimiter;
 import dev.ratelimit.core.memory.InMemoryRateLimiter;
 
@@ -75,11 +77,41 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 
 	/**
 	 * Returns whether Redis is usable: not down since an error or a lost connection (it
-	 * may answer late); {@code true} before the first call.
+	 * may answer late); {@code true} before the first call. For a Redis Cluster, whether
+	 * no master is down.
 	 * @return the last known reachability
 	 */
 	public boolean isAvailable() {
 		return this.policy.isAvailable();
+	}
+
+	/**
+	 * Returns what the failure policy knows of Redis: it decides calls, it answers late
+	 * (calls are decided by this instance's limits, or refused under {@code deny}), or it
+	 * is down (the failure mode decides). For a Redis Cluster, the worst state of any
+	 * master: {@link #clusterMasters()} tells each.
+	 * @return the state
+	 */
+	public BackendState state() {
+		return this.policy.state();
+	}
+
+	/**
+	 * Returns each master of a Redis Cluster that serves slots, as the limiter last read
+	 * the topology, with what the failure policy knows of it: each master is judged on
+	 * its own, so that one master late or down leaves the calls of the others to Redis.
+	 * Empty for a standalone or Sentinel Redis, before the topology is read, and with
+	 * Jedis (whose runner judges a cluster as a whole, see {@link #state()}).
+	 * @return the masters, in the topology's order
+	 */
+	public List<ClusterMaster> clusterMasters() {
+		List<ScriptRunner.Master> masters = this.backend.masters();
+		List<ClusterMaster> states = new ArrayList<>(masters.size());
+		for (ScriptRunner.Master master : masters) {
+			states.add(new ClusterMaster(master.nodeId(), master.slots(), master.slotCount(),
+					this.policy.state(master.nodeId())));
+		}
+		return states;
 	}
 
 	/**
@@ -270,6 +302,18 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	 */
 	boolean awaitCompensations(Duration timeout) {
 		return this.backend.awaitCompensations(timeout);
+	}
+
+	/**
+	 * A master of a Redis Cluster as the limiter sees it.
+	 *
+	 * @param nodeId the node's id in the cluster ({@code CLUSTER MYID})
+	 * @param slots the slots it serves, as ranges such as {@code 0-5460,10923}
+	 * @param slotCount how many slots it serves
+	 * @param state what the failure policy knows of it
+	 */
+	public record ClusterMaster(String nodeId, String slots, int slotCount, BackendState state) {
+
 	}
 
 	/**

@@ -10,6 +10,8 @@ import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.FailureMode;
 import dev.ratelimit.core.KeyedLimit;
 import dev.ratelimit.core.Limit;
+import dev.ratelimit.core.failure.BackendState;
+import dev.ratelimit.core.redis.RedisRateLimiter.ClusterMaster;
 import dev.ratelimit.core.redis.testing.RedisCluster;
 import dev.ratelimit.core.redis.testing.RedisServer;
 import dev.ratelimit.core.redis.testing.TestRedis;
@@ -21,6 +23,7 @@ import org.junit.jupiter.api.Test;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -100,6 +103,10 @@ class RedisClusterMasterDownTest {
 			// allowed
 			assertThat(outcomes.ofMaster(0)).containsOnly("LOCAL_FALLBACK rejected");
 			assertThat(this.failures).containsOnlyKeys("TimeoutException");
+			assertThat(limiter.clusterMasters()).extracting(ClusterMaster::slots, ClusterMaster::state)
+				.containsExactlyInAnyOrder(tuple("0-5460", BackendState.LATE), tuple("5461-10921", BackendState.UP),
+						tuple("10922-16383", BackendState.UP));
+			assertThat(limiter.state()).isEqualTo(BackendState.LATE);
 			paused.resume();
 			KeyedLimit back = clients.get(0).get(0);
 			Decision decision = awaitBackend(limiter, back);
@@ -120,6 +127,9 @@ class RedisClusterMasterDownTest {
 			assertThat(outcomes.ofMaster(2)).containsOnly("BACKEND rejected");
 			assertThat(outcomes.ofMaster(0)).containsOnly("FAILED_OPEN allowed");
 			assertThat(limiter.isAvailable()).as("a master is down").isFalse();
+			assertThat(limiter.clusterMasters()).extracting(ClusterMaster::slots, ClusterMaster::state)
+				.containsExactlyInAnyOrder(tuple("0-5460", BackendState.DOWN), tuple("5461-10921", BackendState.UP),
+						tuple("10922-16383", BackendState.UP));
 		}
 	}
 
@@ -149,7 +159,8 @@ class RedisClusterMasterDownTest {
 	private RedisRateLimiter limiter(String prefix) {
 		return RedisRateLimiter.builder(factory)
 			.keyPrefix(prefix)
-			.timeout(Duration.ofMillis(100))
+			// long enough that a loaded machine does not make a healthy master late
+			.timeout(Duration.ofMillis(500))
 			.failureMode(FailureMode.ALLOW)
 			.recoveryCheckInterval(Duration.ofMillis(50))
 			.failureListener((ex) -> this.failures.merge(ex.getClass().getSimpleName(), 1, Integer::sum))
