@@ -113,13 +113,27 @@ final class BackendGate {
 	}
 
 	/**
-	 * A check of this limiter's own (a health check, a recovery check) wrote to the
-	 * backend in time: up again, whatever the state.
+	 * The limiter's own probe (the recovery check, once a late state's cool-down has
+	 * passed) wrote to the backend in time: up again, whatever the state.
 	 */
 	void recovered() {
 		if (this.lateUntil != 0) {
 			this.lateUntil = 0;
 		}
+		if (this.down) {
+			this.down = false;
+		}
+	}
+
+	/**
+	 * A check made from outside the limiter (a health check) wrote to the backend in
+	 * time: that ends a down state, as the recovery check would at its next run, but not
+	 * a late one. A late state's cool-down holds whatever is polled meanwhile: only the
+	 * limiter's own probe, once the cool-down has passed, ends it, so that a health
+	 * endpoint polled hard cannot make every caller wait again for a backend that
+	 * answered late a moment ago.
+	 */
+	void answered() {
 		if (this.down) {
 			this.down = false;
 		}
@@ -189,6 +203,17 @@ final class BackendGate {
 
 	boolean isDown() {
 		return this.down;
+	}
+
+	/**
+	 * Returns what the gate knows of the backend: down, late (past its cool-down too,
+	 * until a probe answers in time), or up.
+	 */
+	BackendState state() {
+		if (this.down) {
+			return BackendState.DOWN;
+		}
+		return (this.lateUntil != 0) ? BackendState.LATE : BackendState.UP;
 	}
 
 	boolean isLate() {

@@ -2,6 +2,8 @@ package dev.ratelimit.core.failure;
 
 import java.util.Objects;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Thrown by a {@link RemoteRateLimiter} that could not decide a call, saying why, so that
  * the {@link FailurePolicyRateLimiter failure policy} knows whether its store is late or
@@ -31,6 +33,8 @@ public class BackendUnavailableException extends RuntimeException {
 
 	private final Reason reason;
 
+	private final @Nullable String part;
+
 	/**
 	 * Creates an exception.
 	 * @param reason why the call was not decided
@@ -38,8 +42,21 @@ public class BackendUnavailableException extends RuntimeException {
 	 * @param cause the failure, if any
 	 */
 	public BackendUnavailableException(Reason reason, String message, Throwable cause) {
+		this(reason, message, cause, null);
+	}
+
+	/**
+	 * Creates an exception that names the part of the store which failed.
+	 * @param reason why the call was not decided
+	 * @param message the detail message
+	 * @param cause the failure, if any
+	 * @param part the part of the store that failed (see
+	 * {@link RemoteRateLimiter#partsOf}), or {@code null} for the store as a whole
+	 */
+	public BackendUnavailableException(Reason reason, String message, Throwable cause, @Nullable String part) {
 		super(message, cause);
 		this.reason = Objects.requireNonNull(reason, "reason must not be null");
+		this.part = part;
 	}
 
 	/**
@@ -50,6 +67,7 @@ public class BackendUnavailableException extends RuntimeException {
 	public BackendUnavailableException(Reason reason, String message) {
 		super(message);
 		this.reason = Objects.requireNonNull(reason, "reason must not be null");
+		this.part = null;
 	}
 
 	/**
@@ -58,6 +76,14 @@ public class BackendUnavailableException extends RuntimeException {
 	 */
 	public Reason reason() {
 		return this.reason;
+	}
+
+	/**
+	 * Returns the part of the store that failed, such as a master of a Redis Cluster.
+	 * @return the part, or {@code null} for the store as a whole
+	 */
+	public @Nullable String part() {
+		return this.part;
 	}
 
 }

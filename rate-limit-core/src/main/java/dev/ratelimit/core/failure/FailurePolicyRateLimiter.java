@@ -21,6 +21,7 @@ import java.util.function.LongSupplier;
 import dev.ratelimit.core.Decision;
 import dev.ratelimit.core.FailureMode;
 import dev.ratelimit.core.KeyedLimit;
+import dev.ratelimit.core.Lease;
 import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.LimitStatus;
 import dev.ratelimit.core.RateLimiter;
@@ -58,6 +59,17 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 	 * the callback that receives it. It enters the gate with a token of its own rather
 	 * than its thread, so that it can be the probe and give the probe back from the
 	 * thread its answer comes on.
+	 *
+	 * A store whose parts fail apart (the masters of a Redis Cluster) has a gate per
+	 * part: a call enters the gates of the parts its limits live on, a failure is held
+	 * against the part that failed, and each part late or down is probed on its own. So
+	 * one master down leaves the calls of the others to the store. A call on several
+	 * parts is routed by the worst of them: the failure mode decides it if any is down,
+	 * this instance if any is late.
+	 *
+	 * A check from outside (the health indicator's) learns as a call does, but ends no
+	 * late state: only the limiter's own probe does, once the cool-down has passed, so
+	 * that a health endpoint polled hard cannot cut a cool-down short.
 	 */
 
 	private static final Log logger = LogFactory.getLog(FailurePolicyRateLimiter.class);
@@ -74,7 +86,7 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 	 */
 	private final @Nullable RateLimiter local;
 
-	private final BackendGate gate;
+	private final BackendGates gates;
 
 	private final long recoveryCheckMicros;
 
@@ -98,7 +110,7 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 			local = InMemoryRateLimiter.builder().timeSource(builder.timeSource).build();
 		}
 		this.local = (builder.failureMode != FailureMode.DENY) ? local : null;
-		this.gate = new BackendGate(builder.coolDown.toNanos(), builder.nanoTime);
+		this.gates = new BackendGates(builder.coolDown.toNanos(), builder.nanoTime);
 		this.recoveryCheckMicros = builder.recoveryCheckInterval.toNanos() / 1000;
 		this.failureListener = builder.failureListener;
 		this.recovery = Executors.newSingleThreadScheduledExecutor((task) -> {
@@ -141,23 +153,77 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 
 	/**
 	 * Returns whether the store is usable: not down since an error or a lost connection
-	 * (it may answer late); {@code true} before the first call.
+	 * (it may answer late); {@code true} before the first call. For a store whose parts
+	 * fail apart, whether no part is down.
 	 * @return the last known reachability
 	 */
 	public boolean isAvailable() {
-		return !this.gate.isDown();
+		return !this.gates.anyDown();
 	}
 
 	/**
-	 * Checks the store with a real write ({@link RemoteRateLimiter#check()}): a success
-	 * ends a late or down state, a late answer starts a late one, any other failure a
-	 * down one.
-	 * @throws RuntimeException the check's failure
+	 * Returns what this limiter knows of the store: for a store whose parts fail apart,
+	 * the worst state of any part ({@link #state(String)} tells each).
+	 * @return the state
+	 */
+	public BackendState state() {
+		return this.gates.worst();
+	}
+
+	/**
+	 * Returns what this limiter knows of one part of the store (see
+	 * {@link RemoteRateLimiter#parts()}): up until a call or a check on it fails.
+	 * @param part the part
+	 * @return the state
+	 */
+	public BackendState state(String part) {
+		BackendGate gate = this.gates.part(Objects.requireNonNull(part, "part must not be null"));
+		return (gate != null) ? gate.state() : BackendState.UP;
+	}
+
+	/**
+	 * Checks the store with a real write ({@link RemoteRateLimiter#check()}), or each of
+	 * its parts ({@link RemoteRateLimiter#check(String)}), as a health check does: a late
+	 * answer starts a late state, any other failure a down one, and a success ends a down
+	 * state. A success ends no late state: its cool-down holds, and only this limiter's
+	 * own probe ends it once the cool-down has passed.
+	 * @throws RuntimeException the check's failure (the first part's that failed, with
+	 * the others' suppressed)
 	 */
 	public void check() {
+		List<String> parts = this.backend.parts();
+		if (parts.isEmpty()) {
+			check(null, this.gates.whole());
+			return;
+		}
+		RuntimeException failure = null;
+		for (String part : parts) {
+			try {
+				check(part, this.gates.of(part));
+			}
+			catch (RuntimeException ex) {
+				if (failure == null) {
+					failure = ex;
+				}
+				else {
+					failure.addSuppressed(ex);
+				}
+			}
+		}
+		if (failure != null) {
+			throw failure;
+		}
+	}
+
+	private void check(@Nullable String part, BackendGate gate) {
 		try {
-			this.backend.check();
-			this.gate.recovered();
+			if (part == null) {
+				this.backend.check();
+			}
+			else {
+				this.backend.check(part);
+			}
+			gate.answered();
 		}
 		catch (RuntimeException ex) {
 			if (Thread.currentThread().isInterrupted()) {
@@ -165,10 +231,10 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 				throw ex;
 			}
 			if (isLate(ex)) {
-				this.gate.late(Thread.currentThread());
+				gate.late(Thread.currentThread());
 			}
 			else {
-				this.gate.failed(Thread.currentThread());
+				gate.failed(Thread.currentThread());
 			}
 			throw ex;
 		}
@@ -184,7 +250,7 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 		KeyedLimit.requireOneLimitPerName(limits);
 		Decision withoutAsking;
 		try {
-			withoutAsking = this.backend.decideWithoutAsking(limits, cost, this.gate.isUp());
+			withoutAsking = this.backend.decideWithoutAsking(limits, cost, this.gates.allUp());
 		}
 		catch (BackendUnavailableException ex) {
 			return busy(ex, limits, cost);
@@ -194,19 +260,20 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 			return withoutAsking;
 		}
 		Thread caller = Thread.currentThread();
-		BackendGate.Route route = this.gate.enter(caller);
+		List<BackendGate> gates = this.gates.of(this.backend.partsOf(limits));
+		BackendGate.Route route = BackendGates.enter(gates, caller);
 		if (route != BackendGate.Route.ASK) {
-			return decidePast(route, limits, cost);
+			return decidePast(route, gates, limits, cost);
 		}
 		if (caller.isInterrupted()) {
 			// a caller that cannot wait for the answer sends nothing, which the store
 			// would apply all the same
-			this.gate.abandoned(caller);
-			return decideHere(limits, cost);
+			BackendGates.abandoned(gates, caller);
+			return decideHere(gates, limits, cost);
 		}
 		try {
 			Decision decision = this.backend.acquire(limits, cost);
-			this.gate.succeeded(caller);
+			BackendGates.succeeded(gates, caller);
 			chargeHere(limits, cost, decision);
 			return decision;
 		}
@@ -214,13 +281,13 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 			if (caller.isInterrupted()) {
 				// the caller's thread was interrupted while it waited: the store did not
 				// fail, so this call alone is decided here
-				this.gate.abandoned(caller);
-				return decideHere(limits, cost);
+				BackendGates.abandoned(gates, caller);
+				return decideHere(gates, limits, cost);
 			}
-			return failed(ex, limits, cost, caller);
+			return failed(ex, gates, limits, cost, caller);
 		}
 		catch (Error ex) {
-			this.gate.abandoned(caller);
+			BackendGates.abandoned(gates, caller);
 			throw ex;
 		}
 	}
@@ -242,7 +309,7 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 				return CompletableFuture.completedFuture(Decision.unlimited());
 			}
 			KeyedLimit.requireOneLimitPerName(limits);
-			return this.backend.decideWithoutAskingAsync(limits, cost, this.gate.isUp())
+			return this.backend.decideWithoutAskingAsync(limits, cost, this.gates.allUp())
 				.handle((withoutAsking, ex) -> acquireAfterReservoir(withoutAsking, ex, limits, cost))
 				.thenCompose(Function.identity());
 		}
@@ -267,9 +334,10 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 		// the probe, if this call is one, is this call's and not its thread's: the answer
 		// comes on another
 		Object caller = new Object();
-		BackendGate.Route route = this.gate.enter(caller);
+		List<BackendGate> gates = this.gates.of(this.backend.partsOf(limits));
+		BackendGate.Route route = BackendGates.enter(gates, caller);
 		if (route != BackendGate.Route.ASK) {
-			return CompletableFuture.completedFuture(decidePast(route, limits, cost));
+			return CompletableFuture.completedFuture(decidePast(route, gates, limits, cost));
 		}
 		CompletableFuture<Decision> asked;
 		try {
@@ -279,29 +347,29 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 			asked = CompletableFuture.failedFuture(ex);
 		}
 		catch (Error ex) {
-			this.gate.abandoned(caller);
+			BackendGates.abandoned(gates, caller);
 			throw ex;
 		}
-		return asked.handle((decision, ex) -> answered(decision, ex, limits, cost, caller));
+		return asked.handle((decision, ex) -> answered(decision, ex, gates, limits, cost, caller));
 	}
 
 	/**
 	 * Decides an asynchronous call from the store's answer, or its failure.
 	 */
-	private Decision answered(@Nullable Decision decision, @Nullable Throwable failure, List<KeyedLimit> limits,
-			long cost, Object caller) {
+	private Decision answered(@Nullable Decision decision, @Nullable Throwable failure, List<BackendGate> gates,
+			List<KeyedLimit> limits, long cost, Object caller) {
 		if (failure == null) {
-			this.gate.succeeded(caller);
+			BackendGates.succeeded(gates, caller);
 			Decision answer = Objects.requireNonNull(decision, "the store answered no decision");
 			chargeHere(limits, cost, answer);
 			return answer;
 		}
 		Throwable cause = unwrap(failure);
 		if (cause instanceof Error error) {
-			this.gate.abandoned(caller);
+			BackendGates.abandoned(gates, caller);
 			throw error;
 		}
-		return failed(cause, limits, cost, caller);
+		return failed(cause, gates, limits, cost, caller);
 	}
 
 	private static void checkCost(long cost) {
@@ -319,43 +387,59 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 		if (ex.reason() != BackendUnavailableException.Reason.BUSY) {
 			throw ex;
 		}
-		return decideHere(limits, cost);
+		return decideHere(this.gates.of(this.backend.partsOf(limits)), limits, cost);
 	}
 
 	/**
 	 * Decides a call that the gate sends past the store: by the failure mode while it is
 	 * down; here while it is late, sent to the store without waiting if allowed.
 	 */
-	private Decision decidePast(BackendGate.Route route, List<KeyedLimit> limits, long cost) {
+	private Decision decidePast(BackendGate.Route route, List<BackendGate> gates, List<KeyedLimit> limits, long cost) {
 		if (route == BackendGate.Route.DOWN) {
-			return fallback(limits, cost);
+			return fallback(gates, limits, cost);
 		}
-		Decision here = decideHere(limits, cost);
+		Decision here = decideHere(gates, limits, cost);
 		if (here.isAllowed() && cost > 0) {
 			this.backend.send(limits, cost);
 		}
 		return here;
 	}
 
-	private Decision failed(Throwable ex, List<KeyedLimit> limits, long cost, Object caller) {
+	private Decision failed(Throwable ex, List<BackendGate> gates, List<KeyedLimit> limits, long cost, Object caller) {
 		if (reasonOf(ex) == BackendUnavailableException.Reason.BUSY) {
 			// another call for the same state holds it, or the caller's thread was
 			// interrupted: the store did not fail, so this call alone is decided here
-			this.gate.abandoned(caller);
-			return decideHere(limits, cost);
+			BackendGates.abandoned(gates, caller);
+			return decideHere(gates, limits, cost);
 		}
 		// the listener hears of the store's own failure, which a backend that says why
 		// carries as the cause
 		report((ex instanceof BackendUnavailableException && ex.getCause() != null) ? ex.getCause() : ex);
+		// the part that failed is judged; the call's other parts learned nothing
+		List<BackendGate> judged = judged(ex, gates);
+		for (BackendGate gate : gates) {
+			if (!judged.contains(gate)) {
+				gate.abandoned(caller);
+			}
+		}
 		if (isLate(ex)) {
 			// Late, not gone: the store still runs the call (so it counts there), and a
 			// busy instance reads answers late whatever the store does. Letting calls
 			// through unlimited would turn load into a bypass: decide here.
-			this.gate.late(caller);
-			return decideHere(limits, cost);
+			judged.forEach((gate) -> gate.late(caller));
+			return decideHere(judged, limits, cost);
 		}
-		this.gate.failed(caller);
-		return fallback(limits, cost);
+		judged.forEach((gate) -> gate.failed(caller));
+		return fallback(judged, limits, cost);
+	}
+
+	/**
+	 * Returns the gates a failure is held against: the part it names, else every part of
+	 * the call.
+	 */
+	private List<BackendGate> judged(Throwable ex, List<BackendGate> gates) {
+		String part = (ex instanceof BackendUnavailableException unavailable) ? unavailable.part() : null;
+		return (part != null) ? List.of(this.gates.of(part)) : gates;
 	}
 
 	/**
@@ -399,10 +483,10 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 	 * Decides a call in this instance: by its own limits, or refused in
 	 * {@link FailureMode#DENY}.
 	 */
-	private Decision decideHere(List<KeyedLimit> limits, long cost) {
+	private Decision decideHere(List<BackendGate> gates, List<KeyedLimit> limits, long cost) {
 		RateLimiter here = this.local;
 		if (here == null) {
-			return Decision.unavailable(false, this.gate.unusableForMicros(this.recoveryCheckMicros));
+			return Decision.unavailable(false, BackendGates.unusableForMicros(gates, this.recoveryCheckMicros));
 		}
 		return here.acquire(limits, cost).from(Decision.Source.LOCAL_FALLBACK);
 	}
@@ -410,10 +494,10 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 	/**
 	 * Decides a call while the store is down, by the failure mode.
 	 */
-	private Decision fallback(List<KeyedLimit> limits, long cost) {
+	private Decision fallback(List<BackendGate> gates, List<KeyedLimit> limits, long cost) {
 		return switch (this.failureMode) {
 			case ALLOW -> Decision.unavailable(true, 0);
-			case DENY, LOCAL -> decideHere(limits, cost);
+			case DENY, LOCAL -> decideHere(gates, limits, cost);
 		};
 	}
 
@@ -461,30 +545,55 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 	}
 
 	/**
-	 * Every recovery check interval, while the store is not up: replaces a closed
-	 * connection. While the store is down, and once the cool-down of a late answer has
-	 * passed, it also tries a health write, whose first success in time brings calls back
-	 * (no caller waits for these checks, and a late state ends even with no call to probe
+	 * Every recovery check interval, while the store (or any part of it) is not up:
+	 * replaces a closed connection, and forgets the parts the store no longer has. For
+	 * each part down, and each part late whose cool-down has passed, it also tries a
+	 * health write on that part, whose first success in time brings its calls back (no
+	 * caller waits for these checks, and a late state ends even with no call to probe
 	 * it); a late state is not ended before its cool-down has passed.
 	 */
 	void checkWhileUnusable() {
-		boolean down = this.gate.isDown();
-		if (!down && !this.gate.isLate()) {
+		if (this.gates.allUp()) {
 			return;
 		}
 		try {
 			this.backend.reconnectIfClosed();
-			if (down || this.gate.isLateAndCooledDown()) {
-				this.backend.check();
-				this.gate.recovered();
+			List<String> parts = this.backend.parts();
+			if (!parts.isEmpty()) {
+				this.gates.retain(parts);
 			}
 		}
 		catch (Throwable ex) {
-			// still down: the next check tries again; a check is not a call, so it is not
-			// reported as a failure
-			if (logger.isTraceEnabled()) {
-				logger.trace("Rate limiter backend is still down", ex);
+			traceStillDown(ex);
+		}
+		this.gates.forEach(this::checkIfUnusable);
+	}
+
+	private void checkIfUnusable(@Nullable String part, BackendGate gate) {
+		if (!gate.isDown() && !gate.isLateAndCooledDown()) {
+			return;
+		}
+		try {
+			if (part == null) {
+				this.backend.check();
 			}
+			else {
+				this.backend.check(part);
+			}
+			gate.recovered();
+		}
+		catch (Throwable ex) {
+			traceStillDown(ex);
+		}
+	}
+
+	/**
+	 * Still down: the next check tries again; a check is not a call, so it is not
+	 * reported as a failure.
+	 */
+	private static void traceStillDown(Throwable ex) {
+		if (logger.isTraceEnabled()) {
+			logger.trace("Rate limiter backend is still down", ex);
 		}
 	}
 
@@ -568,7 +677,7 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 		if (!releaseHere(decision)) {
 			return;
 		}
-		if (this.gate.isDown()) {
+		if (isDown(decision)) {
 			this.backend.releaseWithoutWaiting(decision);
 		}
 		else {
@@ -588,7 +697,7 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 			if (!releaseHere(decision)) {
 				return CompletableFuture.completedFuture(null);
 			}
-			if (this.gate.isDown()) {
+			if (isDown(decision)) {
 				this.backend.releaseWithoutWaiting(decision);
 				return CompletableFuture.completedFuture(null);
 			}
@@ -597,6 +706,25 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 		catch (RuntimeException ex) {
 			return CompletableFuture.failedFuture(ex);
 		}
+	}
+
+	/**
+	 * Returns whether any part of the store that holds a decision's permits is down.
+	 */
+	private boolean isDown(Decision decision) {
+		if (!this.gates.anyDown()) {
+			return false;
+		}
+		List<KeyedLimit> targets = new ArrayList<>(decision.leases().size());
+		for (Lease lease : decision.leases()) {
+			targets.add(lease.target());
+		}
+		for (BackendGate gate : this.gates.of(this.backend.partsOf(targets))) {
+			if (gate.isDown()) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	/**
@@ -645,7 +773,7 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 		if (here != null) {
 			here.forEach(Objects.requireNonNull(this.local)::renew);
 		}
-		if (!this.gate.isDown()) {
+		if (!isDown(decision)) {
 			this.backend.renew(decision);
 		}
 	}

@@ -78,6 +78,38 @@ public interface RemoteRateLimiter extends RateLimiter {
 	void check();
 
 	/**
+	 * Returns the parts of the store that a call's limits live on, for a store whose
+	 * parts fail apart (the masters of a Redis Cluster): the failure policy judges each
+	 * part up, late or down on its own, so that one part's failure leaves the calls of
+	 * the others to the store. The default, an empty list, is a store of one part; so is
+	 * a call whose parts are not known (a topology not read yet).
+	 * @param limits the limits of a call
+	 * @return the distinct parts, or an empty list for the store as a whole
+	 */
+	default List<String> partsOf(List<KeyedLimit> limits) {
+		return List.of();
+	}
+
+	/**
+	 * Returns every part of the store as it is now (for a Redis Cluster, the masters that
+	 * serve slots); empty for a store of one part, or one whose parts are not known.
+	 * @return the parts
+	 */
+	default List<String> parts() {
+		return List.of();
+	}
+
+	/**
+	 * Makes a write to one part of the store, as {@link #check()} does to the store; the
+	 * default checks the store as a whole.
+	 * @param part one of {@link #parts()}
+	 * @throws BackendUnavailableException if it does not succeed in time
+	 */
+	default void check(String part) {
+		check();
+	}
+
+	/**
 	 * Returns whether the connection to the store is open.
 	 * @return whether it is connected
 	 */

@@ -19,18 +19,22 @@ import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisFuture;
+import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.lettuce.core.api.async.RedisFunctionAsyncCommands;
 import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.cluster.models.partitions.Partitions;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.ByteArrayCodec;
 
@@ -89,6 +93,9 @@ final class LettuceScriptRunner implements ScriptRunner {
 
 	/** Whether a FUNCTION LOAD is on its way; there is one at a time. */
 	private final AtomicBoolean loading = new AtomicBoolean();
+
+	/** Whether a read of the cluster's topology is on its way; there is one at a time. */
+	private final AtomicBoolean refreshing = new AtomicBoolean();
 
 	/** The latest load of the library, done once it has been answered (or has failed). */
 	private volatile CompletableFuture<?> libraryLoad = CompletableFuture.completedFuture(null);
@@ -201,32 +208,108 @@ final class LettuceScriptRunner implements ScriptRunner {
 
 	@Override
 	public boolean isConnected() {
+		Native open = opened();
+		return open != null && open.isUp(-1);
+	}
+
+	@Override
+	public boolean isConnected(int slot) {
+		Native open = opened();
+		return open != null && open.isUp(slot);
+	}
+
+	@Override
+	public boolean tellsMastersApart() {
+		return this.connectionFactory.isClusterAware() && opened() != null;
+	}
+
+	@Override
+	public @Nullable String nodeOf(int slot) {
+		Native open = opened();
+		Partitions partitions = (open != null) ? open.partitions() : null;
+		RedisClusterNode master = (partitions != null) ? partitions.getMasterBySlot(slot) : null;
+		return (master != null) ? master.getNodeId() : null;
+	}
+
+	@Override
+	public List<Master> masters() {
+		Native open = opened();
+		Partitions partitions = (open != null) ? open.partitions() : null;
+		if (partitions == null) {
+			return List.of();
+		}
+		List<Master> masters = new ArrayList<>();
+		for (RedisClusterNode node : partitions) {
+			if (node.is(RedisClusterNode.NodeFlag.UPSTREAM) && !node.hasNoSlots()) {
+				List<Integer> slots = node.getSlots();
+				masters.add(new Master(node.getNodeId(), ranges(slots), slots.size()));
+			}
+		}
+		return masters;
+	}
+
+	/**
+	 * Returns ascending slots as ranges: {@code 0-5460,10923}.
+	 */
+	static String ranges(List<Integer> slots) {
+		StringBuilder ranges = new StringBuilder();
+		int i = 0;
+		while (i < slots.size()) {
+			int first = slots.get(i);
+			int last = first;
+			while (i + 1 < slots.size() && slots.get(i + 1) == last + 1) {
+				last = slots.get(++i);
+			}
+			if (!ranges.isEmpty()) {
+				ranges.append(',');
+			}
+			ranges.append(first);
+			if (last != first) {
+				ranges.append('-').append(last);
+			}
+			i++;
+		}
+		return ranges.toString();
+	}
+
+	/**
+	 * Returns the connection if it is open (it may be down), or {@code null} while it is
+	 * opening or failed to.
+	 */
+	private @Nullable Native opened() {
 		CompletableFuture<Native> current = this.connection.get();
-		return current != null && current.isDone() && !current.isCompletedExceptionally()
-				&& current.join().stateful.isOpen();
+		return (current != null && current.isDone() && !current.isCompletedExceptionally()) ? current.join() : null;
 	}
 
 	/**
 	 * Replaces the connection if it is closed: Lettuce's own reconnection waits longer
 	 * and longer between attempts (up to 30 s by default), while a new connection is
 	 * tried at once. In a cluster, also reads the topology again, so that a replica
-	 * promoted by a failover gets its slots' calls.
+	 * promoted by a failover gets its slots' calls, without waiting for it. A cluster
+	 * connection is replaced only when every master's connection is down: Lettuce
+	 * reconnects each master's by itself, and replacing the whole would drop the calls on
+	 * the masters that answer.
 	 */
 	@Override
 	public void reconnectIfClosed() {
 		CompletableFuture<Native> current = this.connection.get();
 		if (current != null && current.isDone() && !current.isCompletedExceptionally()) {
 			Native open = current.join();
-			if (!open.stateful.isOpen()) {
+			if (open.isDown(-1)) {
 				forget(current);
 			}
 		}
-		if (this.connectionFactory.getNativeClient() instanceof RedisClusterClient cluster) {
+		if (this.connectionFactory.getNativeClient() instanceof RedisClusterClient cluster
+				&& this.refreshing.compareAndSet(false, true)) {
+			// without waiting: a refresh waits for every node's view, a hung master's
+			// for the client's command timeout, and the checks of the other masters must
+			// go on meanwhile
 			try {
-				cluster.refreshPartitions();
+				cluster.refreshPartitionsAsync().whenComplete((refreshed, ex) -> this.refreshing.set(false));
 			}
 			catch (RuntimeException ex) {
 				// no node answered: the next check tries again
+				this.refreshing.set(false);
 			}
 		}
 	}
@@ -242,8 +325,7 @@ final class LettuceScriptRunner implements ScriptRunner {
 			return;
 		}
 		CompletableFuture<Native> current = this.connection.get();
-		if (current != null && current.isDone() && !current.isCompletedExceptionally()
-				&& !current.join().stateful.isOpen()) {
+		if (current != null && current.isDone() && !current.isCompletedExceptionally() && current.join().isDown(-1)) {
 			forget(current);
 		}
 	}
@@ -255,8 +337,7 @@ final class LettuceScriptRunner implements ScriptRunner {
 	 */
 	private void failedWithoutWaiting(Throwable ex) {
 		CompletableFuture<Native> current = this.connection.get();
-		if (current != null && current.isDone() && !current.isCompletedExceptionally()
-				&& !current.join().stateful.isOpen()) {
+		if (current != null && current.isDone() && !current.isCompletedExceptionally() && current.join().isDown(-1)) {
 			try {
 				this.connector.execute(() -> failed(ex));
 			}
@@ -279,13 +360,13 @@ final class LettuceScriptRunner implements ScriptRunner {
 	 * cancelled, so that it is not sent after a reconnection, long after its caller gave
 	 * up.
 	 */
-	private static List<Object> awaitReply(RedisFuture<Object> reply, long deadline, Native connection)
+	private static List<Object> awaitReply(RedisFuture<Object> reply, long deadline, Native connection, int slot)
 			throws Exception {
 		try {
 			return ScriptRunner.asList(ScriptRunner.await(reply, deadline, false, true));
 		}
 		catch (TimeoutException ex) {
-			if (!connection.stateful.isOpen() && !reply.cancel(true) && reply.isDone() && !reply.isCancelled()) {
+			if (!connection.isUp(slot) && !reply.cancel(true) && reply.isDone() && !reply.isCancelled()) {
 				// answered between the timeout and the cancel: the answer is the caller's
 				return ScriptRunner.asList(ScriptRunner.await(reply, System.nanoTime(), false));
 			}
@@ -303,18 +384,19 @@ final class LettuceScriptRunner implements ScriptRunner {
 		RedisClusterAsyncCommands<byte[], byte[]> commands = null;
 		try {
 			Native connection = connection(deadline);
-			if (!connection.stateful.isOpen()) {
+			byte[][] keyArray = keys.toArray(new byte[0][]);
+			byte[][] argArray = args.toArray(new byte[0][]);
+			int slot = connection.slotOf(keyArray);
+			if (connection.isDown(slot)) {
 				// Lettuce would hold the call until it reconnects: a caller of a Redis
-				// that is gone learns it now
+				// (or a cluster's master) that is gone learns it now
 				throw new RedisConnectionFailureException("The connection to Redis is down");
 			}
 			commands = connection.commands;
-			byte[][] keyArray = keys.toArray(new byte[0][]);
-			byte[][] argArray = args.toArray(new byte[0][]);
 			if (this.functions.get() != Functions.UNSUPPORTED) {
 				RedisFuture<Object> called = commands.fcall(this.function, ScriptOutputType.MULTI, keyArray, argArray);
 				try {
-					List<Object> reply = awaitReply(called, deadline, connection);
+					List<Object> reply = awaitReply(called, deadline, connection, slot);
 					this.functions.compareAndSet(Functions.UNKNOWN, Functions.SUPPORTED);
 					return reply;
 				}
@@ -324,7 +406,7 @@ final class LettuceScriptRunner implements ScriptRunner {
 					}
 				}
 			}
-			return evalScript(connection, keyArray, argArray, deadline);
+			return evalScript(connection, keyArray, argArray, deadline, slot);
 		}
 		catch (Exception ex) {
 			if (commands != null) {
@@ -339,7 +421,7 @@ final class LettuceScriptRunner implements ScriptRunner {
 		}
 	}
 
-	private List<Object> evalScript(Native connection, byte[][] keyArray, byte[][] argArray, long deadline)
+	private List<Object> evalScript(Native connection, byte[][] keyArray, byte[][] argArray, long deadline, int slot)
 			throws Exception {
 		RedisClusterAsyncCommands<byte[], byte[]> commands = connection.commands;
 		// after a function that could not run, a retry past the deadline would run in
@@ -347,7 +429,7 @@ final class LettuceScriptRunner implements ScriptRunner {
 		ScriptRunner.checkDeadline(deadline);
 		RedisFuture<Object> result = commands.evalsha(this.sha, ScriptOutputType.MULTI, keyArray, argArray);
 		try {
-			return awaitReply(result, deadline, connection);
+			return awaitReply(result, deadline, connection, slot);
 		}
 		catch (Exception ex) {
 			if (!ScriptRunner.isNoScript(ex)) {
@@ -355,7 +437,7 @@ final class LettuceScriptRunner implements ScriptRunner {
 			}
 			ScriptRunner.checkDeadline(deadline);
 			RedisFuture<Object> loaded = commands.eval(this.body, ScriptOutputType.MULTI, keyArray, argArray);
-			return awaitReply(loaded, deadline, connection);
+			return awaitReply(loaded, deadline, connection, slot);
 		}
 	}
 
@@ -648,9 +730,9 @@ final class LettuceScriptRunner implements ScriptRunner {
 					fail((failure != null) ? failure : new IllegalStateException("No connection to Redis"));
 					return;
 				}
-				if (!connection.stateful.isOpen()) {
+				if (connection.isDown(connection.slotOf(this.keys))) {
 					// Lettuce would hold the call until it reconnects: a caller of
-					// a Redis that is gone learns it now
+					// a Redis (or a cluster's master) that is gone learns it now
 					fail(new RedisConnectionFailureException("The connection to Redis is down"));
 					return;
 				}
@@ -752,7 +834,7 @@ final class LettuceScriptRunner implements ScriptRunner {
 			withdraw();
 			Native connection = this.connection;
 			RedisFuture<Object> sent = this.sent;
-			if (connection != null && sent != null && !connection.stateful.isOpen()) {
+			if (connection != null && sent != null && !connection.isUp(connection.slotOf(this.keys))) {
 				sent.cancel(true);
 			}
 			failedWithoutWaiting(failure);
@@ -786,11 +868,126 @@ final class LettuceScriptRunner implements ScriptRunner {
 	}
 
 	/**
+	 * The state of the connection to one master of a cluster.
+	 */
+	private enum NodeConnection {
+
+		UP, OPENING, DOWN
+
+	}
+
+	/**
 	 * A connection: its commands, its state, and what closes it (the connection itself,
 	 * or the factory's connection it was borrowed from).
 	 */
 	private record Native(RedisClusterAsyncCommands<byte[], byte[]> commands,
 			StatefulConnection<byte[], byte[]> stateful, AutoCloseable owner) {
+
+		/*
+		 * A cluster connection's isOpen() tells of one node only, the one it connected to
+		 * first (its keyless commands go there); each master's slots go through a
+		 * connection to that master, which Lettuce opens, and reconnects, by itself.
+		 */
+
+		/**
+		 * Returns whether the connection is known to be up: a standalone connection's own
+		 * state; in a cluster, that of the connection to the master that serves the slot,
+		 * or for a slot of -1 whether any master's is. One still opening is not up yet: a
+		 * call that timed out on it was not answered late.
+		 */
+		boolean isUp(int slot) {
+			if (!(this.stateful instanceof StatefulRedisClusterConnection<byte[], byte[]> cluster)) {
+				return this.stateful.isOpen();
+			}
+			if (isClosed(cluster)) {
+				return false;
+			}
+			if (slot >= 0) {
+				RedisClusterNode master = cluster.getPartitions().getMasterBySlot(slot);
+				return master != null && state(cluster, master) == NodeConnection.UP;
+			}
+			for (RedisClusterNode node : cluster.getPartitions()) {
+				if (isServing(node) && state(cluster, node) == NodeConnection.UP) {
+					return true;
+				}
+			}
+			return false;
+		}
+
+		/**
+		 * Returns whether the connection is known to be down: a standalone connection's
+		 * own state; in a cluster, that of the connection to the master that serves the
+		 * slot, or for a slot of -1 whether every master's is. One still opening is not
+		 * down: a call sent on it waits for it.
+		 */
+		boolean isDown(int slot) {
+			if (!(this.stateful instanceof StatefulRedisClusterConnection<byte[], byte[]> cluster)) {
+				return !this.stateful.isOpen();
+			}
+			if (isClosed(cluster)) {
+				return true;
+			}
+			if (slot >= 0) {
+				RedisClusterNode master = cluster.getPartitions().getMasterBySlot(slot);
+				return master != null && state(cluster, master) == NodeConnection.DOWN;
+			}
+			boolean known = false;
+			for (RedisClusterNode node : cluster.getPartitions()) {
+				if (isServing(node)) {
+					if (state(cluster, node) != NodeConnection.DOWN) {
+						return false;
+					}
+					known = true;
+				}
+			}
+			return known;
+		}
+
+		private static boolean isClosed(StatefulRedisClusterConnection<byte[], byte[]> cluster) {
+			return cluster instanceof RedisChannelHandler<?, ?> handler && handler.isClosed();
+		}
+
+		private static boolean isServing(RedisClusterNode node) {
+			return node.is(RedisClusterNode.NodeFlag.UPSTREAM) && !node.hasNoSlots();
+		}
+
+		/**
+		 * Returns the state of the connection Lettuce sends a master's slot writes on.
+		 */
+		private static NodeConnection state(StatefulRedisClusterConnection<byte[], byte[]> cluster,
+				RedisClusterNode node) {
+			RedisURI uri = node.getUri();
+			CompletableFuture<StatefulRedisConnection<byte[], byte[]>> connection;
+			try {
+				connection = cluster.getConnectionAsync(uri.getHost(), uri.getPort());
+			}
+			catch (RuntimeException ex) {
+				// a node the cluster does not know (any more): the call tells
+				return NodeConnection.OPENING;
+			}
+			if (!connection.isDone()) {
+				return NodeConnection.OPENING;
+			}
+			return (!connection.isCompletedExceptionally() && connection.join().isOpen()) ? NodeConnection.UP
+					: NodeConnection.DOWN;
+		}
+
+		/**
+		 * Returns the slot of a call's first key in a cluster (every key of a call shares
+		 * it), or -1.
+		 */
+		int slotOf(byte[][] keys) {
+			return (this.stateful instanceof StatefulRedisClusterConnection && keys.length > 0)
+					? SlotHash.getSlot(keys[0]) : -1;
+		}
+
+		/**
+		 * Returns the cluster's topology as last read, or {@code null} for no cluster.
+		 */
+		@Nullable Partitions partitions() {
+			return (this.stateful instanceof StatefulRedisClusterConnection<byte[], byte[]> cluster)
+					? cluster.getPartitions() : null;
+		}
 
 		void close() {
 			try {

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -55,6 +56,12 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 			Limit.tokenBucket("1000000/1s"));
 
 	/**
+	 * How many health keys are tried for one master of a cluster: a master that serves
+	 * one slot of 16384 gets one within about 16,000 tries, almost surely within this.
+	 */
+	private static final int MAX_HEALTH_KEY_CANDIDATES = 1 << 18;
+
+	/**
 	 * Key TTL floor when tests give the time: their clock is not Redis's, so TTLs from it
 	 * are meaningless.
 	 */
@@ -90,6 +97,9 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 	private final TimeSource clock;
 
 	private final RedisConnectionFactory connectionFactory;
+
+	/** The health key of each master of a cluster, by node id. */
+	private final Map<String, KeyedLimit> healthLimits = new ConcurrentHashMap<>();
 
 	RedisBackend(RedisRateLimiter.Builder builder) {
 		this.connectionFactory = builder.connectionFactory;
@@ -224,19 +234,45 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 
 	private Decision decide(List<KeyedLimit> limits, long cost, long deadline) throws Exception {
 		SlotPlan plan = new SlotPlan(limits, this.keys);
-		List<int[]> groups = plan.groups(this.runner.isCluster(deadline));
+		boolean cluster = this.runner.isCluster(deadline);
 		String time = timeArgument();
 		SlotOutcomes slots = new SlotOutcomes(plan.size());
-		try {
-			for (int[] group : groups) {
+		for (int[] group : plan.groups(cluster)) {
+			try {
 				slots.record(group, run(slots.nextOperation(), plan, group, cost, 0, time, deadline));
 			}
-		}
-		catch (Exception ex) {
-			compensate(plan, slots, cost, time);
-			throw ex;
+			catch (Exception ex) {
+				compensate(plan, slots, cost, time);
+				throw unavailable(ex, slotOf(plan, group, cluster));
+			}
 		}
 		return decision(limits, cost, plan, slots, time);
+	}
+
+	/**
+	 * Returns the slot of a group's keys in a cluster, where they share one, so that a
+	 * failure is held against the master that serves it; -1 for Redis as a whole.
+	 */
+	private static int slotOf(SlotPlan plan, int[] group, boolean cluster) {
+		return cluster ? RedisKeys.slot(plan.key(group[0])) : -1;
+	}
+
+	/**
+	 * Fails a group's future as {@link #unavailable(Exception, int)} says, so that a
+	 * failure names the master of its slot.
+	 */
+	private <T> CompletableFuture<T> onSlot(CompletableFuture<T> group, int slot) {
+		if (slot < 0) {
+			return group;
+		}
+		return group.handle((result, ex) -> {
+			if (ex != null) {
+				Throwable cause = cause(ex);
+				throw new CompletionException(
+						(cause instanceof Exception exception) ? unavailable(exception, slot) : cause);
+			}
+			return result;
+		});
 	}
 
 	/**
@@ -250,8 +286,10 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 			SlotOutcomes slots = new SlotOutcomes(plan.size());
 			CompletableFuture<Void> done = CompletableFuture.completedFuture(null);
 			for (int[] group : plan.groups(cluster)) {
+				int slot = slotOf(plan, group, cluster);
 				done = done
-					.thenCompose((previous) -> runAsync(slots.nextOperation(), plan, group, cost, 0, time, deadline))
+					.thenCompose((previous) -> onSlot(
+							runAsync(slots.nextOperation(), plan, group, cost, 0, time, deadline), slot))
 					.thenAccept((reply) -> slots.record(group, reply));
 			}
 			return done.handle((ignored, ex) -> {
@@ -561,9 +599,17 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 				// lost
 				long fillDeadline = System.nanoTime() + this.timeoutNanos;
 				FillPlan plan = new FillPlan(fill);
-				for (int[] group : plan.slots.groups(this.runner.isCluster(fillDeadline))) {
-					if (!plan.record(group, run(ScriptOperation.FILL_RESERVOIR, plan.slots, group, plan.needs(group),
-							cost, reservoirs().size(), plan.time, fillDeadline))) {
+				boolean cluster = this.runner.isCluster(fillDeadline);
+				for (int[] group : plan.slots.groups(cluster)) {
+					ScriptReply reply;
+					try {
+						reply = run(ScriptOperation.FILL_RESERVOIR, plan.slots, group, plan.needs(group), cost,
+								reservoirs().size(), plan.time, fillDeadline);
+					}
+					catch (Exception ex) {
+						throw unavailable(ex, slotOf(plan.slots, group, cluster));
+					}
+					if (!plan.record(group, reply)) {
 						break;
 					}
 				}
@@ -625,9 +671,10 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 		return this.runner.isClusterAsync(deadline).thenCompose((cluster) -> {
 			CompletableFuture<Boolean> granted = CompletableFuture.completedFuture(true);
 			for (int[] group : plan.slots.groups(cluster)) {
+				int slot = slotOf(plan.slots, group, cluster);
 				granted = granted.thenCompose((going) -> !going ? CompletableFuture.completedFuture(false)
-						: runAsync(ScriptOperation.FILL_RESERVOIR, plan.slots, group, plan.needs(group), cost,
-								reservoirs().size(), plan.time, deadline)
+						: onSlot(runAsync(ScriptOperation.FILL_RESERVOIR, plan.slots, group, plan.needs(group), cost,
+								reservoirs().size(), plan.time, deadline), slot)
 							.thenApply((reply) -> plan.record(group, reply)));
 			}
 			return granted;
@@ -697,6 +744,15 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 	 * is up, down otherwise; an interrupted caller keeps its flag and learned nothing.
 	 */
 	private BackendUnavailableException unavailable(Exception ex) {
+		return unavailable(ex, -1);
+	}
+
+	/**
+	 * Says why a call on a slot failed, as {@link #unavailable(Exception)} does, judging
+	 * the connection to the master that serves the slot, which the failure names; a slot
+	 * of -1 is Redis as a whole.
+	 */
+	private BackendUnavailableException unavailable(Exception ex, int slot) {
 		if (ex instanceof BackendUnavailableException unavailable) {
 			return unavailable;
 		}
@@ -705,9 +761,11 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 			return new BackendUnavailableException(BackendUnavailableException.Reason.BUSY,
 					"Interrupted while waiting for Redis", ex);
 		}
-		BackendUnavailableException.Reason reason = (isTimeout(ex) && this.runner.isConnected())
+		boolean connected = (slot >= 0) ? this.runner.isConnected(slot) : this.runner.isConnected();
+		BackendUnavailableException.Reason reason = (isTimeout(ex) && connected)
 				? BackendUnavailableException.Reason.LATE : BackendUnavailableException.Reason.DOWN;
-		return new BackendUnavailableException(reason, "Redis call failed: " + ex.getMessage(), ex);
+		String master = (slot >= 0) ? this.runner.nodeOf(slot) : null;
+		return new BackendUnavailableException(reason, "Redis call failed: " + ex.getMessage(), ex, master);
 	}
 
 	/**
@@ -895,6 +953,9 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 			return;
 		}
 		for (int[] group : plan.groups(cluster)) {
+			if (cluster && !this.runner.isConnected(slotOf(plan, group, true))) {
+				continue;
+			}
 			if (this.unanswered.incrementAndGet() > RedisRateLimiter.MAX_UNANSWERED) {
 				this.unanswered.decrementAndGet();
 				return;
@@ -923,23 +984,117 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 	 */
 	@Override
 	public void check() {
+		writeHealthKey(HEALTH_LIMIT);
+	}
+
+	/**
+	 * Writes a health key of one master of a cluster: one that hashes to a slot the
+	 * master serves.
+	 * @throws BackendUnavailableException if the master does not take it in time, or
+	 * serves no slot
+	 */
+	@Override
+	public void check(String part) {
+		writeHealthKey(healthLimitOf(part));
+	}
+
+	private void writeHealthKey(KeyedLimit health) {
+		long deadline = System.nanoTime() + this.timeoutNanos;
+		SlotPlan plan = new SlotPlan(List.of(health), this.keys);
+		int slot = -1;
 		try {
-			writeHealthKey();
+			boolean cluster = this.runner.isCluster(deadline);
+			for (int[] group : plan.groups(cluster)) {
+				slot = slotOf(plan, group, cluster);
+				ScriptReply reply = run(ScriptOperation.ACQUIRE, plan, group, 1, 0, timeArgument(), deadline);
+				if (!reply.allAllowed()) {
+					throw new IllegalStateException("Redis refused the health check's write: " + reply);
+				}
+			}
 		}
 		catch (Exception ex) {
-			throw unavailable(ex);
+			throw unavailable(ex, slot);
 		}
 	}
 
-	private void writeHealthKey() throws Exception {
-		long deadline = System.nanoTime() + this.timeoutNanos;
-		SlotPlan plan = new SlotPlan(List.of(HEALTH_LIMIT), this.keys);
-		for (int[] group : plan.groups(this.runner.isCluster(deadline))) {
-			ScriptReply reply = run(ScriptOperation.ACQUIRE, plan, group, 1, 0, timeArgument(), deadline);
-			if (!reply.allAllowed()) {
-				throw new IllegalStateException("Redis refused the health check's write: " + reply);
+	/**
+	 * Returns a health key in a slot the master serves: the first of {@code ping} (the
+	 * key of {@link #check()}), {@code ping-1}, {@code ping-2}, ... whose key hashes
+	 * there, found once per master and looked for again if its slot moved to another
+	 * master.
+	 */
+	private KeyedLimit healthLimitOf(String master) {
+		KeyedLimit known = this.healthLimits.get(master);
+		if (known != null && master.equals(this.runner.nodeOf(RedisKeys.slot(this.keys.key(known))))) {
+			return known;
+		}
+		for (int i = 0; i < MAX_HEALTH_KEY_CANDIDATES; i++) {
+			KeyedLimit candidate = (i == 0) ? HEALTH_LIMIT
+					: new KeyedLimit(RedisRateLimiter.HEALTH_POLICY, "ping-" + i, HEALTH_LIMIT.limit());
+			if (master.equals(this.runner.nodeOf(RedisKeys.slot(this.keys.key(candidate))))) {
+				this.healthLimits.put(master, candidate);
+				return candidate;
 			}
 		}
+		throw new BackendUnavailableException(BackendUnavailableException.Reason.DOWN,
+				"Redis Cluster master " + master + " serves no slot", new IllegalStateException(), master);
+	}
+
+	/**
+	 * Returns the distinct masters of a cluster that serve a call's keys, by the topology
+	 * last read; none for Redis that is no cluster, or when a key's master is not known.
+	 */
+	@Override
+	public List<String> partsOf(List<KeyedLimit> limits) {
+		if (!isClusterKnown()) {
+			return List.of();
+		}
+		if (limits.size() == 1) {
+			String master = this.runner.nodeOf(RedisKeys.slot(this.keys.key(limits.get(0))));
+			return (master != null) ? List.of(master) : List.of();
+		}
+		List<String> masters = new ArrayList<>(2);
+		for (KeyedLimit limit : limits) {
+			String master = this.runner.nodeOf(RedisKeys.slot(this.keys.key(limit)));
+			if (master == null) {
+				return List.of();
+			}
+			if (!masters.contains(master)) {
+				masters.add(master);
+			}
+		}
+		return masters;
+	}
+
+	/**
+	 * Returns the masters of a cluster that serve slots, by the topology last read.
+	 */
+	@Override
+	public List<String> parts() {
+		if (!isClusterKnown()) {
+			return List.of();
+		}
+		List<ScriptRunner.Master> masters = this.runner.masters();
+		List<String> parts = new ArrayList<>(masters.size());
+		for (ScriptRunner.Master master : masters) {
+			parts.add(master.nodeId());
+		}
+		return parts;
+	}
+
+	/**
+	 * Returns the masters of a cluster that serve slots, with their slots, by the
+	 * topology last read; empty for Redis that is no cluster.
+	 */
+	List<ScriptRunner.Master> masters() {
+		return isClusterKnown() ? this.runner.masters() : List.of();
+	}
+
+	/**
+	 * Returns whether Redis is a cluster whose masters the runner tells apart.
+	 */
+	private boolean isClusterKnown() {
+		return this.runner.tellsMastersApart();
 	}
 
 	@Override

@@ -1,6 +1,7 @@
 package dev.ratelimit.core.redis;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -12,6 +13,7 @@ import dev.ratelimit.core.KeyedLimit;
 import dev.ratelimit.core.LimitStatus;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.core.TimeSource;
+import dev.ratelimit.core.failure.BackendState;
 import dev.ratelimit.core.failure.FailurePolicyRateLimiter;
 import dev.ratelimit.core.memory.InMemoryRateLimiter;
 
@@ -40,7 +42,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 
 	/**
 	 * Health writes made by {@link #awaitReady} once Redis answers, so that the first
-	 * calls find the code compiled.
+	 * calls find the code compiled (spread over the masters of a cluster).
 	 */
 	private static final int WARM_UP_WRITES = 200;
 
@@ -75,11 +77,41 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 
 	/**
 	 * Returns whether Redis is usable: not down since an error or a lost connection (it
-	 * may answer late); {@code true} before the first call.
+	 * may answer late); {@code true} before the first call. For a Redis Cluster, whether
+	 * no master is down.
 	 * @return the last known reachability
 	 */
 	public boolean isAvailable() {
 		return this.policy.isAvailable();
+	}
+
+	/**
+	 * Returns what the failure policy knows of Redis: it decides calls, it answers late
+	 * (calls are decided by this instance's limits, or refused under {@code deny}), or it
+	 * is down (the failure mode decides). For a Redis Cluster, the worst state of any
+	 * master: {@link #clusterMasters()} tells each.
+	 * @return the state
+	 */
+	public BackendState state() {
+		return this.policy.state();
+	}
+
+	/**
+	 * Returns each master of a Redis Cluster that serves slots, as the limiter last read
+	 * the topology, with what the failure policy knows of it: each master is judged on
+	 * its own, so that one master late or down leaves the calls of the others to Redis.
+	 * Empty for a standalone or Sentinel Redis, before the topology is read, and with
+	 * Jedis (whose runner judges a cluster as a whole, see {@link #state()}).
+	 * @return the masters, in the topology's order
+	 */
+	public List<ClusterMaster> clusterMasters() {
+		List<ScriptRunner.Master> masters = this.backend.masters();
+		List<ClusterMaster> states = new ArrayList<>(masters.size());
+		for (ScriptRunner.Master master : masters) {
+			states.add(new ClusterMaster(master.nodeId(), master.slots(), master.slotCount(),
+					this.policy.state(master.nodeId())));
+		}
+		return states;
 	}
 
 	/**
@@ -118,7 +150,9 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 				return false;
 			}
 		}
-		for (int i = 0; i < WARM_UP_WRITES && deadline - System.nanoTime() > 0; i++) {
+		// a ping writes to every master of a cluster
+		int pings = WARM_UP_WRITES / Math.max(1, this.backend.parts().size());
+		for (int i = 0; i < pings && deadline - System.nanoTime() > 0; i++) {
 			try {
 				ping();
 			}
@@ -135,8 +169,10 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	 * later. A Redis that answers {@code PING}, or runs a script that only reads, may
 	 * still refuse every decision: a user whose ACL lacks {@code FCALL} or
 	 * {@code EVALSHA}, a server over {@code maxmemory} with {@code noeviction}, a replica
-	 * after a failover. Each refuses this write as it refuses decisions. Only a
-	 * successful write ends a late or down state.
+	 * after a failover. Each refuses this write as it refuses decisions. A late answer
+	 * starts a late state, any other failure a down one; a successful write ends a down
+	 * state, but not the cool-down of a late one, which only the limiter's own probe ends
+	 * once it has passed.
 	 * @throws DataAccessResourceFailureException or {@link QueryTimeoutException} if it
 	 * does not
 	 */
@@ -285,6 +321,18 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
 	 */
 	boolean awaitCompensations(Duration timeout) {
 		return this.backend.awaitCompensations(timeout);
+	}
+
+	/**
+	 * A master of a Redis Cluster as the limiter sees it.
+	 *
+	 * @param nodeId the node's id in the cluster ({@code CLUSTER MYID})
+	 * @param slots the slots it serves, as ranges such as {@code 0-5460,10923}
+	 * @param slotCount how many slots it serves
+	 * @param state what the failure policy knows of it
+	 */
+	public record ClusterMaster(String nodeId, String slots, int slotCount, BackendState state) {
+
 	}
 
 	/**

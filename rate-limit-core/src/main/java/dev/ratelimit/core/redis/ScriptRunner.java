@@ -8,6 +8,8 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.util.ClassUtils;
 
@@ -120,6 +122,56 @@ interface ScriptRunner extends AutoCloseable {
 	 */
 	default boolean isConnected() {
 		return true;
+	}
+
+	/**
+	 * Returns whether the connection to the master that serves a slot is up, as
+	 * {@link #isConnected()} does for the whole of Redis: in a Redis Cluster each master
+	 * has a connection of its own, and one master's lost connection says nothing of the
+	 * others'. A runner that cannot tell a master's connection answers for the whole.
+	 * @param slot the slot of the call's keys
+	 */
+	default boolean isConnected(int slot) {
+		return isConnected();
+	}
+
+	/**
+	 * Returns whether Redis is a cluster whose masters the runner tells apart: it knows
+	 * which master serves each slot ({@link #nodeOf}) and the state of each master's
+	 * connection ({@link #isConnected(int)}). Cheap: asked on every call.
+	 */
+	default boolean tellsMastersApart() {
+		return false;
+	}
+
+	/**
+	 * Returns the node id of the master that serves a slot, as the runner last read the
+	 * cluster's topology; {@code null} when Redis is no cluster, or the runner does not
+	 * know (a topology not read yet, a slot no master serves, a client that does not
+	 * tell).
+	 * @param slot the slot
+	 */
+	default @Nullable String nodeOf(int slot) {
+		return null;
+	}
+
+	/**
+	 * Returns the masters of a Redis Cluster that serve slots, as the runner last read
+	 * the topology; empty when Redis is no cluster, or the runner does not know.
+	 */
+	default List<Master> masters() {
+		return List.of();
+	}
+
+	/**
+	 * A master of a Redis Cluster and the slots it serves.
+	 *
+	 * @param nodeId the node's id in the cluster
+	 * @param slots the slots it serves, as ranges such as {@code 0-5460,10923}
+	 * @param slotCount how many slots it serves
+	 */
+	record Master(String nodeId, String slots, int slotCount) {
+
 	}
 
 	/**

@@ -52,6 +52,18 @@ class BackendGateTest {
 	}
 
 	@Test
+	void aCheckFromOutsideThatWroteInTimeEndsADownStateButNotALateOne() {
+		this.gate.late(this.caller);
+		this.gate.answered();
+		assertThat(this.gate.isLate()).isTrue();
+		assertThat(this.gate.enter(this.another)).as("the probe, after the cool-down").isEqualTo(Route.ASK);
+		this.gate.abandoned(this.another);
+		this.gate.failed(this.caller);
+		this.gate.answered();
+		assertThat(this.gate.isDown()).isFalse();
+	}
+
+	@Test
 	void theProbesAnswerInTimeEndsTheLateState() {
 		this.gate.late(this.caller);
 		assertThat(this.gate.enter(this.caller)).isEqualTo(Route.ASK);

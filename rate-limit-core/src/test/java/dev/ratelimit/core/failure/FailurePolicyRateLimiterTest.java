@@ -202,6 +202,28 @@ class FailurePolicyRateLimiterTest {
 	}
 
 	@Test
+	void aHealthCheckPolledHardDuringTheCoolDownOfALateAnswerBringsNoCallBackToTheStore() {
+		FailurePolicyRateLimiter policy = policy(FailureMode.ALLOW);
+		this.store.behaviour = Behaviour.LATE;
+		policy.acquire(TEN_PER_MINUTE, 1);
+		this.store.behaviour = Behaviour.ANSWER;
+		List<Decision> cooling = new ArrayList<>();
+		for (int i = 0; i < 50; i++) {
+			// every check writes in time, over nine tenths of the cool-down
+			policy.check();
+			this.nanoTime.addAndGet(COOL_DOWN.toNanos() * 9 / 10 / 50);
+			cooling.add(policy.acquire(TEN_PER_MINUTE, 1));
+		}
+		assertThat(this.store.checks).hasValue(50);
+		assertThat(cooling).extracting(Decision::source).containsOnly(Decision.Source.LOCAL_FALLBACK);
+		assertThat(this.store.asked).as("no call waited for the store during the cool-down").hasValue(1);
+		this.nanoTime.addAndGet(COOL_DOWN.toNanos() / 10);
+		assertThat(policy.acquire(TEN_PER_MINUTE, 1).source()).as("the probe, once the cool-down has passed")
+			.isEqualTo(Decision.Source.BACKEND);
+		assertThat(policy.acquire(TEN_PER_MINUTE, 1).source()).isEqualTo(Decision.Source.BACKEND);
+	}
+
+	@Test
 	void anInterruptedCallerIsDecidedHereAndTheStoreIsNotJudged() {
 		FailurePolicyRateLimiter policy = policy(FailureMode.ALLOW);
 		Thread.currentThread().interrupt();

@@ -28,8 +28,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The Redis backend on a three-master Redis Cluster: four instances share each client's
- * quota exactly with keys on every master, and a call whose limits live in different
- * slots gives back what it took when a later slot rejects, whether it waits or not.
+ * quota exactly with keys on every master, a call whose limits live in different slots
+ * gives back what it took when a later slot rejects, whether it waits or not, and a
+ * health check writes to every master.
  */
 class RedisClusterTest {
 
@@ -235,6 +236,29 @@ class RedisClusterTest {
 			assertThat(limiter.acquire(List.of(exhausted, filling), 1).isAllowed()).isFalse();
 			clock.addAndGet(1_000_000);
 			assertThat(limiter.inspect(List.of(filling)).get(0).remaining()).isEqualTo(10);
+		}
+	}
+
+	@Test
+	void aPingWritesAHealthKeyOnEveryMasterInASlotItServes() {
+		String prefix = TestRedis.uniquePrefix();
+		// on a clock of the test's, keys outlive the check: they can be counted
+		long now = System.currentTimeMillis() * 1000;
+		try (RedisRateLimiter limiter = RedisRateLimiter.builder(factories.get(0))
+			.keyPrefix(prefix)
+			.timeout(Duration.ofSeconds(5))
+			.timeSource(() -> now)
+			.build()) {
+			// once the topology is known: before, a check writes to one master
+			assertThat(limiter.awaitReady(Duration.ofSeconds(10))).isTrue();
+			limiter.ping();
+			for (RedisServer node : cluster.nodes()) {
+				try (RespClient client = node.endpoint().client()) {
+					assertThat((List<?>) client.command("KEYS", prefix + ":{" + RedisRateLimiter.HEALTH_POLICY + ":*"))
+						.as("health keys on " + node)
+						.hasSize(1);
+				}
+			}
 		}
 	}
 

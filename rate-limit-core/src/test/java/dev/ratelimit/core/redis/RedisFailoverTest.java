@@ -59,6 +59,9 @@ class RedisFailoverTest {
 				replicate(master);
 				cluster.killMaster(0, Duration.ofSeconds(30));
 				assertRefusedByRedis(limiter, client);
+				// the client's key follows its slot to the promoted replica, and the
+				// killed master's state is forgotten with it
+				await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20)).until(limiter::isAvailable);
 			}
 			finally {
 				factory.destroy();

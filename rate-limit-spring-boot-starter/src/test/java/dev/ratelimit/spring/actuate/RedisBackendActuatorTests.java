@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 
 import org.assertj.core.api.InstanceOfAssertFactories;
@@ -51,7 +52,8 @@ class RedisBackendActuatorTests {
 				RateLimitHealthAutoConfiguration.class, RateLimitEndpointAutoConfiguration.class))
 		.withPropertyValues("ratelimit.backend=redis", "ratelimit.redis.key-prefix=" + TestRedis.uniquePrefix(),
 				"ratelimit.redis.timeout=2s", "ratelimit.policies.burst.key=api-key",
-				"ratelimit.policies.burst.limits[0].rate=10/1h",
+				"ratelimit.policies.burst.limits[0].rate=10/1h", "ratelimit.policies.wide.key=api-key",
+				"ratelimit.policies.wide.limits[0].rate=100000/1s",
 				"management.endpoints.web.exposure.include=ratelimits");
 
 	@Test
@@ -143,6 +145,48 @@ class RedisBackendActuatorTests {
 					awaitStatus(indicator, Status.UP);
 				});
 		}
+	}
+
+	@Test
+	void pollingHealthHardWhileRedisAnswersLateBringsNoCallBackToRedisBeforeTheLimitersProbe() {
+		try (RedisServer server = RedisServer.start(); RespClient admin = server.endpoint().client()) {
+			this.runner.withPropertyValues(redis(server.endpoint()))
+				.withPropertyValues("ratelimit.redis.timeout=200ms")
+				.run((context) -> {
+					RateLimitHealthIndicator indicator = context.getBean(RateLimitHealthIndicator.class);
+					RateLimitService service = context.getBean(RateLimitService.class);
+					awaitStatus(indicator, Status.UP);
+					assertThat(decide(service).source()).isEqualTo(Decision.Source.BACKEND);
+					// Redis holds writes for 500 ms: the call is answered late, and the
+					// one-second cool-down starts at its timeout
+					admin.command("CLIENT", "PAUSE", "500", "WRITE");
+					long lateAt = System.nanoTime();
+					assertThat(decide(service).source()).isEqualTo(Decision.Source.LOCAL_FALLBACK);
+					// polled hard until before the cool-down can have ended; from 500 ms
+					// on
+					// every check writes in time
+					List<Decision.Source> cooling = new ArrayList<>();
+					int checks = 0;
+					while (System.nanoTime() - lateAt < Duration.ofMillis(1000).toNanos()) {
+						indicator.health();
+						checks++;
+						cooling.add(decide(service).source());
+					}
+					assertThat(checks).isGreaterThan(10);
+					assertThat(cooling).containsOnly(Decision.Source.LOCAL_FALLBACK);
+					await().atMost(Duration.ofSeconds(5))
+						.pollInterval(Duration.ofMillis(20))
+						.until(() -> decide(service).source() == Decision.Source.BACKEND);
+				});
+		}
+	}
+
+	private static Decision decide(RateLimitService service) {
+		MockHttpServletRequest request = new MockHttpServletRequest();
+		request.addHeader("X-API-Key", "polled-client");
+		return service
+			.decide(List.of("wide"), 1, RateLimitContext.forRequest(new ServletRateLimitRequest(request), null))
+			.decision();
 	}
 
 	@Test

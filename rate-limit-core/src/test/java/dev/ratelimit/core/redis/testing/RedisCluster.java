@@ -58,6 +58,16 @@ public final class RedisCluster implements AutoCloseable {
 	}
 
 	/**
+	 * Starts a three-master cluster whose nodes take more {@code redis-server} arguments,
+	 * such as {@code --cluster-require-full-coverage no}.
+	 * @param nodeArguments the arguments of every node
+	 * @return the cluster, ready
+	 */
+	public static RedisCluster start(String... nodeArguments) {
+		return start(false, "5000", nodeArguments);
+	}
+
+	/**
 	 * Starts a cluster of three masters and three replicas, one per master, with a node
 	 * timeout of one second.
 	 * @return the cluster, ready, every replica in sync with its master
@@ -66,15 +76,17 @@ public final class RedisCluster implements AutoCloseable {
 		return start(true, "1000");
 	}
 
-	private static RedisCluster start(boolean withReplicas, String nodeTimeoutMillis) {
+	private static RedisCluster start(boolean withReplicas, String nodeTimeoutMillis, String... nodeArguments) {
 		List<RedisServer> servers = new ArrayList<>();
 		try {
 			int count = withReplicas ? 2 * MASTERS : MASTERS;
+			List<String> arguments = new ArrayList<>(List.of("--cluster-enabled", "yes", "--cluster-config-file",
+					"nodes.conf", "--cluster-node-timeout", nodeTimeoutMillis, "--repl-diskless-sync-delay", "0"));
+			arguments.addAll(List.of(nodeArguments));
 			for (int i = 0; i < count; i++) {
 				// without the delay a replica's first sync waits 5 s for more replicas to
 				// share the transfer
-				servers.add(RedisServer.start("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-						"--cluster-node-timeout", nodeTimeoutMillis, "--repl-diskless-sync-delay", "0"));
+				servers.add(RedisServer.start(arguments.toArray(new String[0])));
 			}
 			List<@Nullable RedisServer> replicas = new ArrayList<>();
 			for (int i = 0; i < MASTERS; i++) {
@@ -148,6 +160,15 @@ public final class RedisCluster implements AutoCloseable {
 			}
 		}
 		return true;
+	}
+
+	/**
+	 * Waits until every live node reports {@code cluster_state:ok}, knows every node and
+	 * sees every slot served, as after a master that was killed is started again.
+	 * @param timeout the longest wait
+	 */
+	public void awaitReady(Duration timeout) {
+		Polling.until("cluster_state:ok on every node, every replica in sync", timeout, this::isOk);
 	}
 
 	private List<RedisServer> liveNodes() {

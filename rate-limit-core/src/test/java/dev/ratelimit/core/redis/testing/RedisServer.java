@@ -218,6 +218,43 @@ public final class RedisServer implements AutoCloseable {
 	}
 
 	/**
+	 * Stops the process where it stands (SIGSTOP), as a hung server or a long pause of
+	 * its host: connections stay open and nothing is answered until {@link #resume()}.
+	 */
+	public synchronized void pause() {
+		signal("STOP");
+	}
+
+	/**
+	 * Lets a paused process go on (SIGCONT); it answers what it was sent meanwhile.
+	 */
+	public synchronized void resume() {
+		signal("CONT");
+	}
+
+	private void signal(String signal) {
+		long pid = pid();
+		if (pid < 0) {
+			throw new IllegalStateException(this + " does not run");
+		}
+		try {
+			Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).redirectErrorStream(true)
+				.start();
+			if (kill.waitFor() != 0) {
+				throw new IllegalStateException(
+						"kill -" + signal + " " + pid + " failed: " + new String(kill.getInputStream().readAllBytes()));
+			}
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException("Interrupted while signalling " + this, ex);
+		}
+	}
+
+	/**
 	 * Kills the process (SIGKILL, as a crash), keeping the port and directory for
 	 * {@link #restart()}.
 	 */
