@@ -627,7 +627,7 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 			return;
 		}
 		refundHere(decision, limits, cost);
-		if (!this.gate.isDown()) {
+		if (!isDown(limits)) {
 			this.backend.refund(decision, limits, cost);
 		}
 	}
@@ -645,7 +645,7 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 				return CompletableFuture.completedFuture(null);
 			}
 			refundHere(decision, limits, cost);
-			if (this.gate.isDown()) {
+			if (isDown(limits)) {
 				return CompletableFuture.completedFuture(null);
 			}
 			return this.backend.refundAsync(decision, limits, cost).exceptionally((ex) -> null);
@@ -718,6 +718,16 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 		List<KeyedLimit> targets = new ArrayList<>(decision.leases().size());
 		for (Lease lease : decision.leases()) {
 			targets.add(lease.target());
+		}
+		return isDown(targets);
+	}
+
+	/**
+	 * Returns whether a part of the store that holds one of these limits is down.
+	 */
+	private boolean isDown(List<KeyedLimit> targets) {
+		if (!this.gates.anyDown()) {
+			return false;
 		}
 		for (BackendGate gate : this.gates.of(this.backend.partsOf(targets))) {
 			if (gate.isDown()) {
