@@ -7,20 +7,28 @@ import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Writes {@code docs/RELIABILITY.md} from the results files of a campaign: one section
  * per scenario with its setup, notes and a table (one row per case, one column per
  * measure, a row of targets, a verdict per case), a summary, the commit and the machine.
  * <p>
- * {@code ReliabilityReport <results dir> <report> <quick|full> <commit> <seconds> [note]}
+ * {@code ReliabilityReport [--update] <results dir> <report> <quick|full> <commit> <seconds> [note]};
+ * with {@code --update}, only the sections of the scenarios run are replaced.
  */
 public final class ReliabilityReport {
+
+	static final String BEFORE = "before.";
+
+	static final String AFTER = "after.";
 
 	/** The scenarios in the report's order, with their titles and what they do. */
 	static final Map<String, String[]> SCENARIOS = new LinkedHashMap<>();
@@ -56,22 +64,36 @@ public final class ReliabilityReport {
 		SCENARIOS.put("soak", new String[] { "Soak",
 				"Load for minutes with a Redis fault at a fixed interval. Targets: heap after GC at the end within "
 						+ "10 % of the start; no leaked permits; no leaked connections or threads." });
+		SCENARIOS.put("app-integration", new String[] { "Application integration (issue 32)",
+				"How real applications fail, deploy and authenticate: each finding of issue 32 reproduced over real "
+						+ "HTTP against the sample (servlet, Tomcat) and the reactive example (WebFlux, Netty), "
+						+ "started from their jars as built before issue 32 and at this run's commit, with the same "
+						+ "command line; Redis and a Redis Cluster of their own where a case needs one. Each row: a "
+						+ "measure of one case, before and after. Targets: the behaviour the fixes document, for the "
+						+ "\"after\" figures." });
 	}
 
 	private ReliabilityReport() {
 	}
 
 	public static void main(String[] args) throws IOException {
-		if (args.length < 5) {
-			System.err
-				.println("usage: ReliabilityReport <results dir> <report> <quick|full> <commit> <seconds> [note]");
+		boolean update = args.length > 0 && args[0].equals("--update");
+		String[] rest = update ? Arrays.copyOfRange(args, 1, args.length) : args;
+		if (rest.length < 5) {
+			System.err.println(
+					"usage: ReliabilityReport [--update] <results dir> <report> <quick|full> <commit> <seconds> [note]");
 			System.exit(2);
 		}
-		Path results = Path.of(args[0]);
-		String note = (args.length > 5) ? args[5] : "";
-		String report = render(read(results), runs(results), args[2], args[3], Long.parseLong(args[4]), note,
-				Machine.describe(), ZonedDateTime.now(ZoneOffset.UTC));
-		Files.writeString(Path.of(args[1]), report);
+		Path results = Path.of(rest[0]);
+		Path file = Path.of(rest[1]);
+		String note = (rest.length > 5) ? rest[5] : "";
+		ZonedDateTime now = ZonedDateTime.now(ZoneOffset.UTC);
+		String report = update
+				? update(Files.readString(file), read(results), runs(results), rest[2], rest[3],
+						Long.parseLong(rest[4]), note, now)
+				: render(read(results), runs(results), rest[2], rest[3], Long.parseLong(rest[4]), note,
+						Machine.describe(), now);
+		Files.writeString(file, report);
 	}
 
 	/**
@@ -148,58 +170,13 @@ public final class ReliabilityReport {
 
 		out.append("## Summary\n\n| scenario | outcome | time | load average (start → end) | cases met | missed |\n")
 			.append("|---|---|---|---|---|---|\n");
-		for (Map.Entry<String, String[]> scenario : SCENARIOS.entrySet()) {
-			String name = scenario.getKey();
-			Results results = all.get(name);
-			String[] run = runs.get(name);
-			int met = 0;
-			int missed = 0;
-			if (results != null) {
-				for (Row row : results.rows()) {
-					if (row.verdict() == Target.Verdict.MET) {
-						met++;
-					}
-					else if (row.verdict() == Target.Verdict.MISSED) {
-						missed++;
-					}
-				}
-			}
-			out.append("| [")
-				.append(scenario.getValue()[0])
-				.append("](#")
-				.append(anchor(scenario.getValue()[0]))
-				.append(") | ")
-				.append((run != null) ? run[1] : (results != null) ? "?" : "not run")
-				.append(" | ")
-				.append((run != null) ? run[2] + " s" : "")
-				.append(" | ")
-				.append((run != null) ? run[3] + " → " + run[4] : "")
-				.append(" | ")
-				.append(met)
-				.append(" | ")
-				.append(missed)
-				.append(" |\n");
+		for (String scenario : SCENARIOS.keySet()) {
+			out.append(summaryRow(scenario, all.get(scenario), runs.get(scenario)));
 		}
 		out.append('\n');
 
-		for (Map.Entry<String, String[]> scenario : SCENARIOS.entrySet()) {
-			out.append("## ")
-				.append(scenario.getValue()[0])
-				.append("\n\n")
-				.append(scenario.getValue()[1])
-				.append("\n\n");
-			Results results = all.get(scenario.getKey());
-			if (results == null) {
-				out.append("*Not part of this run.*\n\n");
-				continue;
-			}
-			for (String line : results.notes) {
-				out.append("- ").append(line).append('\n');
-			}
-			if (!results.notes.isEmpty()) {
-				out.append('\n');
-			}
-			table(out, results);
+		for (String scenario : SCENARIOS.keySet()) {
+			out.append(section(scenario, all.get(scenario), ""));
 		}
 
 		out.append("## Run and machine\n\n| | |\n|---|---|\n");
@@ -227,6 +204,215 @@ public final class ReliabilityReport {
 		}
 		out.append("```\n\n</details>\n");
 		return out.toString();
+	}
+
+	/**
+	 * The line of a scenario in the summary table: how its run ended, its time, the load
+	 * average, and how many of its cases met and missed their targets.
+	 */
+	private static String summaryRow(String scenario, @Nullable Results results, String @Nullable [] run) {
+		String title = SCENARIOS.get(scenario)[0];
+		int met = 0;
+		int missed = 0;
+		if (results != null) {
+			for (Row row : results.rows()) {
+				if (row.verdict() == Target.Verdict.MET) {
+					met++;
+				}
+				else if (row.verdict() == Target.Verdict.MISSED) {
+					missed++;
+				}
+			}
+		}
+		return "| [" + title + "](#" + anchor(title) + ") | "
+				+ ((run != null) ? run[1] : (results != null) ? "?" : "not run") + " | "
+				+ ((run != null) ? run[2] + " s" : "") + " | " + ((run != null) ? run[3] + " → " + run[4] : "") + " | "
+				+ met + " | " + missed + " |\n";
+	}
+
+	/**
+	 * The section of a scenario: its title, what it does, an optional line on the run it
+	 * comes from, its notes and its table.
+	 */
+	private static String section(String scenario, @Nullable Results results, String provenance) {
+		StringBuilder out = new StringBuilder();
+		out.append("## ").append(SCENARIOS.get(scenario)[0]).append("\n\n");
+		if (!provenance.isEmpty()) {
+			out.append("> ").append(provenance).append("\n\n");
+		}
+		out.append(SCENARIOS.get(scenario)[1]).append("\n\n");
+		if (results == null) {
+			out.append("*Not part of this run.*\n\n");
+			return out.toString();
+		}
+		for (String line : results.notes) {
+			out.append("- ").append(line).append('\n');
+		}
+		if (!results.notes.isEmpty()) {
+			out.append('\n');
+		}
+		if (results.comparesVersions()) {
+			beforeAndAfter(out, results);
+		}
+		else {
+			table(out, results);
+		}
+		return out.toString();
+	}
+
+	/**
+	 * Replaces, in a report written earlier, the sections of the scenarios that this run
+	 * ran (with a line saying which run they come from), their lines in the summary and
+	 * among the printed figures; everything else stays as it was. A scenario the report
+	 * has no section for yet gets one in its place in the scenarios' order.
+	 */
+	static String update(String existing, Map<String, Results> all, Map<String, String[]> runs, String mode,
+			String commit, long seconds, String note, ZonedDateTime date) {
+		String report = existing;
+		List<String> run = SCENARIOS.keySet().stream().filter(all::containsKey).toList();
+		String scenarios = (run.size() == 1) ? "RELIABILITY_SCENARIOS=" + run.get(0) + " "
+				: "RELIABILITY_SCENARIOS='" + String.join(" ", run) + "' ";
+		for (String scenario : SCENARIOS.keySet()) {
+			Results results = all.get(scenario);
+			if (results == null) {
+				continue;
+			}
+			String provenance = "From a separate " + (mode.equals("quick") ? "quick" : "full") + " run, `" + scenarios
+					+ "rate-limit-benchmarks/reliability.sh" + (mode.equals("quick") ? " --quick" : "")
+					+ " --update`, of commit `" + commit + "`, "
+					+ date.format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm")) + " UTC, " + minutes(seconds)
+					+ "; the other sections come from the run named at the top."
+					+ (note.isBlank() ? "" : " " + note.strip());
+			report = replaceSection(report, scenario, section(scenario, results, provenance));
+			report = replaceSummaryRow(report, scenario, summaryRow(scenario, results, runs.get(scenario)));
+			report = replacePrinted(report, scenario, results);
+		}
+		return report;
+	}
+
+	private static String replaceSection(String report, String scenario, String section) {
+		int start = sectionStart(report, scenario);
+		if (start >= 0) {
+			int end = report.indexOf("\n## ", start + 1);
+			return report.substring(0, start) + section + report.substring((end < 0) ? report.length() : end + 1);
+		}
+		// before the section of the next scenario the report has, else before the run's
+		// details
+		boolean after = false;
+		for (String other : SCENARIOS.keySet()) {
+			if (after && sectionStart(report, other) >= 0) {
+				int next = sectionStart(report, other);
+				return report.substring(0, next) + section + report.substring(next);
+			}
+			after |= other.equals(scenario);
+		}
+		int run = report.indexOf("\n## Run and machine\n");
+		return (run < 0) ? report + "\n" + section : report.substring(0, run + 1) + section + report.substring(run + 1);
+	}
+
+	private static int sectionStart(String report, String scenario) {
+		String heading = "## " + SCENARIOS.get(scenario)[0] + "\n";
+		if (report.startsWith(heading)) {
+			return 0;
+		}
+		int at = report.indexOf("\n" + heading);
+		return (at < 0) ? -1 : at + 1;
+	}
+
+	private static String replaceSummaryRow(String report, String scenario, String row) {
+		List<String> lines = new ArrayList<>(Arrays.asList(report.split("\n", -1)));
+		int at = summaryRowIndex(lines, scenario);
+		if (at >= 0) {
+			lines.set(at, row.stripTrailing());
+			return String.join("\n", lines);
+		}
+		// after the row of the scenario before it, else after the table's header
+		int previous = -1;
+		for (String other : SCENARIOS.keySet()) {
+			if (other.equals(scenario)) {
+				break;
+			}
+			previous = Math.max(previous, summaryRowIndex(lines, other));
+		}
+		if (previous < 0) {
+			int summary = lines.indexOf("## Summary");
+			if (summary < 0) {
+				return report;
+			}
+			previous = summary + 3;
+		}
+		lines.add(previous + 1, row.stripTrailing());
+		return String.join("\n", lines);
+	}
+
+	private static int summaryRowIndex(List<String> lines, String scenario) {
+		String prefix = "| [" + SCENARIOS.get(scenario)[0] + "](#";
+		for (int i = 0; i < lines.size(); i++) {
+			if (lines.get(i).startsWith(prefix)) {
+				return i;
+			}
+		}
+		return -1;
+	}
+
+	/** Replaces a scenario's lines among the printed figures with this run's. */
+	private static String replacePrinted(String report, String scenario, Results results) {
+		String open = "<details><summary>Every figure as printed</summary>\n\n```\n";
+		int start = report.indexOf(open);
+		if (start < 0) {
+			return report;
+		}
+		int body = start + open.length();
+		int end = report.indexOf("```\n", body);
+		if (end < 0) {
+			return report;
+		}
+		StringBuilder printed = new StringBuilder();
+		for (String line : report.substring(body, end).split("\n")) {
+			if (!line.isEmpty() && !line.startsWith("reliability " + scenario + ".")) {
+				printed.append(line).append('\n');
+			}
+		}
+		for (Figure figure : results.figures) {
+			printed.append(figure.printed()).append('\n');
+		}
+		return report.substring(0, body) + printed + report.substring(end);
+	}
+
+	/**
+	 * The table of a scenario that measures each case against two versions: a line per
+	 * measure of a case, with its value before and after, and the target and verdict of
+	 * the value after.
+	 */
+	private static void beforeAndAfter(StringBuilder out, Results results) {
+		out.append("| case | measure | before | after | target | verdict |\n|---|---|---:|---:|---|---|\n");
+		for (Row row : results.rows()) {
+			Set<String> measures = new LinkedHashSet<>();
+			for (String column : row.cells.keySet()) {
+				measures.add(column.substring(column.indexOf('.') + 1));
+			}
+			boolean first = true;
+			for (String measure : measures) {
+				Figure before = row.cells.get(BEFORE + measure);
+				Figure after = row.cells.get(AFTER + measure);
+				out.append("| ")
+					.append(first ? "`" + row.name + "`" : "")
+					.append(" | ")
+					.append(measure)
+					.append(" | ")
+					.append((before != null) ? before.value() : "")
+					.append(" | ")
+					.append((after != null) ? after.value() : "")
+					.append((after != null && after.verdict() == Target.Verdict.MISSED) ? " ✗" : "")
+					.append(" | ")
+					.append((after != null) ? after.target() : "")
+					.append(" | ")
+					.append((after != null) ? after.verdict().label() : "")
+					.append(" |\n");
+				first = false;
+			}
+		}
+		out.append('\n');
 	}
 
 	private static void table(StringBuilder out, Results results) {
@@ -310,6 +496,15 @@ public final class ReliabilityReport {
 	 * A scenario's figures and notes.
 	 */
 	record Results(List<Figure> figures, List<String> notes) {
+
+		/**
+		 * Whether every figure measures one of two versions ({@code before.} or
+		 * {@code after.} its measure), as the application-integration scenario's do.
+		 */
+		boolean comparesVersions() {
+			return !this.figures.isEmpty() && this.figures.stream()
+				.allMatch((figure) -> figure.column().startsWith(BEFORE) || figure.column().startsWith(AFTER));
+		}
 
 		/** The figures by case, in the order they came. */
 		List<Row> rows() {

@@ -88,6 +88,76 @@ class ReliabilityReportTest {
 	}
 
 	@Test
+	void tablesAScenarioOfTwoVersionsAsOneLinePerMeasureWithItsValueBeforeAndAfter() throws IOException {
+		quietly(() -> {
+			Figures integration = new Figures(this.results, "app-integration");
+			integration.note("Each case runs twice.");
+			integration.add("f1.sample.logins", "before.tries", 50, Target.NONE);
+			integration.add("f1.sample.logins", "after.tries", 5, Target.exactly(5));
+			integration.add("f1.sample.logins", "before.refused-429", 0, Target.NONE);
+			integration.add("f1.sample.logins", "after.refused-429", 45, Target.exactly(45));
+			integration.add("f4.sample.kubernetes", "before.admitted", "no start", Target.NONE, Target.Verdict.NONE);
+			integration.add("f4.sample.kubernetes", "after.admitted", 4, Target.exactly(3));
+		});
+		String report = ReliabilityReport.render(ReliabilityReport.read(this.results), Map.of(), "quick", "abc1234",
+				300, "", Map.of(), ZonedDateTime.of(2026, 1, 2, 3, 4, 0, 0, ZoneOffset.UTC));
+		assertThat(report)
+			.contains("| case | measure | before | after | target | verdict |\n|---|---|---:|---:|---|---|\n"
+					+ "| `f1.sample.logins` | tries | 50 | 5 | = 5 | met |\n"
+					+ "|  | refused-429 | 0 | 45 | = 45 | met |\n"
+					+ "| `f4.sample.kubernetes` | admitted | no start | 4 ✗ | = 3 | missed |\n")
+			.contains("| [Application integration (issue 32)](#application-integration-issue-32) | ? |  |  | 1 | 1 |")
+			.contains("reliability app-integration.f1.sample.logins.after.tries 5\n");
+	}
+
+	@Test
+	void anUpdateReplacesOnlyTheSectionsItsRunRanAndSaysWhichRunTheyComeFrom() throws IOException {
+		Path first = this.results.resolve("first");
+		quietly(() -> {
+			new Figures(first, "restarts").add("allow", "unplanned-5xx", 0, Target.zero());
+			new Figures(first, "soak").add("heap-mb", "growth", 4, Target.atMost(10));
+		});
+		ZonedDateTime date = ZonedDateTime.of(2026, 1, 2, 3, 4, 0, 0, ZoneOffset.UTC);
+		String existing = ReliabilityReport.render(ReliabilityReport.read(first), Map.of(), "full", "abc1234", 3600, "",
+				Map.of("cores", "2"), date);
+		Path second = this.results.resolve("second");
+		quietly(() -> {
+			new Figures(second, "soak").add("heap-mb", "growth", 12, Target.atMost(10));
+			Figures integration = new Figures(second, "app-integration");
+			integration.add("f2.reactive.ipv6", "before.admitted", 6, Target.NONE);
+			integration.add("f2.reactive.ipv6", "after.admitted", 2, Target.exactly(2));
+		});
+		Files.writeString(second.resolve("runs.tsv"), "soak\tcompleted\t70\t1.0\t1.5\n");
+		String updated = ReliabilityReport.update(existing, ReliabilityReport.read(second),
+				ReliabilityReport.runs(second), "quick", "def5678", 120, "", date.plusDays(1));
+		String restarts = existing.substring(existing.indexOf("## Redis killed"), existing.indexOf("## Sentinel"));
+		assertThat(updated).startsWith(existing.substring(0, existing.indexOf("## Summary")))
+			.contains(restarts)
+			.contains("| [Soak](#soak) | completed | 70 s | 1.0 → 1.5 | 0 | 1 |")
+			.contains("## Soak\n\n> From a separate quick run, `RELIABILITY_SCENARIOS='soak app-integration' "
+					+ "rate-limit-benchmarks/reliability.sh --quick --update`, of commit `def5678`, 2026-01-03 "
+					+ "03:04 UTC, 2 min 0 s; the other sections come from the run named at the top.\n\n")
+			.contains("| heap-mb | value | target | verdict |\n|---|---:|---|---|\n| growth | 12 ✗ | ≤ 10 | missed |")
+			.doesNotContain("| growth | 4 |")
+			.contains("| `f2.reactive.ipv6` | admitted | 6 | 2 | = 2 | met |")
+			.contains("reliability restarts.allow.unplanned-5xx 0\nreliability soak.heap-mb.growth 12\n"
+					+ "reliability app-integration.f2.reactive.ipv6.before.admitted 6\n"
+					+ "reliability app-integration.f2.reactive.ipv6.after.admitted 2\n")
+			.doesNotContain("reliability soak.heap-mb.growth 4");
+		// in the scenarios' order: the new section after the soak's, before the run's
+		// details; its summary line after the soak's
+		assertThat(updated.indexOf("## Application integration")).isGreaterThan(updated.indexOf("## Soak"))
+			.isLessThan(updated.indexOf("## Run and machine"));
+		assertThat(updated.indexOf("| [Application integration")).isGreaterThan(updated.indexOf("| [Soak]"))
+			.isLessThan(updated.indexOf("## Saturation"));
+		assertThat(updated).contains("| cores | 2 |");
+		// updating again with the same results changes nothing
+		assertThat(ReliabilityReport.update(updated, ReliabilityReport.read(second), ReliabilityReport.runs(second),
+				"quick", "def5678", 120, "", date.plusDays(1)))
+			.isEqualTo(updated);
+	}
+
+	@Test
 	void formatsWholeNumbersWithoutDecimalsAndOthersToThreeFigures() {
 		assertThat(Figures.format(12)).isEqualTo("12");
 		assertThat(Figures.format(1234.56)).isEqualTo("1235");
