@@ -157,16 +157,7 @@ public final class ReliabilityReport {
 					? " A quick run has shorter phases and fewer points: for checking, not for " + "claims." : "")
 			.append(note.isBlank() ? "" : " " + note.strip())
 			.append("\n\n");
-		out.append("Fault injection and load against the sample app (`redis` profile) and the in-memory limiter, on ")
-			.append("servers the campaign starts itself on free ports: how the rate limiter behaves when Redis is ")
-			.append("saturated, killed, failed over, slow, hung or gone, and under a flood of keys. Written by ")
-			.append("`rate-limit-benchmarks/reliability.sh [--quick]`, which also prints every figure as ")
-			.append("`reliability <scenario>.<case>.<measure> <value>`. A cell marked ✗ missed its target; a case ")
-			.append("is *met* when all its targeted cells are.\n\n");
-		out.append("Every HTTP scenario keys the `api` policy by the `X-Client` header and limits every client to ")
-			.append("6/1m (a token bucket of capacity 6); it is the only policy on the requests. Admissions are ")
-			.append("counted per client from Tomcat's access log (what the server answered, whether or not the ")
-			.append("client saw it) and compared with the bound the configuration allows.\n\n");
+		out.append(intro());
 
 		out.append("## Summary\n\n| scenario | outcome | time | load average (start → end) | cases met | missed |\n")
 			.append("|---|---|---|---|---|---|\n");
@@ -190,12 +181,7 @@ public final class ReliabilityReport {
 			.append("anything above 2 means the campaign shared the CPU with other work, and latency figures are ")
 			.append("then noisy.\n\n");
 
-		out.append("## Reproduce\n\n```\nrate-limit-benchmarks/reliability.sh           # full: about an hour\n")
-			.append("rate-limit-benchmarks/reliability.sh --quick   # under 10 minutes, for checking\n")
-			.append("RELIABILITY_SCENARIOS='restarts soak' rate-limit-benchmarks/reliability.sh --quick   # some ")
-			.append("scenarios only\n```\n\n");
-		out.append("Needs `redis-server` (7, which also runs the sentinels), `wrk` and a JDK with `jcmd` on the ")
-			.append("`PATH`. Logs of every process: `rate-limit-benchmarks/target/reliability/logs/`.\n\n");
+		out.append(reproduce());
 		out.append("<details><summary>Every figure as printed</summary>\n\n```\n");
 		for (Results results : all.values()) {
 			for (Figure figure : results.figures) {
@@ -204,6 +190,39 @@ public final class ReliabilityReport {
 		}
 		out.append("```\n\n</details>\n");
 		return out.toString();
+	}
+
+	/**
+	 * What the report is, between its first line and its summary: the same in a report
+	 * and its updates.
+	 */
+	static String intro() {
+		return "Fault injection and load against the sample app (`redis` profile) and the in-memory limiter, on "
+				+ "servers the campaign starts itself on free ports: how the rate limiter behaves when Redis is "
+				+ "saturated, killed, failed over, slow, hung or gone, and under a flood of keys; and how the sample "
+				+ "and the reactive example fail, deploy and authenticate, before and after issue 32's fixes. "
+				+ "Written by `rate-limit-benchmarks/reliability.sh [--quick] [--update]`, which also prints every "
+				+ "figure as `reliability <scenario>.<case>.<measure> <value>`. A cell marked ✗ missed its "
+				+ "target; a case is *met* when all its targeted cells are.\n\n"
+				+ "Every HTTP scenario of issue 18 (all but the application integration, which says what it sends) "
+				+ "keys the `api` policy by the `X-Client` header and limits every client to 6/1m (a token bucket of "
+				+ "capacity 6); it is the only policy on the requests. Admissions are counted per client from "
+				+ "Tomcat's access log (what the server answered, whether or not the client saw it) and compared "
+				+ "with the bound the configuration allows.\n\n";
+	}
+
+	/** How to run the campaign again: the same in a report and its updates. */
+	static String reproduce() {
+		return "## Reproduce\n\n```\nrate-limit-benchmarks/reliability.sh           # full: about an hour\n"
+				+ "rate-limit-benchmarks/reliability.sh --quick   # shorter phases, fewer points, for checking\n"
+				+ "RELIABILITY_SCENARIOS='restarts soak' rate-limit-benchmarks/reliability.sh --quick   # some "
+				+ "scenarios only\n"
+				+ "RELIABILITY_SCENARIOS=app-integration rate-limit-benchmarks/reliability.sh --quick --update   # "
+				+ "one section, the rest kept\n```\n\n"
+				+ "Needs `redis-server` (7, which also runs the sentinels), `wrk` and a JDK with `jcmd` on the "
+				+ "`PATH` (the application integration needs only `redis-server` and `java`); it builds the jars of "
+				+ "the commit before issue 32 itself, from `git archive`. Logs of every process: "
+				+ "`rate-limit-benchmarks/target/reliability/logs/`.\n\n";
 	}
 
 	/**
@@ -287,7 +306,26 @@ public final class ReliabilityReport {
 			report = replaceSummaryRow(report, scenario, summaryRow(scenario, results, runs.get(scenario)));
 			report = replacePrinted(report, scenario, results);
 		}
-		return report;
+		return replaceStaticParts(report);
+	}
+
+	/**
+	 * Writes the current intro and "Reproduce" section into a report written earlier, so
+	 * that they describe every scenario it now holds.
+	 */
+	private static String replaceStaticParts(String report) {
+		String updated = report;
+		int introStart = updated.indexOf("\n\n", updated.indexOf("\n> **")) + 2;
+		int summary = updated.indexOf("## Summary\n");
+		if (introStart > 1 && summary > introStart) {
+			updated = updated.substring(0, introStart) + intro() + updated.substring(summary);
+		}
+		int reproduce = updated.indexOf("## Reproduce\n");
+		int details = updated.indexOf("<details><summary>Every figure as printed");
+		if (reproduce >= 0 && details > reproduce) {
+			updated = updated.substring(0, reproduce) + reproduce() + updated.substring(details);
+		}
+		return updated;
 	}
 
 	private static String replaceSection(String report, String scenario, String section) {
