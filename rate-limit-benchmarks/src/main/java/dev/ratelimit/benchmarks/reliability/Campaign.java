@@ -51,8 +51,10 @@ public final class Campaign {
 			case "key-flood" -> new KeyFlood();
 			case "fuzz" -> new Fuzz();
 			case "soak" -> new Soak();
+			case "app-integration" -> new AppIntegration();
 			default -> throw new IllegalArgumentException("Unknown scenario '" + name
-					+ "'; expected saturation, restarts, sentinel, cluster, slow-redis, key-flood, fuzz or soak");
+					+ "'; expected saturation, restarts, sentinel, cluster, slow-redis, key-flood, fuzz, soak or "
+					+ "app-integration");
 		};
 	}
 
