@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# The reliability campaign of issue 18: fault injection and load, written to docs/RELIABILITY.md.
+# The reliability campaign of issue 18: fault injection and load, written to docs/RELIABILITY.md; and issue 32's
+# application integration: its findings against the sample and the reactive example, before and after the fixes.
 #
 #   rate-limit-benchmarks/reliability.sh           full run, about an hour: saturation at 16, 128, 256 and 512
 #                                                  connections, 10 Redis restarts per failure mode, 10 M keys, a
 #                                                  10-minute soak
-#   rate-limit-benchmarks/reliability.sh --quick   under 10 minutes: shorter phases, fewer points, 3 restarts,
-#                                                  1 M keys, a 1-minute soak
+#   rate-limit-benchmarks/reliability.sh --quick   shorter phases, fewer points, 3 restarts, 1 M keys, a 1-minute
+#                                                  soak: under 10 minutes for issue 18's scenarios, about 5 more for
+#                                                  app-integration
+#   ... --update                                   rewrite only the sections of the scenarios run, keeping the rest
+#                                                  of docs/RELIABILITY.md (RELIABILITY_SCENARIOS=app-integration
+#                                                  rate-limit-benchmarks/reliability.sh --quick --update: 5 minutes)
 #
 # Everything runs on this machine, against servers the campaign starts on free ports (never 6379): redis-server
 # (standalone, Sentinel, cluster), a latency proxy, the sample app's jar, wrk. Each scenario runs in a JVM of its own
@@ -13,7 +18,9 @@
 # as "reliability <scenario>.<case>.<measure> <value>" and kept in rate-limit-benchmarks/target/reliability/*.tsv,
 # with every process's log under logs/. Whatever happens (a failure, a timeout, Ctrl-C), every process it started is
 # stopped. RELIABILITY_SCENARIOS picks scenarios (default: all, in the order below); RELIABILITY_NOTE is a sentence the
-# report quotes at its top (what the run is for).
+# report quotes at its top (what the run is for). The app-integration scenario also runs the jars of the commit before
+# issue 32 (before_commit below), which this script builds once into rate-limit-benchmarks/target/ from
+# `git archive` (no worktree, nothing installed).
 #
 # Needs redis-server (7.x), wrk and a JDK 17+ with jcmd on the PATH.
 set -euo pipefail
@@ -21,23 +28,36 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 mode=full
-case "${1:-}" in
-	--quick) mode=quick ;;
-	"") ;;
-	*) echo "usage: $0 [--quick]" >&2; exit 2 ;;
-esac
+update=""
+for argument in "$@"; do
+	case "$argument" in
+		--quick) mode=quick ;;
+		--update) update=--update ;;
+		*) echo "usage: $0 [--quick] [--update]" >&2; exit 2 ;;
+	esac
+done
 
-for tool in redis-server wrk java jcmd; do
+results="$root/rate-limit-benchmarks/target/reliability"
+jar="$root/rate-limit-benchmarks/target/benchmarks.jar"
+app_jar="$root/sample-geocoding-app/target/sample-geocoding-app-0.1.0-SNAPSHOT.jar"
+reactive_jar="$root/reactive-example-app/target/reactive-example-app-0.1.0-SNAPSHOT.jar"
+scenarios=${RELIABILITY_SCENARIOS:-saturation restarts sentinel cluster slow-redis key-flood fuzz soak app-integration}
+
+# app-integration sends its own requests: wrk and jcmd serve the other scenarios.
+tools="redis-server java"
+if [[ -n $(tr ' ' '\n' <<<"$scenarios" | grep -vx -e app-integration -e '' || true) ]]; then
+	tools="$tools wrk jcmd"
+fi
+for tool in $tools; do
 	if ! command -v "$tool" >/dev/null; then
 		echo "$tool is not on the PATH (apt-get install -y redis-server wrk; a JDK 17+ for java and jcmd)" >&2
 		exit 1
 	fi
 done
 
-results="$root/rate-limit-benchmarks/target/reliability"
-jar="$root/rate-limit-benchmarks/target/benchmarks.jar"
-app_jar="$root/sample-geocoding-app/target/sample-geocoding-app-0.1.0-SNAPSHOT.jar"
-scenarios=${RELIABILITY_SCENARIOS:-saturation restarts sentinel cluster slow-redis key-flood fuzz soak}
+# The last commit before issue 32's fixes (AppIntegration.BEFORE_COMMIT), and where its jars are built.
+before_commit=5f1fba7
+before_dir="$root/rate-limit-benchmarks/target/before-$before_commit"
 started=$(date +%s)
 
 # The longest each scenario may take (seconds), quick and full, before it is stopped: on an idle machine each takes
@@ -52,6 +72,7 @@ limit() {
 		key-flood) quick=180 full=900 ;;
 		fuzz) quick=300 full=1600 ;;
 		soak) quick=300 full=1200 ;;
+		app-integration) quick=480 full=720 ;;
 		*) quick=300 full=900 ;;
 	esac
 	if [[ $mode == quick ]]; then echo "$quick"; else echo "$full"; fi
@@ -82,7 +103,7 @@ cleanup() {
 			fi
 			command=$(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" || true)
 			if [[ $command == *redis-server* || $command == *wrk* || $command == *sample-geocoding-app* \
-				|| $command == *jcmd* || $command == *benchmarks.jar* ]]; then
+				|| $command == *reactive-example-app* || $command == *jcmd* || $command == *benchmarks.jar* ]]; then
 				kill -KILL "$pid" 2>/dev/null || true
 			fi
 		done <"$results/pids"
@@ -94,14 +115,24 @@ trap 'echo "interrupted" >&2; exit 130' INT TERM
 # The code measured: the commit, and whether the build below includes changes not committed yet.
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 if [[ -n $(git status --porcelain -- rate-limit-core/src rate-limit-spring-boot-starter/src sample-geocoding-app/src \
-	rate-limit-benchmarks 2>/dev/null) ]]; then
+	reactive-example-app/src rate-limit-benchmarks 2>/dev/null) ]]; then
 	commit="$commit + uncommitted changes"
 fi
 
 echo "== build"
-# The repackaged jar of the sample app is not rebuilt when only a module it depends on changed: start from none.
-rm -f "$app_jar" "$app_jar.original"
-./mvnw -B -q -pl rate-limit-benchmarks,sample-geocoding-app -am package -DskipTests
+# The repackaged jar of an application is not rebuilt when only a module it depends on changed: start from none.
+rm -f "$app_jar" "$app_jar.original" "$reactive_jar" "$reactive_jar.original"
+./mvnw -B -q -pl rate-limit-benchmarks,sample-geocoding-app,reactive-example-app -am package -DskipTests
+
+if [[ " $scenarios " == *" app-integration "* ]] && [[ ! -f $before_dir/${app_jar#"$root/"} \
+	|| ! -f $before_dir/${reactive_jar#"$root/"} \
+	|| ! -f $before_dir/rate-limit-core/target/rate-limit-core-0.1.0-SNAPSHOT.jar ]]; then
+	echo "== build of $before_commit (before issue 32), for app-integration"
+	rm -rf "$before_dir"
+	mkdir -p "$before_dir"
+	git archive "$before_commit" | tar -x -C "$before_dir"
+	(cd "$before_dir" && ./mvnw -B -q -pl sample-geocoding-app,reactive-example-app -am package -DskipTests)
+fi
 
 rm -rf "$results"
 mkdir -p "$results"
@@ -135,6 +166,7 @@ for scenario in $scenarios; do
 done
 
 echo "== report"
-java -cp "$jar" dev.ratelimit.benchmarks.reliability.ReliabilityReport "$results" "$root/docs/RELIABILITY.md" "$mode" \
-	"$commit" "$(( $(date +%s) - started ))" "${RELIABILITY_NOTE:-}"
+# shellcheck disable=SC2086
+java -cp "$jar" dev.ratelimit.benchmarks.reliability.ReliabilityReport $update "$results" "$root/docs/RELIABILITY.md" \
+	"$mode" "$commit" "$(( $(date +%s) - started ))" "${RELIABILITY_NOTE:-}"
 echo "== wrote docs/RELIABILITY.md in $(( $(date +%s) - started )) s"
