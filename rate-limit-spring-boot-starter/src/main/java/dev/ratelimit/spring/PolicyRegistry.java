@@ -20,6 +20,8 @@ public final class PolicyRegistry {
 
 	private final String defaultTier;
 
+	private final boolean countsByResponse;
+
 	/**
 	 * Creates a registry.
 	 * @param policies the policies
@@ -32,6 +34,16 @@ public final class PolicyRegistry {
 		}
 		this.policies = Collections.unmodifiableMap(byName);
 		this.defaultTier = normalizeTier(defaultTier);
+		this.countsByResponse = byName.values().stream().anyMatch((policy) -> policy.countIf() != null);
+	}
+
+	/**
+	 * Returns whether a policy counts requests by their response ({@code count-if}), so
+	 * that a request's response must be settled once it is final.
+	 * @return whether any policy has {@code count-if}
+	 */
+	public boolean countsByResponse() {
+		return this.countsByResponse;
 	}
 
 	/**

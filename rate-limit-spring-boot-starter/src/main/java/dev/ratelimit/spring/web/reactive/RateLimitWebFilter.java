@@ -177,6 +177,11 @@ public class RateLimitWebFilter implements WebFilter, Ordered, RuleBasedFilter {
 
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
+		if (this.beforeSecurity && this.rules.isEmpty() && !this.service.policies().countsByResponse()) {
+			// nothing to decide before Spring Security, nor to settle once it has
+			// answered
+			return chain.filter(exchange);
+		}
 		// the first rate-limit filter of the exchange keeps its state and settles it
 		ExchangeLimits outer = ExchangeLimits.of(exchange);
 		ExchangeLimits limits = (outer != null) ? outer : new ExchangeLimits();
