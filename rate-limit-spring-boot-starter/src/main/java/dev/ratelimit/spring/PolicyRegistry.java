@@ -1,8 +1,10 @@
 package dev.ratelimit.spring;
 
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -114,6 +116,22 @@ public final class PolicyRegistry {
 		Set<String> tiers = tiers();
 		tiers.add(this.defaultTier);
 		return tiers;
+	}
+
+	/**
+	 * Returns this registry, whose policies also take over the spent shares of the limits
+	 * of another algorithm at their position in the same-named policies of the registry
+	 * it replaces ({@link Policy#following(Policy)}).
+	 * @param previous the registry it replaces
+	 * @return the registry
+	 */
+	public PolicyRegistry following(PolicyRegistry previous) {
+		List<Policy> following = new ArrayList<>(this.policies.size());
+		for (Policy policy : this.policies.values()) {
+			Policy replaced = previous.find(policy.name());
+			following.add((replaced != null) ? policy.following(replaced) : policy);
+		}
+		return new PolicyRegistry(following, this.defaultTier);
 	}
 
 	/**

@@ -313,7 +313,7 @@ public final class RateLimitService implements AutoCloseable {
 			}
 			List<KeyedLimit> target = policy.isShadow() ? call.shadow : call.enforced;
 			for (int i = 0; i < limits.size(); i++) {
-				KeyedLimit keyed = Policy.keyedLimit(policy.name(), key, limits, i);
+				KeyedLimit keyed = policy.keyedLimit(key, limits, i);
 				if (!target.contains(keyed)) {
 					target.add(keyed);
 				}
@@ -375,7 +375,7 @@ public final class RateLimitService implements AutoCloseable {
 		List<KeyedLimit> all = counted.isEmpty() ? new ArrayList<>(2) : counted;
 		List<KeyedLimit> own = new ArrayList<>(limits.size());
 		for (int i = 0; i < limits.size(); i++) {
-			KeyedLimit keyed = Policy.keyedLimit(policy.name(), key, limits, i);
+			KeyedLimit keyed = policy.keyedLimit(key, limits, i);
 			if (!all.contains(keyed)) {
 				all.add(keyed);
 				own.add(keyed);
@@ -854,11 +854,13 @@ public final class RateLimitService implements AutoCloseable {
 	/**
 	 * Makes a checked configuration the running one, from the next call on. Each call is
 	 * decided wholly by the configuration it started with. A client's spent permits carry
-	 * over to the limits of the same algorithm and position.
+	 * over to the limits of the same algorithm and name, and its spent share to a limit
+	 * of another algorithm at the same position, of the new configuration or of the one
+	 * it replaces ({@link PolicyRegistry#following}).
 	 * @param policies the new policies
 	 */
 	public void applyPolicies(PolicyRegistry policies) {
-		this.policies = Objects.requireNonNull(policies, "policies must not be null");
+		this.policies = Objects.requireNonNull(policies, "policies must not be null").following(this.policies);
 		this.configurationApplied = Instant.now();
 	}
 
