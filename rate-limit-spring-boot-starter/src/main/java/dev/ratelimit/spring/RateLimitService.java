@@ -354,7 +354,7 @@ public final class RateLimitService implements AutoCloseable {
 	private static void reserve(Call call, Policy policy, RateLimitCondition countIf, String key, List<Limit> limits) {
 		List<KeyedLimit> own = new ArrayList<>(limits.size());
 		for (int i = 0; i < limits.size(); i++) {
-			KeyedLimit keyed = Policy.keyedLimit(policy.name(), key, limits, i);
+			KeyedLimit keyed = policy.keyedLimit(key, limits, i);
 			if (!call.enforced.contains(keyed)) {
 				call.enforced.add(keyed);
 				own.add(keyed);
