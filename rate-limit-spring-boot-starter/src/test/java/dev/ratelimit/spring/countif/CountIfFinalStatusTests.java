@@ -53,7 +53,11 @@ import static org.junit.jupiter.params.provider.Arguments.arguments;
 				"ratelimit.policies.basic-failures.limits[0].algorithm=fixed-window",
 				"ratelimit.policies.basic-failures.limits[0].rate=5/15m",
 				"ratelimit.filters[2].patterns=/secured/basic/**", "ratelimit.filters[2].before-security=true",
-				"ratelimit.filters[2].policies=basic-failures", "spring.mvc.async.request-timeout=10s" })
+				"ratelimit.filters[2].policies=basic-failures", "ratelimit.policies.signed-in.key=header:X-Client",
+				"ratelimit.policies.signed-in.count-if=#{#principal != null && #response.status == 200}",
+				"ratelimit.policies.signed-in.limits[0].algorithm=fixed-window",
+				"ratelimit.policies.signed-in.limits[0].rate=3/1h", "ratelimit.filters[3].patterns=/secured/whoami",
+				"ratelimit.filters[3].policies=signed-in", "spring.mvc.async.request-timeout=10s" })
 class CountIfFinalStatusTests {
 
 	private static final HttpClient client = HttpClient.newBuilder()
@@ -96,6 +100,17 @@ class CountIfFinalStatusTests {
 			statuses.add(send(method, path, clientKey, path.equals("/secured/denied")).statusCode());
 		}
 		assertThat(statuses).as(answeredBy).containsExactly(status, status, status, 429, 429);
+	}
+
+	@Test
+	void aConditionReadsThePrincipalOfTheDecisionThoughSpringSecurityHasClearedItsContextBySettlement()
+			throws Exception {
+		String clientKey = UUID.randomUUID().toString();
+		List<Integer> statuses = new ArrayList<>();
+		for (int i = 0; i < 5; i++) {
+			statuses.add(send("GET", "/secured/whoami", clientKey, true).statusCode());
+		}
+		assertThat(statuses).containsExactly(200, 200, 200, 429, 429);
 	}
 
 	@Test

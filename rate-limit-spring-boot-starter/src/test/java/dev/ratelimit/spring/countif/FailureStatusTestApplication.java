@@ -152,6 +152,11 @@ class FailureStatusTestApplication {
 			return "hello";
 		}
 
+		@GetMapping("/secured/whoami")
+		String whoami(java.security.Principal principal) {
+			return principal.getName();
+		}
+
 		@GetMapping("/secured/denied")
 		String denied() {
 			throw new AccessDeniedException("not for you");
