@@ -24,6 +24,8 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
 
+import dev.ratelimit.spring.testsupport.CountingPasswordEncoder;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.params.provider.Arguments.arguments;
@@ -72,7 +74,7 @@ class CountIfFinalStatusTests {
 	private FailureStatusTestApplication.FailingController controller;
 
 	@Autowired
-	private FailureStatusTestApplication.CountingPasswordEncoder encoder;
+	private CountingPasswordEncoder encoder;
 
 	static Stream<Arguments> failures() {
 		return Stream.of(
@@ -147,7 +149,7 @@ class CountIfFinalStatusTests {
 
 	@Test
 	void wrongBasicPasswordsAreCappedBeforeSpringSecurityChecksThem() throws Exception {
-		int checksBefore = this.encoder.checks.get();
+		int checksBefore = this.encoder.checks();
 		List<CompletableFuture<HttpResponse<String>>> guesses = new ArrayList<>();
 		for (int i = 0; i < 50; i++) {
 			guesses.add(sendAsync(HttpRequest.newBuilder(uri("/secured/basic/hello"))
@@ -158,13 +160,13 @@ class CountIfFinalStatusTests {
 		List<Integer> statuses = guesses.stream().map((guess) -> guess.join().statusCode()).toList();
 		assertThat(statuses.stream().filter((status) -> status == 401)).hasSize(5);
 		assertThat(statuses.stream().filter((status) -> status == 429)).hasSize(45);
-		assertThat(this.encoder.checks.get() - checksBefore).isEqualTo(5);
+		assertThat(this.encoder.checks() - checksBefore).isEqualTo(5);
 		// the right password from the same address is refused too, before any check
 		assertThat(send(HttpRequest.newBuilder(uri("/secured/basic/hello"))
 			.header("Authorization", basic("user", FailureStatusTestApplication.PASSWORD))
 			.GET()
 			.build()).statusCode()).isEqualTo(429);
-		assertThat(this.encoder.checks.get() - checksBefore).isEqualTo(5);
+		assertThat(this.encoder.checks() - checksBefore).isEqualTo(5);
 	}
 
 	private static long refused(List<CompletableFuture<HttpResponse<String>>> logins) {
