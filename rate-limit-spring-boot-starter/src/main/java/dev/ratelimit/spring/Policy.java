@@ -1,5 +1,7 @@
 package dev.ratelimit.spring;
 
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -7,7 +9,9 @@ import java.util.Objects;
 
 import org.jspecify.annotations.Nullable;
 
+import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.KeyedLimit;
+import dev.ratelimit.core.KeyedLimit.Counterpart;
 import dev.ratelimit.core.Limit;
 
 /**
@@ -32,6 +36,19 @@ public final class Policy {
 	private final @Nullable RateLimitCondition countIf;
 
 	private final boolean reservesCountIf;
+
+	/**
+	 * The lists of limits whose limits, at a position, are the counterparts of the limits
+	 * of another list at that position: the tiers' and {@link #limits()}, then those of
+	 * the configuration this one {@linkplain #following(Policy) follows}.
+	 */
+	private final List<List<Limit>> lists;
+
+	/**
+	 * Per list of limits of the policy (by identity, as {@link #limitsFor} returns it):
+	 * per position, the counterparts of its limit there, computed once.
+	 */
+	private final Map<List<Limit>, List<List<Counterpart>>> counterparts = new IdentityHashMap<>();
 
 	/**
 	 * Creates a policy.
@@ -96,6 +113,81 @@ public final class Policy {
 		this.tiers = java.util.Collections.unmodifiableMap(copy);
 		this.countIf = countIf;
 		this.reservesCountIf = reservesCountIf;
+		this.lists = List.copyOf(ownLists());
+		this.lists.forEach((list) -> this.counterparts.put(list, counterparts(list, this.lists)));
+	}
+
+	private Policy(Policy policy, Policy previous) {
+		this.name = policy.name;
+		this.keyStrategy = policy.keyStrategy;
+		this.keyResolver = policy.keyResolver;
+		this.shadow = policy.shadow;
+		this.limits = policy.limits;
+		this.tiers = policy.tiers;
+		this.countIf = policy.countIf;
+		this.reservesCountIf = policy.reservesCountIf;
+		List<List<Limit>> lists = policy.ownLists();
+		lists.addAll(previous.ownLists());
+		this.lists = List.copyOf(lists);
+		policy.ownLists().forEach((list) -> this.counterparts.put(list, counterparts(list, this.lists)));
+	}
+
+	/** The tiers' lists of limits, in order, then {@link #limits()}. */
+	private List<List<Limit>> ownLists() {
+		List<List<Limit>> lists = new ArrayList<>(this.tiers.values());
+		lists.add(this.limits);
+		return lists;
+	}
+
+	/**
+	 * Returns this policy, whose limits also take over the spent shares of the limits of
+	 * another algorithm at their position in a policy it replaces, such as the same
+	 * policy before a reload: a tier whose algorithm changed then keeps what its clients
+	 * spent, as a share. Only the policy replaced counts, not the ones before it.
+	 * @param previous the policy it replaces, of the same name
+	 * @return the policy
+	 */
+	public Policy following(Policy previous) {
+		return new Policy(this, previous);
+	}
+
+	/**
+	 * Returns, per position of a list of limits, the limits of the other lists at that
+	 * position whose spent share the list's limit there takes over: another algorithm,
+	 * neither a concurrency limit, and no state of the list's own (a limit of the list
+	 * with that name and algorithm), each once.
+	 */
+	private static List<List<Counterpart>> counterparts(List<Limit> own, List<List<Limit>> lists) {
+		List<List<Counterpart>> byPosition = new ArrayList<>(own.size());
+		for (int i = 0; i < own.size(); i++) {
+			Algorithm algorithm = own.get(i).algorithm();
+			List<Counterpart> found = new ArrayList<>(0);
+			for (List<Limit> other : lists) {
+				if (other == own || i >= other.size() || algorithm == Algorithm.CONCURRENCY) {
+					continue;
+				}
+				Limit limit = other.get(i);
+				if (limit.algorithm() == algorithm || limit.algorithm() == Algorithm.CONCURRENCY) {
+					continue;
+				}
+				Counterpart counterpart = new Counterpart(limitName(other, i), limit);
+				if (!holdsState(own, counterpart) && !found.contains(counterpart)) {
+					found.add(counterpart);
+				}
+			}
+			byPosition.add(List.copyOf(found));
+		}
+		return byPosition;
+	}
+
+	private static boolean holdsState(List<Limit> limits, Counterpart counterpart) {
+		for (int j = 0; j < limits.size(); j++) {
+			if (limits.get(j).algorithm() == counterpart.limit().algorithm()
+					&& limitName(limits, j).equals(counterpart.name())) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	/**
@@ -222,7 +314,8 @@ public final class Policy {
 
 	/**
 	 * Returns the keyed limit of a client for a limit of a list, named by
-	 * {@link #limitName(List, int)}.
+	 * {@link #limitName(List, int)}, without counterparts: the client starts fresh in a
+	 * limit of another algorithm (see {@link #keyedLimit(String, List, int)}).
 	 * @param policy the policy name
 	 * @param key the client's stored key
 	 * @param limits the limits of a tier or an override
@@ -231,6 +324,28 @@ public final class Policy {
 	 */
 	public static KeyedLimit keyedLimit(String policy, String key, List<Limit> limits, int index) {
 		return new KeyedLimit(policy, key, limitName(limits, index), limits.get(index));
+	}
+
+	/**
+	 * Returns the keyed limit of a client for a limit of a list, named by
+	 * {@link #limitName(List, int)}, with its counterparts: the limits at the same
+	 * position of the policy's other tiers, of its own {@code limits}, and of the policy
+	 * it {@linkplain #following(Policy) follows}, that are of another algorithm. A state
+	 * of it that holds nothing spent takes over the largest spent share of theirs
+	 * (docs/RUNTIME.md, "What carries over").
+	 * @param key the client's stored key
+	 * @param limits the limits of a tier of this policy, its {@code limits}, or an
+	 * override's
+	 * @param index the position of the limit in the list
+	 * @return the keyed limit
+	 */
+	public KeyedLimit keyedLimit(String key, List<Limit> limits, int index) {
+		List<List<Counterpart>> byPosition = this.counterparts.get(limits);
+		if (byPosition == null) {
+			// an override's limits
+			byPosition = counterparts(limits, this.lists);
+		}
+		return new KeyedLimit(this.name, key, limitName(limits, index), limits.get(index), byPosition.get(index));
 	}
 
 	/**

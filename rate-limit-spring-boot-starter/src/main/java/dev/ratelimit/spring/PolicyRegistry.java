@@ -1,8 +1,10 @@
 package dev.ratelimit.spring;
 
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -20,6 +22,8 @@ public final class PolicyRegistry {
 
 	private final String defaultTier;
 
+	private final boolean countsByResponse;
+
 	/**
 	 * Creates a registry.
 	 * @param policies the policies
@@ -32,6 +36,16 @@ public final class PolicyRegistry {
 		}
 		this.policies = Collections.unmodifiableMap(byName);
 		this.defaultTier = normalizeTier(defaultTier);
+		this.countsByResponse = byName.values().stream().anyMatch((policy) -> policy.countIf() != null);
+	}
+
+	/**
+	 * Returns whether a policy counts requests by their response ({@code count-if}), so
+	 * that a request's response must be settled once it is final.
+	 * @return whether any policy has {@code count-if}
+	 */
+	public boolean countsByResponse() {
+		return this.countsByResponse;
 	}
 
 	/**
@@ -102,6 +116,22 @@ public final class PolicyRegistry {
 		Set<String> tiers = tiers();
 		tiers.add(this.defaultTier);
 		return tiers;
+	}
+
+	/**
+	 * Returns this registry, whose policies also take over the spent shares of the limits
+	 * of another algorithm at their position in the same-named policies of the registry
+	 * it replaces ({@link Policy#following(Policy)}).
+	 * @param previous the registry it replaces
+	 * @return the registry
+	 */
+	public PolicyRegistry following(PolicyRegistry previous) {
+		List<Policy> following = new ArrayList<>(this.policies.size());
+		for (Policy policy : this.policies.values()) {
+			Policy replaced = previous.find(policy.name());
+			following.add((replaced != null) ? policy.following(replaced) : policy);
+		}
+		return new PolicyRegistry(following, this.defaultTier);
 	}
 
 	/**

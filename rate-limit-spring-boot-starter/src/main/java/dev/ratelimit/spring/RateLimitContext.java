@@ -47,6 +47,13 @@ public final class RateLimitContext {
 
 	private @Nullable RateLimitResponse response;
 
+	/**
+	 * Whether {@link #principal} is the one read at the decision, kept for later reads.
+	 */
+	private volatile boolean principalKept;
+
+	private volatile @Nullable Principal keptPrincipal;
+
 	private RateLimitContext(@Nullable RateLimitRequest request, @Nullable Method method, @Nullable Object[] arguments,
 			String[] parameterNames, @Nullable BeanFactory beanFactory) {
 		this.request = request;
@@ -150,6 +157,9 @@ public final class RateLimitContext {
 	 * @return the principal, or {@code null} for an anonymous caller
 	 */
 	public @Nullable Principal principal() {
+		if (this.principalKept) {
+			return this.keptPrincipal;
+		}
 		if (SECURITY_PRESENT) {
 			Principal authenticated = SecurityPrincipal.current();
 			if (authenticated != null) {
@@ -157,6 +167,18 @@ public final class RateLimitContext {
 			}
 		}
 		return (this.request != null) ? this.request.getUserPrincipal() : null;
+	}
+
+	/**
+	 * Keeps the principal as it is now, for the reads that come after the call's
+	 * decision: a {@code count-if} condition is evaluated once the response is final,
+	 * outside Spring Security's filter chain, which has cleared its context by then.
+	 */
+	public void keepPrincipal() {
+		if (!this.principalKept) {
+			this.keptPrincipal = principal();
+			this.principalKept = true;
+		}
 	}
 
 	/**

@@ -54,6 +54,9 @@ public final class RateLimitService implements AutoCloseable {
 
 	private final LeaseRenewals renewals;
 
+	/** Whether the limiter gives permits back ({@link RateLimiter#refund}). */
+	private final boolean refunds;
+
 	/**
 	 * Creates the service.
 	 * @param limiter the limiter that decides
@@ -94,6 +97,8 @@ public final class RateLimitService implements AutoCloseable {
 		this.overrides = overrides;
 		this.timeSource = Objects.requireNonNull(timeSource, "timeSource must not be null");
 		this.renewals = new LeaseRenewals(limiter);
+		this.refunds = refunds(limiter);
+		throwIfReservesWithoutRefunds(policies);
 	}
 
 	/**
@@ -110,6 +115,57 @@ public final class RateLimitService implements AutoCloseable {
 		this.overrides = null;
 		this.timeSource = TimeSource.system();
 		this.renewals = new LeaseRenewals(limiter, renewalScheduler);
+		this.refunds = refunds(limiter);
+	}
+
+	/**
+	 * Returns whether a limiter gives permits back: an application's own may not
+	 * implement {@link RateLimiter#refund}, whose default refuses. Asked with a refund of
+	 * nothing, which no limiter that does implement it sends anywhere.
+	 */
+	private static boolean refunds(RateLimiter limiter) {
+		try {
+			limiter.refund(Decision.unlimited(), List.of(), 0);
+			return true;
+		}
+		catch (UnsupportedOperationException ex) {
+			return false;
+		}
+		catch (RuntimeException ex) {
+			// it implements refund, and failed for its own reasons
+			return true;
+		}
+	}
+
+	/**
+	 * Returns the problems of a configuration that this service's limiter cannot serve: a
+	 * {@code count-if} policy that reserves its cost needs a limiter that gives it back,
+	 * else every success would count.
+	 * @param policies the policies
+	 * @return the problems, none when the configuration can be served
+	 */
+	public List<RateLimitConfigurationException.Problem> problemsWith(PolicyRegistry policies) {
+		if (this.refunds) {
+			return List.of();
+		}
+		List<RateLimitConfigurationException.Problem> problems = new ArrayList<>();
+		for (Policy policy : policies.policies()) {
+			if (policy.countIf() != null && policy.reservesCountIf() && !policy.isShadow()) {
+				problems.add(new RateLimitConfigurationException.Problem(
+						"ratelimit.policies." + policy.name() + ".count-if-mode",
+						"is reserve (the default), which gives a success's permit back after its response, but the"
+								+ " RateLimiter bean (" + this.limiter.getClass().getName() + ") does not implement"
+								+ " refund(); implement it, or set count-if-mode: check-then-charge"));
+			}
+		}
+		return problems;
+	}
+
+	private void throwIfReservesWithoutRefunds(PolicyRegistry policies) {
+		List<RateLimitConfigurationException.Problem> problems = problemsWith(policies);
+		if (!problems.isEmpty()) {
+			throw new RateLimitConfigurationException(problems);
+		}
 	}
 
 	/**
@@ -313,7 +369,7 @@ public final class RateLimitService implements AutoCloseable {
 			}
 			List<KeyedLimit> target = policy.isShadow() ? call.shadow : call.enforced;
 			for (int i = 0; i < limits.size(); i++) {
-				KeyedLimit keyed = Policy.keyedLimit(policy.name(), key, limits, i);
+				KeyedLimit keyed = policy.keyedLimit(key, limits, i);
 				if (!target.contains(keyed)) {
 					target.add(keyed);
 				}
@@ -329,8 +385,13 @@ public final class RateLimitService implements AutoCloseable {
 		// clock's resolution counts one nanosecond
 		Duration duration = (call.enforced.isEmpty() && call.shadow.isEmpty() && call.counted.isEmpty()) ? Duration.ZERO
 				: Duration.ofNanos(Math.max(1, System.nanoTime() - start));
-		ResponseCharge charge = (decision.isAllowed() && !call.countedPolicies.isEmpty())
-				? new ResponseCharge(call.countedPolicies, cost, context) : null;
+		ResponseCharge charge = null;
+		if (decision.isAllowed() && !call.countedPolicies.isEmpty()) {
+			// the conditions are evaluated once the response is final, outside Spring
+			// Security's filter chain: they read the principal of the decision
+			context.keepPrincipal();
+			charge = new ResponseCharge(call.countedPolicies, cost, context);
+		}
 		RateLimitResult result = new RateLimitResult(decision, shadowDecision, call.tier, cost, shadowCost,
 				call.usedNames, charge);
 		if (!this.listeners.isEmpty()) {
@@ -354,7 +415,7 @@ public final class RateLimitService implements AutoCloseable {
 	private static void reserve(Call call, Policy policy, RateLimitCondition countIf, String key, List<Limit> limits) {
 		List<KeyedLimit> own = new ArrayList<>(limits.size());
 		for (int i = 0; i < limits.size(); i++) {
-			KeyedLimit keyed = Policy.keyedLimit(policy.name(), key, limits, i);
+			KeyedLimit keyed = policy.keyedLimit(key, limits, i);
 			if (!call.enforced.contains(keyed)) {
 				call.enforced.add(keyed);
 				own.add(keyed);
@@ -375,7 +436,7 @@ public final class RateLimitService implements AutoCloseable {
 		List<KeyedLimit> all = counted.isEmpty() ? new ArrayList<>(2) : counted;
 		List<KeyedLimit> own = new ArrayList<>(limits.size());
 		for (int i = 0; i < limits.size(); i++) {
-			KeyedLimit keyed = Policy.keyedLimit(policy.name(), key, limits, i);
+			KeyedLimit keyed = policy.keyedLimit(key, limits, i);
 			if (!all.contains(keyed)) {
 				all.add(keyed);
 				own.add(keyed);
@@ -464,10 +525,17 @@ public final class RateLimitService implements AutoCloseable {
 				|| acquired.source() == Decision.Source.FAILED_CLOSED) {
 			return acquired;
 		}
-		List<LimitStatus> statuses = new ArrayList<>(acquired.statuses().size() + checked.statuses().size());
+		int taken = acquired.statuses().size();
+		List<LimitStatus> statuses = new ArrayList<>(taken + checked.statuses().size());
 		statuses.addAll(acquired.statuses());
 		statuses.addAll(checked.statuses());
-		return Decision.of(statuses, acquired.leases(), acquired.source());
+		// the marks of what was taken, which a refund of a reserved policy needs; the
+		// checked limits took nothing
+		long[] marks = new long[statuses.size()];
+		for (int i = 0; i < taken; i++) {
+			marks[i] = acquired.mark(i);
+		}
+		return Decision.of(statuses, acquired.leases(), acquired.source(), marks);
 	}
 
 	/**
@@ -483,15 +551,35 @@ public final class RateLimitService implements AutoCloseable {
 	 * @param response the response, or {@code null} for a call outside a web request
 	 */
 	public void chargeAfterResponse(RateLimitResult result, @Nullable RateLimitResponse response) {
+		chargeAfterResponse(result, settle(result.responseCharge(), response, false));
+	}
+
+	/**
+	 * Settles the {@code count-if} policies of an allowed call whose response never came
+	 * (its client went away before it): as if every condition held, so that a client that
+	 * hangs up gets no free try. A reserved cost stays taken; a checked one is charged.
+	 * @param result the result of the call
+	 * @return done once settled; it never completes exceptionally (a failure is logged)
+	 */
+	public CompletableFuture<Void> chargeUnansweredAsync(RateLimitResult result) {
+		return chargeAfterResponseAsync(result, settle(result.responseCharge(), null, true));
+	}
+
+	private void chargeAfterResponse(RateLimitResult result, Settlement settlement) {
 		ResponseCharge charge = result.responseCharge();
-		Settlement settlement = settle(charge, response);
 		if (charge == null || settlement.isEmpty()) {
 			return;
 		}
-		try {
-			if (!settlement.refunded.isEmpty()) {
+		if (!settlement.refunded.isEmpty()) {
+			try {
 				this.limiter.refund(result.decision(), settlement.refunded, charge.cost());
 			}
+			catch (RuntimeException ex) {
+				logger.warn("Could not give back the reserved cost of the count-if policies " + policyNames(charge)
+						+ " after a response", ex);
+			}
+		}
+		try {
 			List<KeyedLimit> charged = settlement.charged;
 			if (!charged.isEmpty()) {
 				Decision decision = this.limiter.acquire(charged, charge.cost());
@@ -520,8 +608,11 @@ public final class RateLimitService implements AutoCloseable {
 	 */
 	public CompletableFuture<Void> chargeAfterResponseAsync(RateLimitResult result,
 			@Nullable RateLimitResponse response) {
+		return chargeAfterResponseAsync(result, settle(result.responseCharge(), response, false));
+	}
+
+	private CompletableFuture<Void> chargeAfterResponseAsync(RateLimitResult result, Settlement settlement) {
 		ResponseCharge charge = result.responseCharge();
-		Settlement settlement = settle(charge, response);
 		if (charge == null || settlement.isEmpty()) {
 			return CompletableFuture.completedFuture(null);
 		}
@@ -570,8 +661,11 @@ public final class RateLimitService implements AutoCloseable {
 	/**
 	 * Marks a charge settled and says what its response settles; nothing when there is no
 	 * charge or it was settled before.
+	 * @param unanswered whether the response never came: every condition then counts as
+	 * true
 	 */
-	private static Settlement settle(@Nullable ResponseCharge charge, @Nullable RateLimitResponse response) {
+	private static Settlement settle(@Nullable ResponseCharge charge, @Nullable RateLimitResponse response,
+			boolean unanswered) {
 		if (charge == null || !charge.settle()) {
 			return Settlement.NONE;
 		}
@@ -580,7 +674,7 @@ public final class RateLimitService implements AutoCloseable {
 		List<KeyedLimit> refunded = new ArrayList<>(2);
 		List<KeyedLimit> charged = new ArrayList<>(2);
 		for (ResponseCharge.Counted counted : charge.policies()) {
-			boolean counts = counts(counted, context);
+			boolean counts = unanswered || counts(counted, context);
 			if (counted.reserved() && !counts) {
 				refunded.addAll(counted.limits());
 			}
@@ -854,11 +948,13 @@ public final class RateLimitService implements AutoCloseable {
 	/**
 	 * Makes a checked configuration the running one, from the next call on. Each call is
 	 * decided wholly by the configuration it started with. A client's spent permits carry
-	 * over to the limits of the same algorithm and position.
+	 * over to the limits of the same algorithm and name, and its spent share to a limit
+	 * of another algorithm at the same position, of the new configuration or of the one
+	 * it replaces ({@link PolicyRegistry#following}).
 	 * @param policies the new policies
 	 */
 	public void applyPolicies(PolicyRegistry policies) {
-		this.policies = Objects.requireNonNull(policies, "policies must not be null");
+		this.policies = Objects.requireNonNull(policies, "policies must not be null").following(this.policies);
 		this.configurationApplied = Instant.now();
 	}
 

@@ -616,19 +616,27 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 	 */
 	@Override
 	public void refund(Decision decision, List<KeyedLimit> limits, long cost) {
-		RateLimiter here = this.local;
 		if (decision.source() == Decision.Source.LOCAL_FALLBACK) {
-			if (here != null) {
-				here.refund(decision, limits, cost);
-			}
+			refundHere(decision, limits, cost);
 			return;
 		}
 		if (decision.source() != Decision.Source.BACKEND) {
 			return;
 		}
-		refundHere(decision, limits, cost);
-		if (!isDown(limits)) {
+		refundHere(this.backend.forLocalRefund(decision, cost), limits, cost);
+		if (isDown(limits)) {
+			return;
+		}
+		if (isLate(limits)) {
+			// the store answers late: sent without waiting for it, as calls are meanwhile
+			this.backend.refundAsync(decision, limits, cost);
+			return;
+		}
+		try {
 			this.backend.refund(decision, limits, cost);
+		}
+		catch (RuntimeException ex) {
+			logger.debug("Could not give back the permits of a call", ex);
 		}
 	}
 
@@ -644,7 +652,7 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 				refund(decision, limits, cost);
 				return CompletableFuture.completedFuture(null);
 			}
-			refundHere(decision, limits, cost);
+			refundHere(this.backend.forLocalRefund(decision, cost), limits, cost);
 			if (isDown(limits)) {
 				return CompletableFuture.completedFuture(null);
 			}
@@ -654,6 +662,18 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 			logger.debug("Could not give back the permits of a call", ex);
 			return CompletableFuture.completedFuture(null);
 		}
+	}
+
+	/**
+	 * Returns whether a part of the store that holds one of these limits answers late.
+	 */
+	private boolean isLate(List<KeyedLimit> limits) {
+		for (BackendGate gate : this.gates.of(this.backend.partsOf(limits))) {
+			if (!gate.isUp()) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	private void refundHere(Decision decision, List<KeyedLimit> limits, long cost) {
@@ -978,6 +998,16 @@ public final class FailurePolicyRateLimiter implements RateLimiter, AutoCloseabl
 		@Override
 		public CompletableFuture<Void> releaseAsync(Decision decision) {
 			return this.delegate.releaseAsync(decision);
+		}
+
+		@Override
+		public void refund(Decision decision, List<KeyedLimit> limits, long cost) {
+			this.delegate.refund(decision, limits, cost);
+		}
+
+		@Override
+		public CompletableFuture<Void> refundAsync(Decision decision, List<KeyedLimit> limits, long cost) {
+			return this.delegate.refundAsync(decision, limits, cost);
 		}
 
 		@Override

@@ -129,6 +129,19 @@ public interface RemoteRateLimiter extends RateLimiter {
 	 * confirm, as while it is down.
 	 * @param decision the decision
 	 */
+	/**
+	 * Returns a decision of this store as this instance's own limits read it for a
+	 * refund: with marks that mean to them what their own decisions' do, or none, so that
+	 * they give back only what needs no mark (a bucket's tokens) and keep a window's
+	 * count. The default keeps the store's marks.
+	 * @param decision an allowed decision of this store
+	 * @param cost the permits the call took
+	 * @return the decision to refund to this instance's own limits
+	 */
+	default Decision forLocalRefund(Decision decision, long cost) {
+		return decision;
+	}
+
 	default void releaseWithoutWaiting(Decision decision) {
 		release(decision);
 	}

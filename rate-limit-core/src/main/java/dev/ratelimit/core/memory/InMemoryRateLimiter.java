@@ -20,6 +20,7 @@ import dev.ratelimit.core.LimitStatus;
 import dev.ratelimit.core.RateLimiter;
 import dev.ratelimit.core.TimeSource;
 import dev.ratelimit.core.internal.algorithm.Outcome;
+import dev.ratelimit.core.internal.algorithm.SpentShare;
 import dev.ratelimit.core.internal.algorithm.TokenBucket;
 
 import org.jspecify.annotations.Nullable;
@@ -88,6 +89,8 @@ public final class InMemoryRateLimiter implements RateLimiter {
 
 	private final Penalties penalties;
 
+	private final CarriedShares carried;
+
 	/*
 	 * The key last added or recorded, with its slot. A call made with that very
 	 * KeyedLimit instance finds its slot here without the look-up (about 6 ns of a 40 to
@@ -103,6 +106,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		this.evictor = new KeyEvictor(this.map, this.timeSource, this::cleanUp, this::backgroundSweepWanted,
 				this::forgetRecent, builder.maxKeys, builder.sweeper);
 		this.penalties = new Penalties(this.timeSource, builder.maxKeys);
+		this.carried = new CarriedShares(this.timeSource, builder.maxKeys);
 	}
 
 	/**
@@ -143,12 +147,14 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	}
 
 	/**
-	 * Decides a call with a limit that carries a penalty, on the path of calls with
-	 * several limits, where penalties are checked and imposed.
+	 * Decides a call with a limit that carries a penalty or names counterparts, on the
+	 * path of calls with several limits, where penalties are checked and imposed and
+	 * spent shares taken over.
 	 */
 	private Decision acquireWithPenalty(List<KeyedLimit> limits, long cost) {
+		boolean penalties = hasPenalty(limits);
 		for (;;) {
-			Decision decision = acquireAll(limits, cost, true);
+			Decision decision = acquireAll(limits, cost, penalties);
 			if (decision != null) {
 				return decision;
 			}
@@ -184,6 +190,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 			}
 			held[i] = slot;
 		}
+		CarriedShares.Carry[] carries = planCarries(limits, held, own);
 		Slot[] distinct = distinct(held);
 		if (!lockAll(distinct)) {
 			for (int i = 0; i < count; i++) {
@@ -198,6 +205,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		boolean[] added = null;
 		boolean full = false;
 		boolean[] converted = null;
+		boolean[] tookOver = null;
 		Decision decision = null;
 		try {
 			now = this.timeSource.nowMicros();
@@ -208,6 +216,9 @@ public final class InMemoryRateLimiter implements RateLimiter {
 					}
 					converted[i] = true;
 				}
+			}
+			if (carries != null) {
+				tookOver = takeOver(limits, held, carries, now);
 			}
 			List<LimitStatus> statuses = new ArrayList<>(count);
 			boolean allowed = true;
@@ -235,7 +246,8 @@ public final class InMemoryRateLimiter implements RateLimiter {
 				shownAt = this.cacheTime.get();
 				added = new boolean[count];
 				for (int i = 0; i < count && !lost; i++) {
-					if (own[i] && firstOccurrence(held, i) && keeps(limits.get(i).limit(), allowed, cost)) {
+					if (own[i] && firstOccurrence(held, i)
+							&& (keeps(limits.get(i).limit(), allowed, cost) || (tookOver != null && tookOver[i]))) {
 						if (!this.evictor.hasRoom()) {
 							// no room until a sweep has made some: decided on a state
 							// that is not kept
@@ -261,11 +273,17 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		}
 		boolean anyAdded = false;
 		for (int i = 0; i < count; i++) {
+			boolean took = tookOver != null && tookOver[i];
+			if (took && (own == null || !own[i] || (added != null && added[i]))) {
+				// the state that took the share over is kept: it takes that share over
+				// no more
+				this.carried.took(StateKey.of(limits.get(i)), carries[i].until());
+			}
 			if (added != null && added[i]) {
 				remember(limits.get(i), held[i]);
 				anyAdded = true;
 			}
-			else if (converted != null && converted[i]) {
+			else if ((converted != null && converted[i]) || (took && (own == null || !own[i]))) {
 				held[i].recordSoon();
 				recordSometimes(held[i], limits.get(i), now);
 			}
@@ -282,6 +300,112 @@ public final class InMemoryRateLimiter implements RateLimiter {
 			imposePenalties(decision.statuses(), now);
 		}
 		return decision;
+	}
+
+	/**
+	 * Reads, holding no lock, what each limit of a call that names counterparts takes
+	 * over (once per distinct slot): a state that holds nothing spent takes over the
+	 * largest share of its counterparts' states that counts later than the shares it took
+	 * over before ({@link CarriedShares}).
+	 * @return per limit, what it takes over, or {@code null} for none; {@code null} if no
+	 * limit takes anything over
+	 */
+	private CarriedShares.Carry @Nullable [] planCarries(List<KeyedLimit> limits, Slot[] held,
+			boolean @Nullable [] own) {
+		CarriedShares.Carry[] carries = null;
+		boolean read = false;
+		long now = 0;
+		for (int i = 0; i < limits.size(); i++) {
+			KeyedLimit target = limits.get(i);
+			if (target.carryFrom().isEmpty() || !firstOccurrence(held, i)) {
+				continue;
+			}
+			if (!read) {
+				now = this.timeSource.nowMicros();
+				read = true;
+			}
+			Slot slot = held[i];
+			Boolean unspent = (own != null && own[i]) ? Boolean.valueOf(slot.isUnspent(target.limit(), now))
+					: slot.peekUnspent(target.limit(), now);
+			CarriedShares.Carry carry = Boolean.TRUE.equals(unspent) ? carry(target, limits, now) : null;
+			if (carry != null) {
+				if (carries == null) {
+					carries = new CarriedShares.Carry[limits.size()];
+				}
+				carries[i] = carry;
+			}
+		}
+		return carries;
+	}
+
+	/**
+	 * Returns what a limit whose state holds nothing spent takes over at {@code now}:
+	 * read from its counterparts' states held, each distinct state once, as the first of
+	 * its counterparts that was written under it (or the first) sees it; a counterpart
+	 * that shares state with a limit of the call is not read, being the call's own.
+	 */
+	private CarriedShares.@Nullable Carry carry(KeyedLimit target, List<KeyedLimit> limits, long now) {
+		List<KeyedLimit> counterparts = target.counterparts();
+		List<SpentShare> shares = new ArrayList<>(counterparts.size());
+		for (int i = 0; i < counterparts.size(); i++) {
+			KeyedLimit counterpart = counterparts.get(i);
+			if (!firstOfItsState(counterparts, i) || sharesStateWithAny(counterpart, limits)) {
+				continue;
+			}
+			Slot slot = live(this.map.get(StateKey.of(counterpart)));
+			SpentShare share = (slot != null) ? slot.peekShare(candidates(counterparts, i), now) : null;
+			if (share != null) {
+				shares.add(share);
+			}
+		}
+		return CarriedShares.carry(shares, this.carried.until(StateKey.of(target)), target.limit().capacity());
+	}
+
+	private static boolean firstOfItsState(List<KeyedLimit> counterparts, int index) {
+		for (int i = 0; i < index; i++) {
+			if (counterparts.get(i).sharesStateWith(counterparts.get(index))) {
+				return false;
+			}
+		}
+		return true;
+	}
+
+	private static boolean sharesStateWithAny(KeyedLimit counterpart, List<KeyedLimit> limits) {
+		for (KeyedLimit limit : limits) {
+			if (limit.sharesStateWith(counterpart)) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/** The limits of the counterparts from {@code index} on that share its state. */
+	private static List<Limit> candidates(List<KeyedLimit> counterparts, int index) {
+		List<Limit> candidates = new ArrayList<>(1);
+		for (int i = index; i < counterparts.size(); i++) {
+			if (counterparts.get(i).sharesStateWith(counterparts.get(index))) {
+				candidates.add(counterparts.get(i).limit());
+			}
+		}
+		return candidates;
+	}
+
+	/**
+	 * Lets each state that was read as holding nothing spent, and still does, take its
+	 * share over; under the locks of the call.
+	 * @return per limit, whether its state took a share over
+	 */
+	private static boolean[] takeOver(List<KeyedLimit> limits, Slot[] held, CarriedShares.@Nullable Carry[] carries,
+			long now) {
+		boolean[] tookOver = new boolean[limits.size()];
+		for (int i = 0; i < limits.size(); i++) {
+			Limit limit = limits.get(i).limit();
+			if (carries[i] != null && held[i].isUnspent(limit, now)) {
+				held[i].takeOver(limit, now, carries[i].permits());
+				tookOver[i] = true;
+			}
+		}
+		return tookOver;
 	}
 
 	/**
@@ -425,7 +549,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		if (algorithm != Algorithm.TOKEN_BUCKET) {
 			checkTryable(limit);
 		}
-		if (limit.limit().penaltyMicros() > 0) {
+		if (limit.limit().penaltyMicros() > 0 || !limit.carryFrom().isEmpty()) {
 			return acquireWithPenalty(List.of(limit), cost).isAllowed();
 		}
 		for (;;) {
@@ -515,7 +639,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 	}
 
 	private Decision acquireOne(KeyedLimit target, long cost) {
-		if (target.limit().penaltyMicros() > 0) {
+		if (target.limit().penaltyMicros() > 0 || !target.carryFrom().isEmpty()) {
 			return acquireWithPenalty(List.of(target), cost);
 		}
 		for (;;) {
@@ -692,7 +816,10 @@ public final class InMemoryRateLimiter implements RateLimiter {
 			long now = this.timeSource.nowMicros();
 			advanceCacheTime(now);
 			Slot slot = live(this.map.get(StateKey.of(target)));
-			Outcome outcome = (slot != null) ? slot.peek(limit, now) : null;
+			Outcome outcome = target.carryFrom().isEmpty() ? null : peekTakenOver(target, slot, limits, now);
+			if (outcome == null) {
+				outcome = (slot != null) ? slot.peek(limit, now) : null;
+			}
 			if (outcome == null) {
 				outcome = Slot.fresh(limit, now, now).evaluate(limit, now, 0);
 			}
@@ -700,6 +827,27 @@ public final class InMemoryRateLimiter implements RateLimiter {
 			statuses.add((left > 0) ? LimitStatus.ofPenalty(target, left) : outcome.statusOf(target));
 		}
 		return statuses;
+	}
+
+	/**
+	 * Decides a call of cost 0 on a limit's state as a call would see it after taking a
+	 * share over, changing nothing; {@code null} if it takes nothing over.
+	 */
+	private @Nullable Outcome peekTakenOver(KeyedLimit target, @Nullable Slot slot, List<KeyedLimit> limits, long now) {
+		Limit limit = target.limit();
+		if (slot != null && !Boolean.TRUE.equals(slot.peekUnspent(limit, now))) {
+			return null;
+		}
+		CarriedShares.Carry carry = carry(target, limits, now);
+		if (carry == null) {
+			return null;
+		}
+		if (slot != null) {
+			return slot.peekTakenOver(limit, now, carry.permits());
+		}
+		Slot fresh = Slot.fresh(limit, now, now);
+		fresh.takeOver(limit, now, carry.permits());
+		return fresh.evaluate(limit, now, 0);
 	}
 
 	/**
@@ -857,6 +1005,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 		}
 		this.recent = null;
 		this.penalties.clear();
+		this.carried.clear();
 	}
 
 	/**

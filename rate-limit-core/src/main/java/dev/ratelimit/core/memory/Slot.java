@@ -2,12 +2,16 @@ package dev.ratelimit.core.memory;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.List;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Supplier;
 
 import dev.ratelimit.core.Limit;
+import dev.ratelimit.core.WindowAlignment;
 import dev.ratelimit.core.internal.algorithm.BucketState;
 import dev.ratelimit.core.internal.algorithm.LimitAlgorithm;
 import dev.ratelimit.core.internal.algorithm.Outcome;
+import dev.ratelimit.core.internal.algorithm.SpentShare;
 import dev.ratelimit.core.internal.algorithm.WindowState;
 
 import org.jspecify.annotations.Nullable;
@@ -217,6 +221,138 @@ abstract class Slot {
 	void renew(Limit limit, String leaseId, long now) {
 	}
 
+	/*
+	 * Taking over a counterpart's spent share (LimitAlgorithm.takeOver). A call whose
+	 * limit names counterparts reads, holding no lock, whether its own state holds
+	 * nothing spent and the counterparts' shares; then, under its own locks, a state that
+	 * still holds nothing spent takes the share over. So no call waits for a lock while
+	 * it holds one.
+	 */
+
+	/**
+	 * Returns the state as a call with {@code limit} sees it at {@code now}, converted if
+	 * written under another limit: a copy for a bucket or a window, the state itself for
+	 * a log. Under the lock, or read optimistically and validated.
+	 */
+	abstract Object seen(Limit limit, long now);
+
+	/** Replaces the state by a copy that {@link #seen} returned; under the lock. */
+	abstract void store(Object state);
+
+	/**
+	 * Whether the state, as {@code limit} sees it at {@code now}, holds nothing spent;
+	 * under the lock, or on a slot not yet in the store.
+	 */
+	final boolean isUnspent(Limit limit, long now) {
+		return Slot.<Object>algorithm(limit).isUnspent(limit, seen(limit, now), now);
+	}
+
+	/**
+	 * Counts {@code permits} as spent in a state that holds nothing spent, written under
+	 * {@code limit}; under the lock, or on a slot not yet in the store.
+	 */
+	final void takeOver(Limit limit, long now, long permits) {
+		Object state = seen(limit, now);
+		Slot.<Object>algorithm(limit).takeOver(limit, state, now, permits);
+		store(state);
+	}
+
+	/**
+	 * Reads whether the state holds nothing spent, without the lock.
+	 * @return whether it holds nothing spent, or {@code null} if the slot is discarded
+	 * while another holds it
+	 */
+	@Nullable Boolean peekUnspent(Limit limit, long now) {
+		return read(() -> isUnspent(limit, now));
+	}
+
+	/**
+	 * Reads the state's spent share, without the lock, as one of several limits of the
+	 * same algorithm sees it: the one it was written under (or one with the same
+	 * parameters), else the first, to which it is converted as a call would convert it.
+	 * @param candidates the limits, of the slot's algorithm
+	 * @return the share, or {@code null} if the slot is discarded while another holds it
+	 */
+	@Nullable SpentShare peekShare(List<Limit> candidates, long now) {
+		return read(() -> {
+			Limit as = pick(candidates);
+			return Slot.<Object>algorithm(as).spentShare(as, seen(as, now), now);
+		});
+	}
+
+	/**
+	 * Decides a call of cost 0 on the state as it would be after taking {@code permits}
+	 * over, if it holds nothing spent, without changing it (the read of an inspection).
+	 * @return the outcome, or {@code null} if the slot is discarded while another holds
+	 * it
+	 */
+	@Nullable Outcome peekTakenOver(Limit limit, long now, long permits) {
+		return read(() -> {
+			LimitAlgorithm<Object> algorithm = algorithm(limit);
+			Object state = seen(limit, now);
+			if (algorithm.isUnspent(limit, state, now)) {
+				state = copy(limit, state, now);
+				algorithm.takeOver(limit, state, now, permits);
+			}
+			return algorithm.evaluate(limit, state, now, 0);
+		});
+	}
+
+	/**
+	 * Returns which of several limits of the slot's algorithm its state is read as: the
+	 * first with the parameters it was written under (what a Redis state's field
+	 * {@code v} records), else the first.
+	 */
+	Limit pick(List<Limit> candidates) {
+		Limit own = limit();
+		for (Limit candidate : candidates) {
+			if (sameParameters(own, candidate)) {
+				return candidate;
+			}
+		}
+		return candidates.get(0);
+	}
+
+	/**
+	 * Whether two limits of one algorithm have the parameters a Redis state records
+	 * ({@code limit.params} in the script): capacity, units, and the window's length, or
+	 * for a calendar window its zone.
+	 */
+	static boolean sameParameters(Limit a, Limit b) {
+		boolean calendar = a.alignment() == WindowAlignment.CALENDAR;
+		return a.capacity() == b.capacity() && a.unitsPerMicro() == b.unitsPerMicro()
+				&& a.unitsPerPermit() == b.unitsPerPermit() && a.windowMicros() == b.windowMicros()
+				&& a.alignment() == b.alignment() && (!calendar || a.zone().equals(b.zone()));
+	}
+
+	/**
+	 * Returns a state that {@link #seen} returned, or one that decides alike, that a
+	 * caller may change without changing this slot's.
+	 */
+	abstract Object copy(Limit limit, Object seen, long now);
+
+	/**
+	 * Reads under an even stamp, again until the state was stable throughout; a log under
+	 * the lock.
+	 * @return what the read returned, or {@code null} if the slot is discarded while
+	 * another holds it
+	 */
+	<T> @Nullable T read(Supplier<T> reader) {
+		for (int losses = 0;; losses++) {
+			int stamp = stamp();
+			if ((stamp & 1) == 0) {
+				T read = reader.get();
+				if (validate(stamp)) {
+					return read;
+				}
+			}
+			else if (isDiscarded()) {
+				return null;
+			}
+			contended(losses);
+		}
+	}
+
 	final int stamp() {
 		return (int) STAMP.getAcquire(this);
 	}
@@ -356,6 +492,27 @@ abstract class Slot {
 		}
 
 		@Override
+		Object seen(Limit limit, long now) {
+			BucketState state = BucketState.of(this.level, this.updatedAt);
+			Limit own = limit();
+			return (own != limit && !own.equals(limit))
+					? Slot.<BucketState>algorithm(limit).convert(own, limit, state, now) : state;
+		}
+
+		@Override
+		void store(Object state) {
+			BucketState bucket = (BucketState) state;
+			this.level = bucket.level();
+			this.updatedAt = bucket.updatedAt();
+		}
+
+		@Override
+		Object copy(Limit limit, Object seen, long now) {
+			BucketState bucket = (BucketState) seen;
+			return BucketState.of(bucket.level(), bucket.updatedAt());
+		}
+
+		@Override
 		@Nullable String take(Limit limit, long now, long cost) {
 			BucketState state = BucketState.of(this.level, this.updatedAt);
 			String lease = Slot.<BucketState>algorithm(limit).apply(limit, state, now, cost);
@@ -440,6 +597,28 @@ abstract class Slot {
 		}
 
 		@Override
+		Object seen(Limit limit, long now) {
+			WindowState state = WindowState.of(this.start, this.current, this.previous);
+			Limit own = limit();
+			return (own != limit && !own.equals(limit))
+					? Slot.<WindowState>algorithm(limit).convert(own, limit, state, now) : state;
+		}
+
+		@Override
+		void store(Object state) {
+			WindowState window = (WindowState) state;
+			this.start = window.start();
+			this.current = window.current();
+			this.previous = window.previous();
+		}
+
+		@Override
+		Object copy(Limit limit, Object seen, long now) {
+			WindowState window = (WindowState) seen;
+			return WindowState.of(window.start(), window.current(), window.previous());
+		}
+
+		@Override
 		@Nullable String take(Limit limit, long now, long cost) {
 			WindowState state = WindowState.of(this.start, this.current, this.previous);
 			String lease = Slot.<WindowState>algorithm(limit).apply(limit, state, now, cost);
@@ -490,6 +669,43 @@ abstract class Slot {
 
 		@Override
 		void write(Limit from, Limit to, long now) {
+		}
+
+		@Override
+		Object seen(Limit limit, long now) {
+			return this.state;
+		}
+
+		@Override
+		void store(Object state) {
+		}
+
+		/**
+		 * A fresh state: the only state copied is one that holds nothing spent, which
+		 * decides as a fresh one does (its entries have all left the window).
+		 */
+		@Override
+		Object copy(Limit limit, Object seen, long now) {
+			return algorithm(limit).fresh(limit, now);
+		}
+
+		/** The first: a log records no parameters in Redis. */
+		@Override
+		Limit pick(List<Limit> candidates) {
+			return candidates.get(0);
+		}
+
+		@Override
+		<T> @Nullable T read(Supplier<T> reader) {
+			if (!lockUnlessDiscarded()) {
+				return null;
+			}
+			try {
+				return reader.get();
+			}
+			finally {
+				unlock();
+			}
 		}
 
 		@Override

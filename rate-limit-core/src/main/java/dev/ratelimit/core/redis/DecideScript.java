@@ -31,7 +31,7 @@ final class DecideScript {
 	/** The Lua sources in {@code lua/}, in the order they are assembled. */
 	static final List<String> PARTS = List.of("prelude.lua", "bucket_state.lua", "token_bucket.lua", "leaky_bucket.lua",
 			"window_state.lua", "fixed_window.lua", "sliding_window_counter.lua", "sliding_window_log.lua",
-			"concurrency_limit.lua", "penalties.lua", "decide.lua");
+			"concurrency_limit.lua", "penalties.lua", "carried_shares.lua", "decide.lua");
 
 	/*
 	 * The library is the assembled text under a "#!lua name=ratelimit_HASH" line, with a

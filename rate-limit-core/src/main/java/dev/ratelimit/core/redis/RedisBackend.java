@@ -416,6 +416,19 @@ final class RedisBackend implements RemoteRateLimiter, AutoCloseable {
 		});
 	}
 
+	/**
+	 * A decision the reservoirs served is marked by where they counted its permits (the
+	 * end of a window by Redis's clock), which this instance's own limits cannot read:
+	 * they get it without marks. The script's marks (a window's start, a log entry's
+	 * time) mean to them what their own do.
+	 */
+	@Override
+	public Decision forLocalRefund(Decision decision, long cost) {
+		List<KeyedLimit> targets = decision.statuses().stream().map(LimitStatus::target).toList();
+		return isReservoirEligible(targets, cost)
+				? Decision.of(decision.statuses(), decision.leases(), decision.source(), null) : decision;
+	}
+
 	private static int indexOf(List<LimitStatus> statuses, KeyedLimit target) {
 		for (int i = 0; i < statuses.size(); i++) {
 			if (statuses.get(i).target().equals(target)) {

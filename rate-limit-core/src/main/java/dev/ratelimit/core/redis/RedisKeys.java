@@ -66,6 +66,18 @@ final class RedisKeys {
 	}
 
 	/**
+	 * Returns the key that holds until when the spent shares a keyed limit took over from
+	 * its counterparts count ({@code carried_shares.lua}): its state key with
+	 * {@code :carried}, in the same slot, and never the key of a limit, whose name ends
+	 * with its layout.
+	 * @param target the keyed limit
+	 * @return the key
+	 */
+	String carriedKey(KeyedLimit target) {
+		return key(target) + ":carried";
+	}
+
+	/**
 	 * Returns the name of an algorithm's state layout in keys. Should a layout change,
 	 * its name changes too (as the sliding log's did, to {@code swl2}, when its members
 	 * gained running totals), so that old and new instances use different keys during a

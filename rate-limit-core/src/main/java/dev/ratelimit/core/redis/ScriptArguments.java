@@ -13,12 +13,13 @@ import dev.ratelimit.core.internal.algorithm.CalendarWindow;
 /**
  * Builds the {@code ARGV} of a call of the decision script, as the header of its
  * {@code lua/prelude.lua} lists them: the operation, cost, time, TTL floor and reservoir
- * size, then {@value #PER_KEY} values per key.
+ * size, then {@value #PER_KEY} values per key: its limit's eleven, what it reads to take
+ * a spent share over, and its extra value.
  */
 final class ScriptArguments {
 
 	/** Values per key, the script's {@code ARGS_PER_KEY}. */
-	static final int PER_KEY = 12;
+	static final int PER_KEY = 13;
 
 	/** Values before the first key's, the script's {@code FIRST_KEY_ARG - 1}. */
 	private static final int HEADER = 5;
@@ -69,22 +70,54 @@ final class ScriptArguments {
 		args.add(bytes(this.ttlFloorMillis));
 		args.add(bytes(Long.toString(want)));
 		int[] penaltyKeys = plan.penaltyKeyPlaces(group);
+		SlotPlan.Carry[] carries = takesSharesOver(op) ? plan.carries(group) : new SlotPlan.Carry[group.length];
 		for (int i = 0; i < group.length; i++) {
-			Limit limit = plan.target(group[i]).limit();
-			args.add(bytes(code(limit.algorithm())));
-			args.add(bytes(Long.toString(limit.unitsPerMicro())));
-			args.add(bytes(Long.toString(limit.unitsPerPermit())));
-			args.add(bytes(Long.toString(limit.capacity())));
-			args.add(bytes(Long.toString(limit.initial())));
-			args.add(bytes((limit.mode() == LeakMode.SHAPE) ? "1" : "0"));
-			args.add(bytes(Long.toString(limit.maxWaitMicros())));
-			args.add(bytes(window(limit, time)));
-			args.add(bytes(Long.toString(limit.retentionMicros())));
-			args.add(bytes(Long.toString(limit.penaltyMicros())));
-			args.add(bytes(Integer.toString(penaltyKeys[i])));
+			for (String value : limitValues(plan.target(group[i]).limit(), time, penaltyKeys[i])) {
+				args.add(bytes(value));
+			}
+			args.add(bytes((carries[i] != null) ? carry(carries[i], time) : ""));
 			args.add(bytes(extra[i]));
 		}
 		return args;
+	}
+
+	/**
+	 * Whether the script takes spent shares over in an operation: where it loads state.
+	 */
+	private static boolean takesSharesOver(ScriptOperation op) {
+		return op == ScriptOperation.ACQUIRE || op == ScriptOperation.SEE || op == ScriptOperation.EVALUATE
+				|| op == ScriptOperation.FILL_RESERVOIR;
+	}
+
+	/**
+	 * Returns the first eleven values of a key, those of its limit: algorithm code,
+	 * unitsPerMicro, unitsPerPermit, capacity, initial, shape, max-wait, window,
+	 * retention, penalty and the place of its penalty key (0: none).
+	 */
+	private String[] limitValues(Limit limit, String time, int penaltyKey) {
+		return new String[] { code(limit.algorithm()), Long.toString(limit.unitsPerMicro()),
+				Long.toString(limit.unitsPerPermit()), Long.toString(limit.capacity()), Long.toString(limit.initial()),
+				(limit.mode() == LeakMode.SHAPE) ? "1" : "0", Long.toString(limit.maxWaitMicros()), window(limit, time),
+				Long.toString(limit.retentionMicros()), Long.toString(limit.penaltyMicros()),
+				Integer.toString(penaltyKey) };
+	}
+
+	/**
+	 * Returns what the script reads for a key to take a share over
+	 * ({@code CarriedShares.read} in {@code carried_shares.lua}): the place of the key
+	 * holding until when the shares it took over count, then for each counterpart
+	 * {@code ;}, its key's place and its limit's eleven values, separated by spaces (none
+	 * holds a space or a {@code ;}).
+	 */
+	private String carry(SlotPlan.Carry carry, String time) {
+		StringBuilder text = new StringBuilder().append(carry.carriedPlace());
+		for (int k = 0; k < carry.places().length; k++) {
+			text.append(';').append(carry.places()[k]);
+			for (String value : limitValues(carry.limits().get(k), time, 0)) {
+				text.append(' ').append(value);
+			}
+		}
+		return text.toString();
 	}
 
 	/**

@@ -9,6 +9,7 @@ import java.util.concurrent.ThreadLocalRandom;
 
 import dev.ratelimit.core.Algorithm;
 import dev.ratelimit.core.KeyedLimit;
+import dev.ratelimit.core.Limit;
 
 import org.jspecify.annotations.Nullable;
 
@@ -35,6 +36,20 @@ final class SlotPlan {
 	 */
 	private final @Nullable String[] penaltyKeys;
 
+	/**
+	 * Per distinct key whose limit names counterparts: the key that holds until when the
+	 * shares it took over count; else {@code null}.
+	 */
+	private final @Nullable String[] carriedKeys;
+
+	/**
+	 * Per distinct key: the counterparts its script call reads, those whose state is not
+	 * one of this call's own keys, and their keys.
+	 */
+	private final List<List<KeyedLimit>> counterparts = new ArrayList<>();
+
+	private final List<List<String>> counterpartKeys = new ArrayList<>();
+
 	SlotPlan(List<KeyedLimit> limits, RedisKeys redisKeys) {
 		this.keyIndex = new int[limits.size()];
 		Map<String, Integer> seen = new HashMap<>();
@@ -57,6 +72,24 @@ final class SlotPlan {
 			this.leaseIds[j] = (target.limit().algorithm() == Algorithm.CONCURRENCY) ? newLeaseId() : "";
 			this.penaltyKeys[j] = (target.limit().penaltyMicros() > 0) ? redisKeys.penaltyKey(target) : null;
 		}
+		this.carriedKeys = new String[this.targets.size()];
+		for (int j = 0; j < this.carriedKeys.length; j++) {
+			KeyedLimit target = this.targets.get(j);
+			List<KeyedLimit> read = new ArrayList<>(0);
+			List<String> readKeys = new ArrayList<>(0);
+			if (!target.carryFrom().isEmpty()) {
+				this.carriedKeys[j] = redisKeys.carriedKey(target);
+				for (KeyedLimit counterpart : target.counterparts()) {
+					String key = redisKeys.key(counterpart);
+					if (!seen.containsKey(key)) {
+						read.add(counterpart);
+						readKeys.add(key);
+					}
+				}
+			}
+			this.counterparts.add(read);
+			this.counterpartKeys.add(readKeys);
+		}
 	}
 
 	/**
@@ -77,7 +110,65 @@ final class SlotPlan {
 				keys.add(penaltyKey);
 			}
 		}
+		int carryKeys = keys.size();
+		for (int j : group) {
+			if (this.carriedKeys[j] != null) {
+				addOnce(keys, carryKeys, this.carriedKeys[j]);
+				for (String key : this.counterpartKeys.get(j)) {
+					addOnce(keys, carryKeys, key);
+				}
+			}
+		}
 		return keys;
+	}
+
+	private static void addOnce(List<String> keys, int from, String key) {
+		if (!keys.subList(from, keys.size()).contains(key)) {
+			keys.add(key);
+		}
+	}
+
+	/**
+	 * Returns, for each member of a group whose limit names counterparts, what its script
+	 * call reads to take a share over: the places (from 1) among {@link #keys(int[]) the
+	 * group's keys} of the key holding until when the shares it took over count and of
+	 * its counterparts' keys; else {@code null}.
+	 * @param group the indexes of the distinct keys the call decides
+	 * @return per member of the group, what it reads, or {@code null}
+	 */
+	@Nullable Carry[] carries(int[] group) {
+		Carry[] carries = new Carry[group.length];
+		List<String> keys = null;
+		for (int i = 0; i < group.length; i++) {
+			int j = group[i];
+			if (this.carriedKeys[j] == null) {
+				continue;
+			}
+			if (keys == null) {
+				keys = keys(group);
+			}
+			List<String> counterpartKeys = this.counterpartKeys.get(j);
+			int[] places = new int[counterpartKeys.size()];
+			List<Limit> limits = new ArrayList<>(places.length);
+			for (int k = 0; k < places.length; k++) {
+				places[k] = keys.lastIndexOf(counterpartKeys.get(k)) + 1;
+				limits.add(this.counterparts.get(j).get(k).limit());
+			}
+			carries[i] = new Carry(keys.lastIndexOf(this.carriedKeys[j]) + 1, places, limits);
+		}
+		return carries;
+	}
+
+	/**
+	 * What the script reads for one key to take a share over.
+	 *
+	 * @param carriedPlace the place in {@code KEYS} of the key holding until when the
+	 * shares it took over count
+	 * @param places the places in {@code KEYS} of its counterparts' state keys, one per
+	 * counterpart (counterparts that share a state share a place)
+	 * @param limits the counterparts' limits
+	 */
+	record Carry(int carriedPlace, int[] places, List<Limit> limits) {
 	}
 
 	/**

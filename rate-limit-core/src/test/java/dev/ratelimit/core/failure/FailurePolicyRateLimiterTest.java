@@ -74,6 +74,22 @@ class FailurePolicyRateLimiterTest {
 	}
 
 	@Test
+	void aFailurePolicyOverAnyLimiterGivesARefundToThatLimiter() {
+		InMemoryRateLimiter store = InMemoryRateLimiter.builder().build();
+		try (FailurePolicyRateLimiter policy = FailurePolicyRateLimiter.builder((RateLimiter) store)
+			.failureMode(FailureMode.ALLOW)
+			.build()) {
+			KeyedLimit login = new KeyedLimit("login", "alice", Limit.fixedWindow("3/15m"));
+			Decision first = policy.acquire(login);
+			Decision second = policy.acquire(login);
+			policy.refund(first, List.of(login), 1);
+			assertThat(store.inspect(List.of(login)).get(0).remaining()).isEqualTo(2);
+			policy.refundAsync(second, List.of(login), 1).join();
+			assertThat(store.inspect(List.of(login)).get(0).remaining()).isEqualTo(3);
+		}
+	}
+
+	@Test
 	void whileTheStoreAnswersItDecides() {
 		FailurePolicyRateLimiter policy = policy(FailureMode.LOCAL);
 		List<Decision> decisions = acquire(policy, 12);

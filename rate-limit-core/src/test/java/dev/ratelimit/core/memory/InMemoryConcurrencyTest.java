@@ -91,6 +91,45 @@ class InMemoryConcurrencyTest {
 	}
 
 	@Test
+	void threadsFlippingOneClientBetweenTiersOfOtherAlgorithmsNeitherWaitForEachOtherNorOverAdmit() throws Exception {
+		Limit window = Limit.fixedWindow("600/1m");
+		Limit bucket = Limit.tokenBucket("1000/1m");
+		KeyedLimit free = new KeyedLimit("api", "flipper", "fixed-window", window,
+				List.of(new KeyedLimit.Counterpart("token-bucket", bucket)));
+		KeyedLimit paid = new KeyedLimit("api", "flipper", "token-bucket", bucket,
+				List.of(new KeyedLimit.Counterpart("fixed-window", window)));
+		AtomicInteger onFree = new AtomicInteger();
+		AtomicInteger onPaid = new AtomicInteger();
+		// each call takes the other tier's state as a counterpart while another thread
+		// may hold it: no call waits for a lock while it holds one
+		hammer((thread) -> {
+			boolean toFree = ThreadLocalCounter.next() % 2 == thread % 2;
+			boolean allowed = toFree ? this.limiter.acquire(free).isAllowed() : this.limiter.tryAcquire(paid, 1);
+			if (allowed) {
+				(toFree ? onFree : onPaid).incrementAndGet();
+			}
+			return allowed ? 1 : 0;
+		});
+		// the paid tier takes over what the free tier spent when it first decides, if
+		// anything
+		assertThat(onFree.get()).isLessThanOrEqualTo(600);
+		assertThat(onPaid.get()).isLessThanOrEqualTo(1000);
+		assertThat(this.limiter.inspect(List.of(free, paid)))
+			.allSatisfy((status) -> assertThat(status.remaining()).isZero());
+	}
+
+	/** Counts each thread's calls. */
+	private static final class ThreadLocalCounter {
+
+		private static final ThreadLocal<int[]> CALLS = ThreadLocal.withInitial(() -> new int[1]);
+
+		static int next() {
+			return CALLS.get()[0]++;
+		}
+
+	}
+
+	@Test
 	void concurrencyPermitsNeverExceedMax() throws Exception {
 		KeyedLimit uploads = new KeyedLimit("uploads", "alice", Limit.concurrency(3));
 		AtomicInteger inFlight = new AtomicInteger();

@@ -57,7 +57,7 @@ class DecideScriptTest {
 	/**
 	 * The line of {@code decide} that sends one key acquiring to {@code acquireOneKey}.
 	 */
-	private static final String ONE_KEY_DISPATCH = "if op == 'a' and keyCount == 1 and ARGV[FIRST_KEY_ARG + 9] == '0' then";
+	private static final String ONE_KEY_DISPATCH = "if op == 'a' and keyCount == 1 and ARGV[FIRST_KEY_ARG + 9] == '0' and ARGV[FIRST_KEY_ARG + 11] == '' then";
 
 	/*
 	 * Two copies of the script in one chunk, behind a local 'redis' that logs every
@@ -126,7 +126,7 @@ class DecideScriptTest {
 				local limit = limitAt(1)
 				table.insert(calls, { limit.algorithm, int(limit.perMicro), int(limit.perPermit), int(limit.capacity),
 					int(limit.initial), limit.shape and '1' or '0', int(limit.maxWait), int(limit.window),
-					int(limit.retention), int(limit.penalty), int(limit.penaltyKey), limit.member,
+					int(limit.retention), int(limit.penalty), int(limit.penaltyKey), limit.carry, limit.member,
 					rawequal(limit, previous) and 1 or 0 })
 				previous = limit
 			end
@@ -268,7 +268,7 @@ class DecideScriptTest {
 
 	@Test
 	void readsALimitAgainWhenAnyOfItsArgumentsChanges(RedisEndpoint endpoint) {
-		List<String> base = List.of("lb", "3", "200000", "5", "2", "1", "250000", "400000", "600000", "900000", "2",
+		List<String> base = List.of("lb", "3", "200000", "5", "2", "1", "250000", "400000", "600000", "900000", "2", "",
 				"lease-1");
 		List<List<String>> calls = new ArrayList<>();
 		calls.add(base);
@@ -277,6 +277,7 @@ class DecideScriptTest {
 			String other = switch (k) {
 				case 0 -> "tb";
 				case 5 -> "0";
+				case 11 -> "3;4 tb 1 1 10 10 0 -1 10 10 0 0";
 				default -> Long.toString(Long.parseLong(base.get(k)) + 1);
 			};
 			calls.add(changed(base, k, other));
@@ -298,6 +299,49 @@ class DecideScriptTest {
 				.equals(calls.get(i - 1).subList(0, ScriptArguments.PER_KEY - 1));
 			assertThat(limit.get(ScriptArguments.PER_KEY)).as("call %d kept the limit of the call before", i)
 				.isEqualTo(sameLimit ? 1L : 0L);
+		}
+	}
+
+	/*
+	 * Appended to the assembled text: _G.ARGV holds triples a, b, c; returns
+	 * mulDivCeil(a, b, c) of each.
+	 */
+	private static final String MUL_DIV_CEIL = """
+
+			local quotients = {}
+			for i = 1, #_G.ARGV, 3 do
+				table.insert(quotients, mulDivCeil(tonumber(_G.ARGV[i]), tonumber(_G.ARGV[i + 1]), tonumber(_G.ARGV[i + 2])))
+			end
+			return quotients
+			""";
+
+	@Test
+	void takesASharesPermitsOverExactlyAsJavaDoes(RedisEndpoint endpoint) {
+		long big = (1L << 53) - 1;
+		List<long[]> triples = new ArrayList<>(List.of(new long[] { 0, 1000, 60 }, new long[] { 45, 1000, 60 },
+				new long[] { 60, 1000, 60 }, new long[] { 2, 5, 3 }, new long[] { big, big, big },
+				new long[] { big - 1, big, big }, new long[] { 1, big, big }, new long[] { 3, big, 4 }));
+		Random random = new Random(53);
+		while (triples.size() < 600) {
+			long c = 1 + random.nextLong(big);
+			long b = 1 + ((triples.size() % 2 == 0) ? random.nextLong(big) : random.nextLong(1_000_000));
+			triples.add(new long[] { random.nextLong(c + 1), b, c });
+		}
+		List<String> command = new ArrayList<>(List.of("EVAL", DecideScript.assemble() + MUL_DIV_CEIL, "0"));
+		triples.forEach((triple) -> {
+			for (long value : triple) {
+				command.add(Long.toString(value));
+			}
+		});
+		List<?> quotients;
+		try (RespClient client = endpoint.client()) {
+			quotients = (List<?>) client.command(command.toArray(String[]::new));
+		}
+		assertThat(quotients).hasSameSizeAs(triples);
+		for (int i = 0; i < triples.size(); i++) {
+			long[] t = triples.get(i);
+			assertThat(quotients.get(i)).as("%d * %d / %d", t[0], t[1], t[2])
+				.isEqualTo(LimitAlgorithm.mulDivCeil(t[0], t[1], t[2]));
 		}
 	}
 

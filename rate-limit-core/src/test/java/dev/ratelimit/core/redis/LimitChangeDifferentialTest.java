@@ -2,7 +2,9 @@ package dev.ratelimit.core.redis;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.stream.Stream;
 
@@ -29,9 +31,10 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 
 /**
  * A limit that changes its rate or capacity under the same name keeps each client's spent
- * permits ("spent stays spent"), and a changed algorithm starts fresh, alike in memory
- * and in Redis: every call runs on both, on one manual clock, and every status must be
- * equal.
+ * permits ("spent stays spent"), a changed algorithm starts fresh unless the new limit
+ * names the old one as a counterpart (another tier's limit at the same position), whose
+ * spent share it then takes over, alike in memory and in Redis: every call runs on both,
+ * on one manual clock, and every status must be equal.
  */
 class LimitChangeDifferentialTest {
 
@@ -233,6 +236,97 @@ class LimitChangeDifferentialTest {
 	}
 
 	@Test
+	void aClientFlippingFromASpentFixedWindowTierToATokenBucketTierAndBackGetsNoFreshQuota() {
+		KeyedLimit free = tier(Limit.fixedWindow("60/1m"), Limit.tokenBucket("1000/1m"));
+		KeyedLimit paid = tier(Limit.tokenBucket("1000/1m"), Limit.fixedWindow("60/1m"));
+		this.clock.advance(Duration.ofSeconds(10));
+		for (int i = 0; i < 60; i++) {
+			assertThat(acquire(free, 1).isAllowed()).isTrue();
+		}
+		assertThat(acquire(free, 1).isAllowed()).isFalse();
+		// it spent all of the free tier's minute: the paid tier takes that share over
+		// (not
+		// 1000 fresh tokens)
+		assertThat(remaining(paid)).isZero();
+		Decision flipped = acquire(paid, 1);
+		assertThat(flipped.isAllowed()).isFalse();
+		assertThat(flipped.retryAfter()).isEqualTo(Duration.ofMillis(60));
+		// and back: the free tier's own count stays, the paid tier refills at its rate
+		assertThat(acquire(free, 1).isAllowed()).isFalse();
+		this.clock.advance(Duration.ofSeconds(6));
+		assertThat(acquire(paid, 100).remaining()).isZero();
+		assertThat(acquire(free, 1).isAllowed()).isFalse();
+		assertThat(acquire(paid, 1).isAllowed()).isFalse();
+		// the free tier's next minute starts with the paid bucket's share: 266.67 of 1000
+		// tokens missing, counted as 267, makes 16.02 of 60, counted as 17
+		this.clock.advance(Duration.ofSeconds(44));
+		assertThat(remaining(free)).isEqualTo(43);
+		assertThat(acquire(free, 1).remaining()).isEqualTo(42);
+	}
+
+	@Test
+	void theWorkedExampleStartsThePaidBucketWith750Spent() {
+		// free fixed-window 60/1m with 45 used: paid token-bucket 1000/1m has 250 left
+		KeyedLimit free = tier(Limit.fixedWindow("60/1m"), Limit.tokenBucket("1000/1m"));
+		KeyedLimit paid = tier(Limit.tokenBucket("1000/1m"), Limit.fixedWindow("60/1m"));
+		this.clock.advance(Duration.ofSeconds(10));
+		acquire(free, 45);
+		assertThat(remaining(paid)).isEqualTo(250);
+		assertThat(acquire(paid, 1).remaining()).isEqualTo(249);
+		// the share is taken over once: it does not come back once the bucket refilled
+		// within the free window
+		this.clock.advance(Duration.ofSeconds(46));
+		assertThat(remaining(paid)).isEqualTo(1000);
+		assertThat(acquire(paid, 1).remaining()).isEqualTo(999);
+		// nor does the paid spending cost the free tier more than its own count
+		assertThat(remaining(free)).isEqualTo(15);
+	}
+
+	@Test
+	void aShareSpentAgainInTheOtherTierIsTakenOverAgain() {
+		KeyedLimit free = tier(Limit.tokenBucket("60/1m"), Limit.fixedWindow("1000/1m"));
+		KeyedLimit paid = tier(Limit.fixedWindow("1000/1m"), Limit.tokenBucket("60/1m"));
+		acquire(free, 30);
+		assertThat(acquire(paid, 1).remaining()).isEqualTo(499);
+		// the next paid minute holds nothing spent, and the bucket has refilled
+		this.clock.advance(Duration.ofMinutes(1));
+		assertThat(remaining(paid)).isEqualTo(1000);
+		// spent again in the free tier: a share that counts later than the one taken over
+		acquire(free, 60);
+		this.clock.advance(Duration.ofSeconds(6));
+		assertThat(remaining(paid)).isEqualTo(100);
+	}
+
+	@Test
+	void aConcurrencyLimitCarriesNoShareAndTakesNoneOver() {
+		assertThatIllegalArgumentException().isThrownBy(() -> tier(Limit.tokenBucket("10/1s"), Limit.concurrency(3)))
+			.withMessageContaining("neither is a concurrency limit");
+		assertThatIllegalArgumentException().isThrownBy(() -> tier(Limit.concurrency(3), Limit.tokenBucket("10/1s")))
+			.withMessageContaining("'concurrency'");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> tier(Limit.tokenBucket("10/1s"), Limit.tokenBucket("20/1s")))
+			.withMessageContaining("another algorithm");
+	}
+
+	@Test
+	void eachAlgorithmTakesOverTheShareOfEachOther() {
+		List<Limit> limits = List.of(Limit.tokenBucket("10/1s"), Limit.leakyBucket("10/1s"), Limit.fixedWindow("10/1s"),
+				Limit.slidingWindowCounter("10/1s"), Limit.slidingWindowLog("10/1s"));
+		for (Limit from : limits) {
+			for (Limit to : limits) {
+				if (from.algorithm() != to.algorithm()) {
+					this.clock.advance(Duration.ofMinutes(1));
+					String client = from.algorithm().configName() + ">" + to.algorithm().configName();
+					acquire(tier(client, from, to), 4);
+					assertThat(remaining(tier(client, to, from))).as("%s to %s", from, to).isEqualTo(6);
+					assertThat(acquire(tier(client, to, from), 6).isAllowed()).isTrue();
+					assertThat(acquire(tier(client, to, from), 1).isAllowed()).isFalse();
+				}
+			}
+		}
+	}
+
+	@Test
 	void refusesTwoLimitsOfOneNameWithDifferentParametersInOneCall() {
 		List<KeyedLimit> limits = List.of(limit(Limit.tokenBucket("10/1m")), limit(Limit.tokenBucket("20/1m")));
 		assertThatIllegalArgumentException().isThrownBy(() -> this.redis.acquire(limits, 1))
@@ -298,8 +392,149 @@ class LimitChangeDifferentialTest {
 		}
 	}
 
+	/**
+	 * Tiers whose limits differ in algorithm at a position: each keyed limit names the
+	 * others at its position as its counterparts (as the starter's {@code Policy} does),
+	 * so that a client moving between them takes the spent share over.
+	 */
+	static Stream<Map<String, List<Limit>>> tierSets() {
+		Map<String, List<Limit>> flagship = new LinkedHashMap<>();
+		flagship.put("free", List.of(Limit.fixedWindow("60/1m")));
+		flagship.put("paid", List.of(Limit.tokenBucket("1000/1m")));
+		Map<String, List<Limit>> five = new LinkedHashMap<>();
+		five.put("a", List.of(Limit.tokenBucket("10/1s", 20), Limit.fixedWindow("30/5s")));
+		five.put("b", List.of(Limit.fixedWindow("7/1s")));
+		five.put("c", List.of(Limit.slidingWindowCounter("12/2s"), Limit.tokenBucket("9/1s")));
+		five.put("d", List.of(Limit.slidingWindowLog("6/700ms")));
+		five.put("e", List.of(Limit.builder(Algorithm.LEAKY_BUCKET).rate("5/1s").capacity(8).build()));
+		Map<String, List<Limit>> calendar = new LinkedHashMap<>();
+		calendar.put("monthly",
+				List.of(Limit.builder(Algorithm.FIXED_WINDOW)
+					.rate("40/1d")
+					.align(dev.ratelimit.core.WindowAlignment.CALENDAR)
+					.zone("Europe/Paris")
+					.build()));
+		calendar.put("burst", List.of(Limit.tokenBucket("20/1h", 10)));
+		calendar.put("log", List.of(Limit.slidingWindowLog("30/6h")));
+		return Stream.of(flagship, five, calendar);
+	}
+
+	/**
+	 * A client moving at random between tiers whose limits differ in algorithm, with
+	 * costs from 0 to above capacity: every decision and inspection equal in memory and
+	 * in Redis. The client keeps coming back (each state's own), and first moves into a
+	 * tier take a share over (its first limit shows less than its capacity before any
+	 * call of its own).
+	 */
+	@ParameterizedTest(name = "{0}")
+	@MethodSource("tierSets")
+	void aClientMovingBetweenTiersOfOtherAlgorithmsIsDecidedAlike(Map<String, List<Limit>> tiers) {
+		Random random = new Random(tiers.toString().hashCode());
+		List<String> names = new ArrayList<>(tiers.keySet());
+		long longestWindow = tiers.values()
+			.stream()
+			.flatMap(List::stream)
+			.mapToLong(Limit::windowMicros)
+			.max()
+			.orElseThrow();
+		String tier = names.get(0);
+		List<KeyedLimit> used = new ArrayList<>();
+		int moves = 0;
+		int takenOver = 0;
+		for (int step = 0; step < 400; step++) {
+			int roll = random.nextInt(10);
+			this.clock.advanceMicros((roll < 3) ? 0
+					: (roll < 8) ? random.nextLong(longestWindow / 20 + 1) : random.nextLong(longestWindow + 1));
+			if (random.nextInt(4) == 0) {
+				String next = names.get(random.nextInt(names.size()));
+				if (!next.equals(tier)) {
+					moves++;
+					KeyedLimit first = keyed(tiers, next).get(0);
+					boolean fresh = used.stream().noneMatch(first::sharesStateWith);
+					if (fresh && inspect(keyed(tiers, next)).get(0).remaining() < first.limit().capacity()) {
+						takenOver++;
+					}
+				}
+				tier = next;
+			}
+			List<KeyedLimit> limits = keyed(tiers, tier);
+			used.addAll(limits);
+			long capacity = limits.get(0).limit().capacity();
+			long cost = (random.nextInt(6) == 0) ? random.nextLong(capacity + 2) : random.nextInt(3);
+			if (random.nextInt(8) == 0) {
+				inspect(limits);
+			}
+			else {
+				acquireAll(limits, cost);
+			}
+		}
+		assertThat(moves).isGreaterThan(40);
+		assertThat(takenOver).isPositive();
+	}
+
+	/** The keyed limits of a tier, each naming the others' at its position. */
+	private static List<KeyedLimit> keyed(Map<String, List<Limit>> tiers, String tier) {
+		List<Limit> own = tiers.get(tier);
+		List<KeyedLimit> keyed = new ArrayList<>();
+		for (int i = 0; i < own.size(); i++) {
+			List<KeyedLimit.Counterpart> counterparts = new ArrayList<>();
+			for (List<Limit> other : tiers.values()) {
+				if (other != own && i < other.size() && other.get(i).algorithm() != own.get(i).algorithm()) {
+					String name = name(other, i);
+					boolean ownState = false;
+					for (int j = 0; j < own.size(); j++) {
+						ownState |= name(own, j).equals(name) && own.get(j).algorithm() == other.get(i).algorithm();
+					}
+					if (!ownState) {
+						counterparts.add(new KeyedLimit.Counterpart(name, other.get(i)));
+					}
+				}
+			}
+			keyed.add(new KeyedLimit("p", "alice", name(own, i), own.get(i), counterparts));
+		}
+		return keyed;
+	}
+
+	/** The starter's {@code Policy.limitName}: the algorithm, and its ordinal. */
+	private static String name(List<Limit> limits, int index) {
+		int same = 0;
+		for (int i = 0; i < index; i++) {
+			same += (limits.get(i).algorithm() == limits.get(index).algorithm()) ? 1 : 0;
+		}
+		String name = limits.get(index).algorithm().configName();
+		return (same == 0) ? name : name + "-" + (same + 1);
+	}
+
+	/** The first limit of a tier, naming the others as its counterparts. */
+	private static KeyedLimit tier(Limit limit, Limit... others) {
+		return tier("alice", limit, others);
+	}
+
+	private static KeyedLimit tier(String client, Limit limit, Limit... others) {
+		List<KeyedLimit.Counterpart> counterparts = Stream.of(others)
+			.map((other) -> new KeyedLimit.Counterpart(other.algorithm().configName(), other))
+			.toList();
+		return new KeyedLimit("p", client, limit.algorithm().configName(), limit, counterparts);
+	}
+
 	private static KeyedLimit limit(Limit limit) {
 		return new KeyedLimit("p", "alice", "the-limit", limit);
+	}
+
+	private Decision acquireAll(List<KeyedLimit> limits, long cost) {
+		Decision expected = this.memory.acquire(limits, cost);
+		Decision actual = this.redis.acquire(limits, cost);
+		assertThat(actual.source()).isEqualTo(Decision.Source.BACKEND);
+		assertThat(actual.statuses()).as("%s cost %d at %d", limits, cost, this.clock.nowMicros())
+			.isEqualTo(expected.statuses());
+		return actual;
+	}
+
+	private List<LimitStatus> inspect(List<KeyedLimit> limits) {
+		List<LimitStatus> expected = this.memory.inspect(limits);
+		List<LimitStatus> actual = this.redis.inspect(limits);
+		assertThat(actual).as("inspect %s at %d", limits, this.clock.nowMicros()).isEqualTo(expected);
+		return actual;
 	}
 
 	/**

@@ -36,8 +36,9 @@ import static org.junit.jupiter.params.provider.Arguments.arguments;
  * ({@link ReferenceLimiter}) and the Redis backend with the same controlled clock, and
  * requires identical decisions: allowed, remaining, retry-after, reset-after, delay and
  * exceeds-capacity of every limit, for every algorithm, with single and combined limits,
- * costs from 0 to above capacity, concurrency releases, and refunds of earlier calls'
- * permits to some of their limits.
+ * costs from 0 to above capacity, concurrency releases, refunds of earlier calls' permits
+ * to some of their limits, and clients moving between two tiers whose limits differ in
+ * algorithm (each taking the other's spent share over).
  */
 class RedisDifferentialTest {
 
@@ -83,6 +84,14 @@ class RedisDifferentialTest {
 	@MethodSource("limits")
 	void redisDecidesExactlyAsMemoryCombinedWithOtherLimits(Limit limit) {
 		replay(connectionFactory, limit, true, 31 * limit.toString().hashCode() + 7);
+	}
+
+	@ParameterizedTest(name = "{0}")
+	@MethodSource("limits")
+	void redisDecidesExactlyAsMemoryForClientsMovingBetweenTiersOfOtherAlgorithms(Limit limit) {
+		if (limit.algorithm() != Algorithm.CONCURRENCY) {
+			replay(connectionFactory, limit, true, 17 * limit.toString().hashCode() + 3, true);
+		}
 	}
 
 	/**
@@ -175,17 +184,27 @@ class RedisDifferentialTest {
 	 * connection factory.
 	 */
 	static void replay(RedisConnectionFactory connectionFactory, Limit limit, boolean combined, long seed) {
-		replay(connectionFactory, limit, combined, seed, new ManualTimeSource().nowMicros(), STEPS);
+		replay(connectionFactory, limit, combined, seed, false);
+	}
+
+	private static void replay(RedisConnectionFactory connectionFactory, Limit limit, boolean combined, long seed,
+			boolean tiers) {
+		replay(connectionFactory, limit, combined, seed, new ManualTimeSource().nowMicros(), STEPS, tiers);
 	}
 
 	private static void replay(RedisConnectionFactory connectionFactory, Limit limit, boolean combined, long seed,
 			long startMicros, int steps) {
+		replay(connectionFactory, limit, combined, seed, startMicros, steps, false);
+	}
+
+	private static void replay(RedisConnectionFactory connectionFactory, Limit limit, boolean combined, long seed,
+			long startMicros, int steps, boolean tiers) {
 		Random random = new Random(seed);
 		ManualTimeSource clock = new ManualTimeSource(startMicros);
 		RateLimiter memory = InMemoryRateLimiter.builder().timeSource(clock).build();
 		RedisRateLimiter redis = redis(connectionFactory, clock);
-		List<KeyedLimit> primary = List.of(new KeyedLimit("p", "alice", limit),
-				new KeyedLimit("p", "bob{}\n\u00e9", limit));
+		List<KeyedLimit> primary = tiers ? tiers(limit)
+				: List.of(new KeyedLimit("p", "alice", limit), new KeyedLimit("p", "bob{}\n\u00e9", limit));
 		KeyedLimit other = new KeyedLimit("other", "alice", Limit.tokenBucket("4/1s", 6));
 		KeyedLimit window = new KeyedLimit("global", "", Limit.slidingWindowCounter("12/1s"));
 		long w = limit.windowMicros();
@@ -266,6 +285,22 @@ class RedisDifferentialTest {
 		finally {
 			redis.close();
 		}
+	}
+
+	/**
+	 * Two clients, each in one of two tiers: the limit, or a limit of another algorithm
+	 * of about its window, each naming the other as its counterpart.
+	 */
+	private static List<KeyedLimit> tiers(Limit limit) {
+		String rate = "4/" + Math.max(1, limit.windowMicros() / 1000) + "ms";
+		Limit other = (limit.algorithm() == Algorithm.FIXED_WINDOW) ? Limit.tokenBucket(rate, 6)
+				: Limit.fixedWindow(rate);
+		List<KeyedLimit> tiers = new ArrayList<>();
+		for (String client : List.of("alice", "bob{}\n\u00e9")) {
+			tiers.add(new KeyedLimit("p", client, "first", limit, List.of(new KeyedLimit.Counterpart("first", other))));
+			tiers.add(new KeyedLimit("p", client, "first", other, List.of(new KeyedLimit.Counterpart("first", limit))));
+		}
+		return tiers;
 	}
 
 	/**

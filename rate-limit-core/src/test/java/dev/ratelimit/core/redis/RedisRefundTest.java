@@ -8,6 +8,7 @@ import dev.ratelimit.core.FailureMode;
 import dev.ratelimit.core.KeyedLimit;
 import dev.ratelimit.core.Limit;
 import dev.ratelimit.core.ManualTimeSource;
+import dev.ratelimit.core.memory.InMemoryRateLimiter;
 import dev.ratelimit.core.redis.testing.RedisCluster;
 import dev.ratelimit.core.redis.testing.RedisServer;
 import dev.ratelimit.core.redis.testing.RespClient;
@@ -135,6 +136,40 @@ class RedisRefundTest {
 			Decision inSecond = limiter.acquire(login);
 			limiter.refund(inSecond, List.of(login), 1);
 			assertThat(reservoir.permits()).isEqualTo(3);
+		}
+		finally {
+			limiter.close();
+			factory.destroy();
+		}
+	}
+
+	@Test
+	void inTwoTierModeThisInstancesOwnLimitsKeepAWindowsCountRatherThanGiveItToAnotherWindow() {
+		LettuceConnectionFactory factory = TestRedis.standalone().lettuce();
+		ManualTimeSource clock = new ManualTimeSource();
+		InMemoryRateLimiter local = InMemoryRateLimiter.builder().timeSource(clock).build();
+		RedisRateLimiter limiter = RedisRateLimiter.builder(factory)
+			.keyPrefix(TestRedis.uniquePrefix())
+			.timeout(Duration.ofSeconds(2))
+			.reservoir(4)
+			.timeSource(clock)
+			.scriptTimeSource(clock)
+			.localFallback(local)
+			.build();
+		try {
+			KeyedLimit login = new KeyedLimit("login", "alice", Limit.fixedWindow("10/1m"));
+			Decision inFirst = limiter.acquire(login);
+			clock.advance(Duration.ofMinutes(1));
+			limiter.acquire(login);
+			limiter.acquire(login);
+			limiter.acquire(login);
+			assertThat(local.inspect(List.of(login)).get(0).remaining()).isEqualTo(7);
+			// the reservoir's mark (where it counted the permit, by Redis's clock) is not
+			// a
+			// window start of this instance's own limits: they keep the count, in either
+			// window
+			limiter.refund(inFirst, List.of(login), 1);
+			assertThat(local.inspect(List.of(login)).get(0).remaining()).isEqualTo(7);
 		}
 		finally {
 			limiter.close();

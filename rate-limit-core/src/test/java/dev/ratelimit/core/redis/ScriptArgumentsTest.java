@@ -22,7 +22,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ScriptArgumentsTest {
 
 	@Test
-	void sendsTheHeaderThenTwelveValuesPerKey() {
+	void sendsTheHeaderThenThirteenValuesPerKey() {
 		KeyedLimit bucket = new KeyedLimit("api", "alice", Limit.tokenBucket("10/1s", 20));
 		KeyedLimit inFlight = new KeyedLimit("api", "alice", Limit.concurrency(3));
 		SlotPlan plan = new SlotPlan(List.of(bucket, inFlight), new RedisKeys("rl"));
@@ -38,8 +38,9 @@ class ScriptArgumentsTest {
 		assertThat(args.get(5 + 3)).isEqualTo("20");
 		assertThat(args.get(5 + 9)).isEqualTo("0");
 		assertThat(args.get(5 + 10)).isEqualTo("0");
-		assertThat(args.get(17)).isEqualTo("cc");
-		assertThat(args.get(28)).isEqualTo("lease-1");
+		assertThat(args.get(5 + 11)).isEmpty();
+		assertThat(args.get(18)).isEqualTo("cc");
+		assertThat(args.get(30)).isEqualTo("lease-1");
 	}
 
 	@Test
@@ -64,9 +65,9 @@ class ScriptArgumentsTest {
 			.toList();
 		assertThat(args.get(5 + 9)).isEqualTo("900000000");
 		assertThat(args.get(5 + 10)).isEqualTo("4");
-		assertThat(args.get(5 + 12 + 9)).isEqualTo("0");
-		assertThat(args.get(5 + 12 + 10)).isEqualTo("0");
-		assertThat(args.get(5 + 24 + 10)).isEqualTo("4");
+		assertThat(args.get(5 + 13 + 9)).isEqualTo("0");
+		assertThat(args.get(5 + 13 + 10)).isEqualTo("0");
+		assertThat(args.get(5 + 26 + 10)).isEqualTo("4");
 	}
 
 	@Test

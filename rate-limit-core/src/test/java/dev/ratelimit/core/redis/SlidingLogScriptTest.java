@@ -225,7 +225,7 @@ class SlidingLogScriptTest {
 				Long.toString(limit.unitsPerMicro()), Long.toString(limit.unitsPerPermit()),
 				Long.toString(limit.capacity()), Long.toString(limit.initial()), "0",
 				Long.toString(limit.maxWaitMicros()), Long.toString(limit.windowMicros()),
-				Long.toString(limit.retentionMicros()), "0", "0", mark);
+				Long.toString(limit.retentionMicros()), "0", "0", "", mark);
 	}
 
 	private static long newestTotal(RespClient client, String key) {

@@ -143,7 +143,7 @@ public class RateLimitsEndpoint {
 		List<Limit> applied = this.service.limitsFor(found, storedKey, effectiveTier);
 		List<KeyedLimit> targets = new ArrayList<>(applied.size());
 		for (int i = 0; i < applied.size(); i++) {
-			targets.add(Policy.keyedLimit(found.name(), storedKey, applied, i));
+			targets.add(found.keyedLimit(storedKey, applied, i));
 		}
 		List<LimitStatus> statuses = targets.isEmpty() ? List.of() : this.service.limiter().inspect(targets);
 		List<LimitStateDescriptor> limits = new ArrayList<>(statuses.size());

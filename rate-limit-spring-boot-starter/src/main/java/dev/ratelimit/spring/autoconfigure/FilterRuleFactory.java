@@ -119,7 +119,30 @@ final class FilterRuleFactory {
 			}
 		}
 		PolicyRegistryFactory.throwIfAny(problems);
+		if (warn) {
+			warnOfPoliciesInBothStages(rules);
+		}
 		return rules;
+	}
+
+	/**
+	 * Warns of a policy that a filter with before-security and another filter both name:
+	 * the two are decided apart, so a request that both match is charged twice.
+	 */
+	private static void warnOfPoliciesInBothStages(List<FilterRule> rules) {
+		Set<String> before = new LinkedHashSet<>();
+		Set<String> after = new LinkedHashSet<>();
+		for (FilterRule rule : rules) {
+			for (AppliedPolicy applied : rule.policies()) {
+				(rule.beforeSecurity() ? before : after).add(applied.policy().name());
+			}
+		}
+		before.retainAll(after);
+		for (String policy : before) {
+			logger.warn("Rate-limit policy '" + policy + "' is named by a filter with before-security and by another"
+					+ " filter: they decide a request apart, so one that both match is charged twice; name it in one"
+					+ " of them");
+		}
 	}
 
 	/**
@@ -147,6 +170,13 @@ final class FilterRuleFactory {
 				problems.add(new Problem(path + ".policies[" + i + "]", "names policy '" + policy.name()
 						+ "', which has tiers, but a filter with before-security runs before any caller has a tier;"
 						+ " give the policy 'limits' instead, or remove before-security"));
+			}
+			RateLimitCondition countIf = policy.countIf();
+			if (countIf != null && countIf.readsVariable("principal")) {
+				problems.add(new Problem(path + ".policies[" + i + "]",
+						"names policy '" + policy.name() + "', whose count-if '" + countIf
+								+ "' reads #principal, which is always null before Spring"
+								+ " Security; read #response and #request only, or remove before-security"));
 			}
 		}
 	}

@@ -150,6 +150,7 @@ public class RateLimitConfigurationReloader {
 			problems.addAll(ex.getProblems());
 			return null;
 		}
+		problems.addAll(this.service.problemsWith(registry));
 		RateLimitedMethods methods = this.annotatedMethods.getIfAvailable();
 		if (methods != null) {
 			for (String name : methods.policiesInUse()) {

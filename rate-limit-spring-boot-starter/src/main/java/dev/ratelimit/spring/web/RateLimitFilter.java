@@ -174,6 +174,16 @@ public class RateLimitFilter extends OncePerRequestFilter implements RuleBasedFi
 		this.rules = ownRules(rules);
 	}
 
+	/**
+	 * The filter before Spring Security stays out of a request while it has no rules and
+	 * no policy counts by the response: then there is nothing to decide there, nor to
+	 * settle once Spring Security has answered.
+	 */
+	@Override
+	protected boolean shouldNotFilter(HttpServletRequest request) {
+		return this.beforeSecurity && this.rules.isEmpty() && !this.service.policies().countsByResponse();
+	}
+
 	@Override
 	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
 			throws ServletException, IOException {

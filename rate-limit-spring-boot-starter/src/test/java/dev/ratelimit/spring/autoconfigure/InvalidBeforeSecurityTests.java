@@ -44,6 +44,16 @@ class InvalidBeforeSecurityTests {
 	}
 
 	@Test
+	void failsStartUpForAPolicyWhoseCountIfReadsThePrincipal() {
+		this.runner
+			.withPropertyValues("ratelimit.policies.guard.key=ip",
+					"ratelimit.policies.guard.count-if=#{#principal == null && #response.status == 401}")
+			.run((context) -> ConfigurationFailures.assertFailure(context, "ratelimit.filters[0].policies[0]",
+					"whose count-if '#{#principal == null && #response.status == 401}' reads #principal, which is"
+							+ " always null before Spring Security"));
+	}
+
+	@Test
 	void failsStartUpForAConditionOrCostThatReadsThePrincipal() {
 		this.runner
 			.withPropertyValues("ratelimit.policies.guard.key=ip", "ratelimit.filters[0].when=#{#principal == null}")

@@ -24,6 +24,8 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
 
+import dev.ratelimit.spring.testsupport.CountingPasswordEncoder;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.params.provider.Arguments.arguments;
@@ -53,7 +55,11 @@ import static org.junit.jupiter.params.provider.Arguments.arguments;
 				"ratelimit.policies.basic-failures.limits[0].algorithm=fixed-window",
 				"ratelimit.policies.basic-failures.limits[0].rate=5/15m",
 				"ratelimit.filters[2].patterns=/secured/basic/**", "ratelimit.filters[2].before-security=true",
-				"ratelimit.filters[2].policies=basic-failures", "spring.mvc.async.request-timeout=10s" })
+				"ratelimit.filters[2].policies=basic-failures", "ratelimit.policies.signed-in.key=header:X-Client",
+				"ratelimit.policies.signed-in.count-if=#{#principal != null && #response.status == 200}",
+				"ratelimit.policies.signed-in.limits[0].algorithm=fixed-window",
+				"ratelimit.policies.signed-in.limits[0].rate=3/1h", "ratelimit.filters[3].patterns=/secured/whoami",
+				"ratelimit.filters[3].policies=signed-in", "spring.mvc.async.request-timeout=10s" })
 class CountIfFinalStatusTests {
 
 	private static final HttpClient client = HttpClient.newBuilder()
@@ -68,7 +74,7 @@ class CountIfFinalStatusTests {
 	private FailureStatusTestApplication.FailingController controller;
 
 	@Autowired
-	private FailureStatusTestApplication.CountingPasswordEncoder encoder;
+	private CountingPasswordEncoder encoder;
 
 	static Stream<Arguments> failures() {
 		return Stream.of(
@@ -96,6 +102,17 @@ class CountIfFinalStatusTests {
 			statuses.add(send(method, path, clientKey, path.equals("/secured/denied")).statusCode());
 		}
 		assertThat(statuses).as(answeredBy).containsExactly(status, status, status, 429, 429);
+	}
+
+	@Test
+	void aConditionReadsThePrincipalOfTheDecisionThoughSpringSecurityHasClearedItsContextBySettlement()
+			throws Exception {
+		String clientKey = UUID.randomUUID().toString();
+		List<Integer> statuses = new ArrayList<>();
+		for (int i = 0; i < 5; i++) {
+			statuses.add(send("GET", "/secured/whoami", clientKey, true).statusCode());
+		}
+		assertThat(statuses).containsExactly(200, 200, 200, 429, 429);
 	}
 
 	@Test
@@ -132,7 +149,7 @@ class CountIfFinalStatusTests {
 
 	@Test
 	void wrongBasicPasswordsAreCappedBeforeSpringSecurityChecksThem() throws Exception {
-		int checksBefore = this.encoder.checks.get();
+		int checksBefore = this.encoder.checks();
 		List<CompletableFuture<HttpResponse<String>>> guesses = new ArrayList<>();
 		for (int i = 0; i < 50; i++) {
 			guesses.add(sendAsync(HttpRequest.newBuilder(uri("/secured/basic/hello"))
@@ -143,13 +160,13 @@ class CountIfFinalStatusTests {
 		List<Integer> statuses = guesses.stream().map((guess) -> guess.join().statusCode()).toList();
 		assertThat(statuses.stream().filter((status) -> status == 401)).hasSize(5);
 		assertThat(statuses.stream().filter((status) -> status == 429)).hasSize(45);
-		assertThat(this.encoder.checks.get() - checksBefore).isEqualTo(5);
+		assertThat(this.encoder.checks() - checksBefore).isEqualTo(5);
 		// the right password from the same address is refused too, before any check
 		assertThat(send(HttpRequest.newBuilder(uri("/secured/basic/hello"))
 			.header("Authorization", basic("user", FailureStatusTestApplication.PASSWORD))
 			.GET()
 			.build()).statusCode()).isEqualTo(429);
-		assertThat(this.encoder.checks.get() - checksBefore).isEqualTo(5);
+		assertThat(this.encoder.checks() - checksBefore).isEqualTo(5);
 	}
 
 	private static long refused(List<CompletableFuture<HttpResponse<String>>> logins) {

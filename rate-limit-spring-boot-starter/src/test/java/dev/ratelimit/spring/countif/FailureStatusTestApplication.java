@@ -26,6 +26,7 @@ import org.springframework.security.config.annotation.web.builders.HttpSecurity;
 import org.springframework.security.core.userdetails.User;
 import org.springframework.security.core.userdetails.UserDetailsService;
 import org.springframework.security.crypto.password.PasswordEncoder;
+
 import org.springframework.security.provisioning.InMemoryUserDetailsManager;
 import org.springframework.security.web.SecurityFilterChain;
 import org.springframework.web.bind.annotation.ExceptionHandler;
@@ -39,6 +40,8 @@ import org.springframework.web.context.request.async.DeferredResult;
 import org.springframework.web.server.ResponseStatusException;
 import org.springframework.web.servlet.mvc.method.annotation.SseEmitter;
 import org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBody;
+
+import dev.ratelimit.spring.testsupport.CountingPasswordEncoder;
 
 /**
  * A servlet application whose requests fail in each of the ways a real application's do,
@@ -82,27 +85,6 @@ class FailureStatusTestApplication {
 			.authorizeHttpRequests(
 					(requests) -> requests.requestMatchers("/secured/**").authenticated().anyRequest().permitAll())
 			.build();
-	}
-
-	/**
-	 * A password encoder that counts its checks: each is the work an attacker's guess
-	 * costs the application (bcrypt's, in a real one).
-	 */
-	static final class CountingPasswordEncoder implements PasswordEncoder {
-
-		final AtomicInteger checks = new AtomicInteger();
-
-		@Override
-		public String encode(CharSequence rawPassword) {
-			return "{plain}" + rawPassword;
-		}
-
-		@Override
-		public boolean matches(CharSequence rawPassword, String encodedPassword) {
-			this.checks.incrementAndGet();
-			return encodedPassword.equals(encode(rawPassword));
-		}
-
 	}
 
 	@RestController
@@ -150,6 +132,11 @@ class FailureStatusTestApplication {
 		@GetMapping("/secured/basic/hello")
 		String hello() {
 			return "hello";
+		}
+
+		@GetMapping("/secured/whoami")
+		String whoami(java.security.Principal principal) {
+			return principal.getName();
 		}
 
 		@GetMapping("/secured/denied")

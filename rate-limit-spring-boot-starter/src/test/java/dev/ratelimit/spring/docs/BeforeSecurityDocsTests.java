@@ -1,7 +1,5 @@
 package dev.ratelimit.spring.docs;
 
-import java.util.concurrent.atomic.AtomicInteger;
-
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
@@ -15,6 +13,7 @@ import org.springframework.security.config.annotation.web.builders.HttpSecurity;
 import org.springframework.security.core.userdetails.User;
 import org.springframework.security.core.userdetails.UserDetailsService;
 import org.springframework.security.crypto.password.PasswordEncoder;
+
 import org.springframework.security.provisioning.InMemoryUserDetailsManager;
 import org.springframework.security.web.SecurityFilterChain;
 import org.springframework.test.context.DynamicPropertyRegistry;
@@ -23,6 +22,8 @@ import org.springframework.test.web.servlet.MockMvc;
 import org.springframework.test.web.servlet.ResultActions;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
+
+import dev.ratelimit.spring.testsupport.CountingPasswordEncoder;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.springframework.security.test.web.servlet.request.SecurityMockMvcRequestPostProcessors.httpBasic;
@@ -47,16 +48,16 @@ class BeforeSecurityDocsTests {
 	private MockMvc mvc;
 
 	@Autowired
-	private CountingEncoder encoder;
+	private CountingPasswordEncoder encoder;
 
 	@Test
 	void tenWrongPasswordsThenA429BeforeSpringSecurityChecksAnother() throws Exception {
-		int before = this.encoder.checks.get();
+		int before = this.encoder.checks();
 		for (int i = 0; i < 10; i++) {
 			hello("guess-" + i).andExpect(status().isUnauthorized());
 		}
 		hello("secret").andExpect(status().isTooManyRequests());
-		assertThat(this.encoder.checks.get() - before).isEqualTo(10);
+		assertThat(this.encoder.checks() - before).isEqualTo(10);
 		// a request without credentials is not counted, nor refused by it
 		this.mvc.perform(get("/public")).andExpect(status().isOk());
 	}
@@ -71,8 +72,8 @@ class BeforeSecurityDocsTests {
 	static class BasicApplication {
 
 		@Bean
-		CountingEncoder passwordEncoder() {
-			return new CountingEncoder();
+		CountingPasswordEncoder passwordEncoder() {
+			return new CountingPasswordEncoder();
 		}
 
 		@Bean
@@ -88,26 +89,6 @@ class BeforeSecurityDocsTests {
 				.authorizeHttpRequests(
 						(requests) -> requests.requestMatchers("/public").permitAll().anyRequest().authenticated())
 				.build();
-		}
-
-	}
-
-	/**
-	 * Counts password checks, each the work of a guess.
-	 */
-	static final class CountingEncoder implements PasswordEncoder {
-
-		final AtomicInteger checks = new AtomicInteger();
-
-		@Override
-		public String encode(CharSequence rawPassword) {
-			return "{plain}" + rawPassword;
-		}
-
-		@Override
-		public boolean matches(CharSequence rawPassword, String encodedPassword) {
-			this.checks.incrementAndGet();
-			return encodedPassword.equals(encode(rawPassword));
 		}
 
 	}

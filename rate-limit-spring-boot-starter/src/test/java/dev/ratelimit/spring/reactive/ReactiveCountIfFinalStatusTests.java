@@ -21,6 +21,8 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.web.reactive.function.client.WebClient;
 
+import dev.ratelimit.spring.testsupport.CountingPasswordEncoder;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.params.provider.Arguments.arguments;
 
@@ -51,7 +53,7 @@ class ReactiveCountIfFinalStatusTests {
 	private int port;
 
 	@Autowired
-	private ReactiveFailureStatusTestApplication.CountingPasswordEncoder encoder;
+	private CountingPasswordEncoder encoder;
 
 	@BeforeAll
 	static void installBlockHound() {
@@ -87,7 +89,7 @@ class ReactiveCountIfFinalStatusTests {
 
 	@Test
 	void wrongBasicPasswordsAreCappedBeforeSpringSecurityChecksThem() {
-		int checksBefore = this.encoder.checks.get();
+		int checksBefore = this.encoder.checks();
 		List<Integer> statuses = Flux.range(0, 50)
 			.flatMap(
 					(i) -> client().get()
@@ -99,7 +101,7 @@ class ReactiveCountIfFinalStatusTests {
 			.block(Duration.ofSeconds(20));
 		assertThat(statuses.stream().filter((status) -> status == 401)).hasSize(5);
 		assertThat(statuses.stream().filter((status) -> status == 429)).hasSize(45);
-		assertThat(this.encoder.checks.get() - checksBefore).isEqualTo(5);
+		assertThat(this.encoder.checks() - checksBefore).isEqualTo(5);
 	}
 
 	private WebClient client() {

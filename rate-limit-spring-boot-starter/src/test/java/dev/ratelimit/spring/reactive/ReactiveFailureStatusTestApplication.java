@@ -1,7 +1,5 @@
 package dev.ratelimit.spring.reactive;
 
-import java.util.concurrent.atomic.AtomicInteger;
-
 import reactor.core.publisher.Mono;
 
 import org.springframework.boot.SpringBootConfiguration;
@@ -14,6 +12,7 @@ import org.springframework.security.config.web.server.ServerHttpSecurity;
 import org.springframework.security.core.userdetails.MapReactiveUserDetailsService;
 import org.springframework.security.core.userdetails.User;
 import org.springframework.security.crypto.password.PasswordEncoder;
+
 import org.springframework.security.web.server.SecurityWebFilterChain;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -21,6 +20,8 @@ import org.springframework.web.bind.annotation.ResponseStatus;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 import org.springframework.web.server.ResponseStatusException;
+
+import dev.ratelimit.spring.testsupport.CountingPasswordEncoder;
 
 /**
  * A WebFlux application whose requests fail in each of the ways a real application's do,
@@ -56,26 +57,6 @@ class ReactiveFailureStatusTestApplication {
 			.authorizeExchange((
 					exchanges) -> exchanges.pathMatchers("/secured/basic/**").authenticated().anyExchange().permitAll())
 			.build();
-	}
-
-	/**
-	 * A password encoder that counts its checks.
-	 */
-	static final class CountingPasswordEncoder implements PasswordEncoder {
-
-		final AtomicInteger checks = new AtomicInteger();
-
-		@Override
-		public String encode(CharSequence rawPassword) {
-			return "{plain}" + rawPassword;
-		}
-
-		@Override
-		public boolean matches(CharSequence rawPassword, String encodedPassword) {
-			this.checks.incrementAndGet();
-			return encodedPassword.equals(encode(rawPassword));
-		}
-
 	}
 
 	@RestController

@@ -76,6 +76,33 @@ final class FixedWindow implements LimitAlgorithm<WindowState> {
 				&& (!CalendarWindow.isCalendar(from) || from.zone().equals(to.zone()));
 	}
 
+	/** The window that holds {@code now} counts nothing. */
+	@Override
+	public boolean isUnspent(Limit limit, WindowState state, long now) {
+		long start = Math.max(startOf(limit, now), state.start);
+		return start != state.start || state.current == 0;
+	}
+
+	/**
+	 * The count of the window that holds {@code now}, at most the limit; spent until that
+	 * window ends.
+	 */
+	@Override
+	public SpentShare spentShare(Limit limit, WindowState state, long now) {
+		long start = Math.max(startOf(limit, now), state.start);
+		if (start != state.start || state.current == 0) {
+			return new SpentShare(0, limit.capacity(), now);
+		}
+		return new SpentShare(Math.min(state.current, limit.capacity()), limit.capacity(), endOf(limit, start));
+	}
+
+	/** The window that holds {@code now} counts the permits. */
+	@Override
+	public void takeOver(Limit limit, WindowState state, long now, long permits) {
+		state.start = Math.max(startOf(limit, now), state.start);
+		state.current = permits;
+	}
+
 	@Override
 	public @Nullable String apply(Limit limit, WindowState state, long now, long cost) {
 		long start = Math.max(startOf(limit, now), state.start);

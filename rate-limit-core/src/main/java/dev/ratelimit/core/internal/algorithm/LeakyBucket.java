@@ -83,6 +83,32 @@ final class LeakyBucket implements LimitAlgorithm<BucketState> {
 		return new BucketState(TokenBucket.carryOver(from, to, drain(from, state, at)), at);
 	}
 
+	/** Drained up to {@code now}, the bucket is empty. */
+	@Override
+	public boolean isUnspent(Limit limit, BucketState state, long now) {
+		return drain(limit, state, Math.max(now, state.updatedAt)) == 0;
+	}
+
+	/**
+	 * The water, drained up to {@code now}, rounded up to whole permits, at most the
+	 * depth; spent until it has drained.
+	 */
+	@Override
+	public SpentShare spentShare(Limit limit, BucketState state, long now) {
+		long at = Math.max(now, state.updatedAt);
+		long water = drain(limit, state, at);
+		return new SpentShare(Math.min(ceilDiv(water, limit.unitsPerPermit()), limit.capacity()), limit.capacity(),
+				at + ceilDiv(water, limit.unitsPerMicro()));
+	}
+
+	/** The bucket holds at least the permits' water. */
+	@Override
+	public void takeOver(Limit limit, BucketState state, long now, long permits) {
+		long at = Math.max(now, state.updatedAt);
+		state.level = Math.max(drain(limit, state, at), permits * limit.unitsPerPermit());
+		state.updatedAt = at;
+	}
+
 	@Override
 	public @Nullable String apply(Limit limit, BucketState state, long now, long cost) {
 		long at = Math.max(now, state.updatedAt);

@@ -75,6 +75,49 @@ public interface LimitAlgorithm<S> {
 	}
 
 	/**
+	 * Returns whether a state counts nothing spent at {@code now} beyond what a fresh one
+	 * counts: the only state that takes over a counterpart's spent share
+	 * ({@link #takeOver}). Always false for an algorithm that takes over no share (a
+	 * concurrency limit: requests in flight are not carried).
+	 * @param limit the limit
+	 * @param state the key's state under {@code limit}
+	 * @param now the current time
+	 * @return whether the state holds nothing spent of its own
+	 */
+	default boolean isUnspent(Limit limit, S state, long now) {
+		return false;
+	}
+
+	/**
+	 * Returns the share of its capacity that a state has spent at {@code now}, for a
+	 * limit of another algorithm to take over (docs/RUNTIME.md, "What carries over"). The
+	 * same math as each algorithm's {@code spentShare} in the Redis script.
+	 * @param limit the limit
+	 * @param state the key's state under {@code limit}
+	 * @param now the current time
+	 * @return the share, or {@code null} for an algorithm whose state carries none (a
+	 * concurrency limit)
+	 */
+	default @Nullable SpentShare spentShare(Limit limit, S state, long now) {
+		return null;
+	}
+
+	/**
+	 * Makes a state for which {@link #isUnspent} holds count at least {@code permits}
+	 * spent at {@code now}, as if the calls that spent them had been made under this
+	 * limit: a bucket holds at most its capacity less them, a window counts them, a log
+	 * holds them in an entry at {@code now}. Changes the state in place. The same math as
+	 * each algorithm's {@code takeOver} in the Redis script.
+	 * @param limit the limit
+	 * @param state the key's state under {@code limit}, changed in place
+	 * @param now the current time
+	 * @param permits the permits to count as spent, from 1 to the limit's capacity
+	 */
+	default void takeOver(Limit limit, S state, long now, long permits) {
+		throw new UnsupportedOperationException(limit.algorithm() + " takes over no spent share");
+	}
+
+	/**
 	 * Gives back the permits of a lease; does nothing for algorithms without leases or
 	 * for an unknown lease.
 	 * @param limit the limit
@@ -120,6 +163,50 @@ public interface LimitAlgorithm<S> {
 	 */
 	static long ceilDiv(long a, long b) {
 		return -Math.floorDiv(-a, b);
+	}
+
+	/**
+	 * Returns {@code a * b / c} rounded up, exactly, for {@code 0 <= a <= c} and
+	 * {@code b}, {@code c} from 1 to 2<sup>53</sup> - 1. A product of 2<sup>53</sup> or
+	 * more is never formed: the quotient is then built one bit of {@code b} at a time, as
+	 * in long division, each step below 2<sup>53</sup>, so that the Redis script's
+	 * doubles ({@code mulDivCeil} in its prelude) compute the same number.
+	 * @param a the permits spent, at most {@code c}
+	 * @param b the capacity of the limit that takes the share over
+	 * @param c the capacity they were spent of
+	 * @return the quotient rounded up, from 0 to {@code b}
+	 */
+	static long mulDivCeil(long a, long b, long c) {
+		// the integers below 2^53 are exact in the script's doubles
+		long exact = 1L << 53;
+		if (Math.multiplyHigh(a, b) == 0 && a * b >= 0 && a * b < exact) {
+			return ceilDiv(a * b, c);
+		}
+		// q * c + r = a * x, 0 <= r < c, for x the bits of b read so far, highest first
+		long q = 0;
+		long r = 0;
+		long rest = b;
+		for (long bit = exact / 2; bit >= 1; bit /= 2) {
+			q = 2 * q;
+			if (r >= c - r) {
+				r = r - (c - r);
+				q = q + 1;
+			}
+			else {
+				r = r + r;
+			}
+			if (rest >= bit) {
+				rest = rest - bit;
+				if (r >= c - a) {
+					r = r - (c - a);
+					q = q + 1;
+				}
+				else {
+					r = r + a;
+				}
+			}
+		}
+		return (r > 0) ? q + 1 : q;
 	}
 
 }

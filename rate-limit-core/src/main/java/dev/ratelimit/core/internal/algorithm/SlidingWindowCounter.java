@@ -111,6 +111,36 @@ final class SlidingWindowCounter implements LimitAlgorithm<WindowState> {
 		return new WindowState(FixedWindow.windowStart(now, to.windowMicros()), Math.min(estimate, to.capacity()), 0);
 	}
 
+	/** Rolled forward to {@code now}, neither window counts anything. */
+	@Override
+	public boolean isUnspent(Limit limit, WindowState state, long now) {
+		WindowState seen = roll(limit, state, now);
+		return seen.current == 0 && seen.previous == 0;
+	}
+
+	/**
+	 * The weighted count at {@code now} (the current count plus the previous one
+	 * weighted, rounded up, as {@link #convert} carries it), at most the limit; spent
+	 * until neither window counts anything.
+	 */
+	@Override
+	public SpentShare spentShare(Limit limit, WindowState state, long now) {
+		long window = limit.windowMicros();
+		WindowState seen = roll(limit, state, now);
+		long into = Math.min(Math.max(now - seen.start, 0), window - 1);
+		long estimate = seen.current + ceilDiv(seen.previous * (window - into), window);
+		long until = (seen.current > 0) ? seen.start + 2 * window : seen.start + window;
+		return new SpentShare(Math.min(estimate, limit.capacity()), limit.capacity(), until);
+	}
+
+	/** The window that holds {@code now} counts the permits, the one before nothing. */
+	@Override
+	public void takeOver(Limit limit, WindowState state, long now, long permits) {
+		state.start = roll(limit, state, now).start;
+		state.current = permits;
+		state.previous = 0;
+	}
+
 	@Override
 	public @Nullable String apply(Limit limit, WindowState state, long now, long cost) {
 		WindowState seen = roll(limit, state, now);

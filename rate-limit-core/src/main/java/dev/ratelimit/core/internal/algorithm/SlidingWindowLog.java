@@ -73,6 +73,37 @@ final class SlidingWindowLog implements LimitAlgorithm<LogState> {
 		return Outcome.rejected(left, state.time(freeing) + window - now, resetBefore);
 	}
 
+	/** No entry lies in the window. */
+	@Override
+	public boolean isUnspent(Limit limit, LogState state, long now) {
+		return state.firstAfter(at(state, now) - limit.windowMicros()) >= state.size;
+	}
+
+	/**
+	 * The permits in the window, at most the limit; spent until the newest entry leaves
+	 * the window.
+	 */
+	@Override
+	public SpentShare spentShare(Limit limit, LogState state, long now) {
+		long window = limit.windowMicros();
+		long at = at(state, now);
+		int first = state.firstAfter(at - window);
+		if (first >= state.size) {
+			return new SpentShare(0, limit.capacity(), now);
+		}
+		int newest = state.size - 1;
+		long active = LogState.permitsBetween(state.totalBefore(first), state.total(newest));
+		return new SpentShare(Math.min(active, limit.capacity()), limit.capacity(), state.time(newest) + window);
+	}
+
+	/**
+	 * An entry at {@code now} holds the permits, as an allowed call of that cost would.
+	 */
+	@Override
+	public void takeOver(Limit limit, LogState state, long now, long permits) {
+		apply(limit, state, now, permits);
+	}
+
 	@Override
 	public @Nullable String apply(Limit limit, LogState state, long now, long cost) {
 		long at = at(state, now);

@@ -144,6 +144,37 @@ public final class TokenBucket implements LimitAlgorithm<BucketState> {
 		return new BucketState(to.capacity() * to.unitsPerPermit() - carryOver(from, to, spent), at);
 	}
 
+	/**
+	 * Refilled up to {@code now}, the bucket holds at least what a fresh one does.
+	 */
+	@Override
+	public boolean isUnspent(Limit limit, BucketState state, long now) {
+		return refill(limit, state, Math.max(now, state.updatedAt)) >= limit.initial() * limit.unitsPerPermit();
+	}
+
+	/**
+	 * The tokens missing, refilled up to {@code now}, rounded up to whole permits; spent
+	 * until the bucket is full again.
+	 */
+	@Override
+	public SpentShare spentShare(Limit limit, BucketState state, long now) {
+		long at = Math.max(now, state.updatedAt);
+		long missing = limit.capacity() * limit.unitsPerPermit() - refill(limit, state, at);
+		return new SpentShare(ceilDiv(missing, limit.unitsPerPermit()), limit.capacity(),
+				at + ceilDiv(missing, limit.unitsPerMicro()));
+	}
+
+	/**
+	 * The level, refilled up to {@code now}, becomes at most the capacity less the
+	 * permits.
+	 */
+	@Override
+	public void takeOver(Limit limit, BucketState state, long now, long permits) {
+		long at = Math.max(now, state.updatedAt);
+		state.level = Math.min(refill(limit, state, at), (limit.capacity() - permits) * limit.unitsPerPermit());
+		state.updatedAt = at;
+	}
+
 	@Override
 	public @Nullable String apply(Limit limit, BucketState state, long now, long cost) {
 		long at = Math.max(now, state.updatedAt);

@@ -112,7 +112,7 @@ local function decide(keys, argv)
 	if op == 'n' then
 		return renew()
 	end
-	if op == 'a' and keyCount == 1 and ARGV[FIRST_KEY_ARG + 9] == '0' then
+	if op == 'a' and keyCount == 1 and ARGV[FIRST_KEY_ARG + 9] == '0' and ARGV[FIRST_KEY_ARG + 11] == '' then
 		return acquireOneKey()
 	end
 
@@ -125,10 +125,16 @@ local function decide(keys, argv)
 	local penaltiesRead = {}
 	-- whether a key with a penalty rejected the call on its own
 	local imposing = false
+	-- whether a key took a spent share over (carried_shares.lua)
+	local carrying = false
 	for i = 1, keyCount do
 		local limit = limitAt(i)
 		local algorithm = ALGORITHMS[limit.algorithm] or unknownAlgorithm(limit)
 		local state = algorithm.load(KEYS[i], limit)
+		if limit.carry ~= '' then
+			state = CarriedShares.take(ALGORITHMS, algorithm, limit, state)
+			carrying = carrying or state.carriedUntil ~= nil
+		end
 		states[i] = state
 		-- a fill asks each key for the permits its reservoir lacks
 		local c = cost
@@ -188,6 +194,15 @@ local function decide(keys, argv)
 			local see = ALGORITHMS[limit.algorithm].see
 			if see then
 				see(KEYS[i], limit, states[i])
+			end
+		end
+	end
+
+	if carrying and op ~= 'e' then
+		-- each key whose state took a share over, written above, takes it over no more
+		for i = 1, keyCount do
+			if states[i].carriedUntil then
+				CarriedShares.took(limits[i], states[i].carriedUntil)
 			end
 		end
 	end

@@ -95,6 +95,27 @@ function FixedWindow.evaluate(limit, state, c)
 	return rejected(permits - count, untilEnd, untilEnd)
 end
 
+-- FixedWindow.isUnspent
+function FixedWindow.isUnspent(limit, state)
+	local start = math.max(FixedWindow.startOf(limit, now), state.start)
+	return start ~= state.start or state.current == 0
+end
+
+-- FixedWindow.spentShare: the permits spent, of the limit, until when
+function FixedWindow.spentShare(limit, state)
+	local start = math.max(FixedWindow.startOf(limit, now), state.start)
+	if start ~= state.start or state.current == 0 then
+		return 0, limit.capacity, now
+	end
+	return math.min(state.current, limit.capacity), limit.capacity, FixedWindow.endOf(limit, start)
+end
+
+-- FixedWindow.takeOver, as a new state (written as a converted one is)
+function FixedWindow.takeOver(limit, state, permits)
+	return { start = math.max(FixedWindow.startOf(limit, now), state.start), current = permits,
+		previous = state.previous, stored = true, converted = true }
+end
+
 -- FixedWindow.apply; returns the window start, the mark a refund needs
 function FixedWindow.apply(key, limit, state, c, reset)
 	local start = math.max(FixedWindow.startOf(limit, now), state.start)

@@ -68,6 +68,25 @@ function LeakyBucket.evaluate(limit, state, c)
 	return rejected(fdiv(full - water, perPermit), lag + cdiv(water - bound, perMicro), reset)
 end
 
+-- LeakyBucket.isUnspent
+function LeakyBucket.isUnspent(limit, state)
+	return LeakyBucket.drain(limit, state, math.max(now, state.updatedAt)) == 0
+end
+
+-- LeakyBucket.spentShare: the permits spent, of the capacity, until when
+function LeakyBucket.spentShare(limit, state)
+	local at = math.max(now, state.updatedAt)
+	local water = LeakyBucket.drain(limit, state, at)
+	return math.min(cdiv(water, limit.perPermit), limit.capacity), limit.capacity, at + cdiv(water, limit.perMicro)
+end
+
+-- LeakyBucket.takeOver, as a new state (written as a converted one is)
+function LeakyBucket.takeOver(limit, state, permits)
+	local at = math.max(now, state.updatedAt)
+	return { level = math.max(LeakyBucket.drain(limit, state, at), permits * limit.perPermit), updatedAt = at,
+		stored = true, converted = true }
+end
+
 -- LeakyBucket.apply; reset is evaluate's for the same cost: the time until empty after it
 function LeakyBucket.apply(key, limit, state, c, reset)
 	local at = math.max(now, state.updatedAt)

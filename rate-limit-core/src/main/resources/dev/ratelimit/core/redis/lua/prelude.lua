@@ -3,7 +3,9 @@
 -- too: a token bucket's first sight and a state converted to new parameters (see TokenBucket.see).
 --
 -- KEYS: the state keys, one per distinct keyed limit, then the penalty keys of their policies and client keys that
---         carry a penalty (penalties.lua), each once.
+--         carry a penalty (penalties.lua), each once, then for the keys whose limits name counterparts the keys that
+--         hold until when the shares they took over count and their counterparts' state keys (carried_shares.lua),
+--         each once.
 -- ARGV[1] op, one of (the Java enum ScriptOperation has the same codes):
 --         'a' acquire: evaluate every key, then apply all if all allow, else record first sight
 --         's' see: evaluate every key and record first sight, apply nothing (a cluster's slots after a rejected one)
@@ -18,8 +20,9 @@
 --         reservoir size (unused: a fill's keys each say what they want).
 -- then per key, ARGS_PER_KEY values: algorithm, unitsPerMicro, unitsPerPermit, capacity, initial, shape (1/0),
 --         maxWait (-1: none), window, retention, penalty (µs, 0: none), penaltyKey (the place in KEYS of the
---         penalty key of the limit's policy and client key, 0: none), extra (the lease member of a concurrency limit;
---         for a refund of another algorithm, the mark its acquire returned; for 'l', 'need:want:own:until', the
+--         penalty key of the limit's policy and client key, 0: none), carry (what the key reads to take a spent share
+--         over, see CarriedShares.read; '' for none, and in ops 'r' and 'n'), extra (the lease member of a concurrency
+--         limit; for a refund of another algorithm, the mark its acquire returned; for 'l', 'need:want:own:until', the
 --         least and the most permits the key grants, and the permits of the call's own in its reservoir, which it
 --         grants too if their window has ended by until, by this script's clock; decide.lua's fillAsk). A fixed
 --         window aligned to the calendar sends for its window the starts of four windows around the application's
@@ -61,7 +64,7 @@
 -- in op, cost, now and ttlFloorMillis, and in limits; decide assigns each before anything reads it, and Redis runs
 -- one script or function at a time, so no two calls ever share them.
 
-local ARGS_PER_KEY = 12
+local ARGS_PER_KEY = 13
 local FIRST_KEY_ARG = 6
 
 -- The current call's keys and arguments (shadowing the globals EVAL sets, which a function does not have).
@@ -83,6 +86,40 @@ local function cdiv(a, b)
 	local q = (a - r) / b
 	if r ~= 0 and ((r < 0) == (b < 0)) then
 		q = q + 1
+	end
+	return q
+end
+
+-- LimitAlgorithm.mulDivCeil: a * b / c rounded up, exactly, for 0 <= a <= c and 1 <= b, c < 2^53. A product of 2^53
+-- or more would lose digits: the quotient is then built one bit of b at a time, every step below 2^53.
+local function mulDivCeil(a, b, c)
+	if a * b < 9007199254740992 then
+		return cdiv(a * b, c)
+	end
+	-- q * c + r = a * x, 0 <= r < c, for x the bits of b read so far, highest first
+	local q, r, rest = 0, 0, b
+	local bit = 4503599627370496
+	while bit >= 1 do
+		q = 2 * q
+		if r >= c - r then
+			r = r - (c - r)
+			q = q + 1
+		else
+			r = r + r
+		end
+		if rest >= bit then
+			rest = rest - bit
+			if r >= c - a then
+				r = r - (c - a)
+				q = q + 1
+			else
+				r = r + a
+			end
+		end
+		bit = bit / 2
+	end
+	if r > 0 then
+		return q + 1
 	end
 	return q
 end
@@ -125,44 +162,53 @@ local function sameArguments(arguments, a)
 	return arguments[1] == ARGV[a] and arguments[2] == ARGV[a + 1] and arguments[3] == ARGV[a + 2]
 		and arguments[4] == ARGV[a + 3] and arguments[5] == ARGV[a + 4] and arguments[6] == ARGV[a + 5]
 		and arguments[7] == ARGV[a + 6] and arguments[8] == ARGV[a + 7] and arguments[9] == ARGV[a + 8]
-		and arguments[10] == ARGV[a + 9] and arguments[11] == ARGV[a + 10]
+		and arguments[10] == ARGV[a + 9] and arguments[11] == ARGV[a + 10] and arguments[12] == ARGV[a + 11]
+end
+
+-- A limit read from its eleven values (v[1] the algorithm's code ... v[11] the penalty key's place).
+local function readLimit(v)
+	local limit = {
+		algorithm = v[1],
+		perMicro = tonumber(v[2]),
+		perPermit = tonumber(v[3]),
+		capacity = tonumber(v[4]),
+		initial = tonumber(v[5]),
+		shape = v[6] == '1',
+		maxWait = tonumber(v[7]),
+		window = tonumber(v[8]),
+		retention = tonumber(v[9]),
+		penalty = tonumber(v[10]),
+		penaltyKey = tonumber(v[11]),
+	}
+	-- what a state remembers of the limit it was written under: capacity, perMicro, perPermit and its windows,
+	-- the length, or for a calendar window c, the nominal length (FixedWindow.nominal), @ and the zone
+	local windows = v[8]
+	if not limit.window then
+		local zone, list = string.match(v[8], '^([^|]*)|(.*)$')
+		limit.bounds = {}
+		for bound in string.gmatch(list, '[^,]+') do
+			table.insert(limit.bounds, tonumber(bound))
+		end
+		windows = 'c' .. int(limit.capacity / limit.perMicro * limit.perPermit) .. '@' .. zone
+	end
+	limit.windows = windows
+	limit.params = v[4] .. ':' .. v[2] .. ':' .. v[3] .. ':' .. windows
+	return limit
 end
 
 local function limitAt(i)
 	local a = FIRST_KEY_ARG + (i - 1) * ARGS_PER_KEY
 	local limit = limits[i]
 	if not (limit and sameArguments(limit.arguments, a)) then
-		limit = {
-			arguments = { ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], ARGV[a + 6],
-				ARGV[a + 7], ARGV[a + 8], ARGV[a + 9], ARGV[a + 10] },
-			algorithm = ARGV[a],
-			perMicro = tonumber(ARGV[a + 1]),
-			perPermit = tonumber(ARGV[a + 2]),
-			capacity = tonumber(ARGV[a + 3]),
-			initial = tonumber(ARGV[a + 4]),
-			shape = ARGV[a + 5] == '1',
-			maxWait = tonumber(ARGV[a + 6]),
-			window = tonumber(ARGV[a + 7]),
-			retention = tonumber(ARGV[a + 8]),
-			penalty = tonumber(ARGV[a + 9]),
-			penaltyKey = tonumber(ARGV[a + 10]),
-		}
-		-- what a state remembers of the limit it was written under: capacity, perMicro, perPermit and its windows,
-		-- the length, or for a calendar window c, the nominal length (FixedWindow.nominal), @ and the zone
-		local windows = ARGV[a + 7]
-		if not limit.window then
-			local zone, list = string.match(ARGV[a + 7], '^([^|]*)|(.*)$')
-			limit.bounds = {}
-			for bound in string.gmatch(list, '[^,]+') do
-				table.insert(limit.bounds, tonumber(bound))
-			end
-			windows = 'c' .. int(limit.capacity / limit.perMicro * limit.perPermit) .. '@' .. zone
-		end
-		limit.windows = windows
-		limit.params = ARGV[a + 3] .. ':' .. ARGV[a + 1] .. ':' .. ARGV[a + 2] .. ':' .. windows
+		local arguments = { ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], ARGV[a + 6],
+			ARGV[a + 7], ARGV[a + 8], ARGV[a + 9], ARGV[a + 10], ARGV[a + 11] }
+		limit = readLimit(arguments)
+		limit.arguments = arguments
+		-- read by CarriedShares.read, once per limit read
+		limit.carry = ARGV[a + 11]
 		limits[i] = limit
 	end
-	limit.member = ARGV[a + 11]
+	limit.member = ARGV[a + 12]
 	return limit
 end
 

@@ -100,6 +100,31 @@ function SlidingWindowCounter.evaluate(limit, state, c)
 		SlidingWindowCounter.resetAfter(seen, window, seen.current))
 end
 
+-- SlidingWindowCounter.isUnspent
+function SlidingWindowCounter.isUnspent(limit, state)
+	local seen = SlidingWindowCounter.roll(limit, state)
+	return seen.current == 0 and seen.previous == 0
+end
+
+-- SlidingWindowCounter.spentShare: the permits spent (the weighted count, rounded up), of the limit, until when
+function SlidingWindowCounter.spentShare(limit, state)
+	local window = limit.window
+	local seen = SlidingWindowCounter.roll(limit, state)
+	local into = math.min(math.max(now - seen.start, 0), window - 1)
+	local estimate = seen.current + cdiv(seen.previous * (window - into), window)
+	local untilTime = seen.start + window
+	if seen.current > 0 then
+		untilTime = seen.start + 2 * window
+	end
+	return math.min(estimate, limit.capacity), limit.capacity, untilTime
+end
+
+-- SlidingWindowCounter.takeOver, as a new state (written as a converted one is)
+function SlidingWindowCounter.takeOver(limit, state, permits)
+	return { start = SlidingWindowCounter.roll(limit, state).start, current = permits, previous = 0, stored = true,
+		converted = true }
+end
+
 -- SlidingWindowCounter.apply; returns the window start, the mark a refund needs
 function SlidingWindowCounter.apply(key, limit, state, c, reset)
 	local seen = SlidingWindowCounter.roll(limit, state)

@@ -67,6 +67,46 @@ local function firstReachingTime(limit, state, base, permits)
 	return logEntry(redis.call('ZRANGE', key, low, low)[1]).time
 end
 
+-- SlidingWindowLog.isUnspent
+function SlidingWindowLog.isUnspent(limit, state)
+	return state.first == nil
+end
+
+-- SlidingWindowLog.spentShare: the permits spent (in the window), of the limit, until when
+function SlidingWindowLog.spentShare(limit, state)
+	local first = state.first
+	if not first then
+		return 0, limit.capacity, now
+	end
+	local active = permitsBetween(first.total - first.cost, state.newest.total)
+	return math.min(active, limit.capacity), limit.capacity, state.newest.time + limit.window
+end
+
+-- SlidingWindowLog.takeOver: the log with an entry at its time that holds the permits, the only one in the window,
+-- marked taken until apply or see writes it (writeTakenOver), so that the call's other keys read the counterparts
+-- as they were
+function SlidingWindowLog.takeOver(limit, state, permits)
+	local total = permits
+	if state.newest then
+		total = fmod(state.newest.total + permits, LOG_TOTAL_MODULUS)
+	end
+	local entry = { member = logMember(state.at, total, permits), time = state.at, total = total, cost = permits,
+		taken = true }
+	return { key = state.key, at = state.at, newest = entry, first = entry, taken = true }
+end
+
+-- Writes the entry of a log that took a share over, as the Java apply that takeOver calls does: after dropping at
+-- most LOG_TRIM_PER_CALL entries that have left the window.
+local function writeTakenOver(key, limit, state)
+	local expired = redis.call('ZCOUNT', key, '-inf', int(state.at - limit.window))
+	if expired > 0 then
+		redis.call('ZREMRANGEBYRANK', key, 0, math.min(expired, LOG_TRIM_PER_CALL) - 1)
+	end
+	redis.call('ZADD', key, int(state.newest.time), state.newest.member)
+	state.newest.taken = nil
+	state.taken = nil
+end
+
 -- SlidingWindowLog.evaluate
 function SlidingWindowLog.evaluate(limit, state, c)
 	local window = limit.window
@@ -95,11 +135,18 @@ function SlidingWindowLog.evaluate(limit, state, c)
 		return allowed(permits - active - c, reset)
 	end
 	local excess = active + c - permits
+	if first.taken then
+		-- the share taken over, not written yet, is the only entry in the window
+		return rejected(left, first.time + window - now, resetBefore)
+	end
 	return rejected(left, firstReachingTime(limit, state, base, excess) + window - now, resetBefore)
 end
 
 -- SlidingWindowLog.apply; returns the log time, the mark a refund needs
 function SlidingWindowLog.apply(key, limit, state, c, reset)
+	if state.taken then
+		writeTakenOver(key, limit, state)
+	end
 	local at = state.at
 	local expired = redis.call('ZCOUNT', key, '-inf', int(at - limit.window))
 	if expired > 0 then
@@ -121,6 +168,15 @@ function SlidingWindowLog.apply(key, limit, state, c, reset)
 	end
 	expire(key, reset)
 	return at
+end
+
+-- A log that took a share over is written by a call that applies nothing too (see TokenBucket.see).
+function SlidingWindowLog.see(key, limit, state)
+	if state.taken then
+		local _, _, _, reset = SlidingWindowLog.evaluate(limit, state, 0)
+		writeTakenOver(key, limit, state)
+		expire(key, reset)
+	end
 end
 
 -- Gives back up to c permits to the entry at the log time mark.

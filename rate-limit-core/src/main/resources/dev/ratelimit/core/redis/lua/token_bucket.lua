@@ -66,6 +66,25 @@ local function tokenBucketTtl(limit, reset)
 	return math.min(reset + (limit.retention - limit.window), limit.retention)
 end
 
+-- TokenBucket.isUnspent
+function TokenBucket.isUnspent(limit, state)
+	return TokenBucket.refill(limit, state, math.max(now, state.updatedAt)) >= limit.initial * limit.perPermit
+end
+
+-- TokenBucket.spentShare: the permits spent, of the capacity, until when
+function TokenBucket.spentShare(limit, state)
+	local at = math.max(now, state.updatedAt)
+	local missing = limit.capacity * limit.perPermit - TokenBucket.refill(limit, state, at)
+	return cdiv(missing, limit.perPermit), limit.capacity, at + cdiv(missing, limit.perMicro)
+end
+
+-- TokenBucket.takeOver, as a new state (written as a converted one is)
+function TokenBucket.takeOver(limit, state, permits)
+	local at = math.max(now, state.updatedAt)
+	return { level = math.min(TokenBucket.refill(limit, state, at), (limit.capacity - permits) * limit.perPermit),
+		updatedAt = at, stored = true, converted = true }
+end
+
 -- TokenBucket.apply; reset is evaluate's for the same cost: the time until full after it
 function TokenBucket.apply(key, limit, state, c, reset)
 	local at = math.max(now, state.updatedAt)

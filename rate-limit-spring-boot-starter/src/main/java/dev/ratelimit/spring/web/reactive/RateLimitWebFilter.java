@@ -177,6 +177,11 @@ public class RateLimitWebFilter implements WebFilter, Ordered, RuleBasedFilter {
 
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
+		if (this.beforeSecurity && this.rules.isEmpty() && !this.service.policies().countsByResponse()) {
+			// nothing to decide before Spring Security, nor to settle once it has
+			// answered
+			return chain.filter(exchange);
+		}
 		// the first rate-limit filter of the exchange keeps its state and settles it
 		ExchangeLimits outer = ExchangeLimits.of(exchange);
 		ExchangeLimits limits = (outer != null) ? outer : new ExchangeLimits();
@@ -283,16 +288,24 @@ public class RateLimitWebFilter implements WebFilter, Ordered, RuleBasedFilter {
 	 * invoked (its arguments failed to bind, say: a failing request is not free) and
 	 * gives back the permits. The {@code count-if} policies are settled just before the
 	 * response is committed, when its status is final: after an error, a
-	 * {@code WebExceptionHandler} outside every web filter writes it; at once if the
-	 * exchange was cancelled, or its response is committed already.
+	 * {@code WebExceptionHandler} outside every web filter writes it; at once if its
+	 * response is committed already, and as if every condition held if the exchange was
+	 * cancelled before a response.
 	 */
 	private void complete(ServerWebExchange exchange, ExchangeLimits limits, SignalType signal) {
 		PendingLimits leftover = limits.takePending();
 		if (leftover != null) {
 			chargeLeftover(exchange, limits, leftover);
 		}
-		if (signal == SignalType.CANCEL || exchange.getResponse().isCommitted()) {
+		if (exchange.getResponse().isCommitted()) {
 			settleCharges(exchange, limits);
+		}
+		else if (signal == SignalType.CANCEL) {
+			// the client went away before any response: as if every condition held, so
+			// that hanging up gives no free try
+			for (RateLimitResult result : limits.takeCharges()) {
+				this.service.chargeUnansweredAsync(result);
+			}
 		}
 		for (RateLimitResult result : limits.complete()) {
 			this.service.releaseAsync(result);
