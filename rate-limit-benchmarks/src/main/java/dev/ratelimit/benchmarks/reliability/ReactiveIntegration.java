@@ -54,7 +54,7 @@ final class ReactiveIntegration implements AppIntegration.Cases {
 				+ "before Spring Security of 10/15m by address counting 401s (the sample's `basic-auth-failures`; "
 				+ "the example has none of its own). `password-checks`: the lines Spring Security's "
 				+ "`AuthenticationWebFilter` logs at DEBUG for each wrong password of the operator, which its "
-				+ "bcrypt encoder checked. " + this.rounds + " round(s); the round with the most checks.");
+				+ "bcrypt encoder checked." + SampleIntegration.rounds(this.rounds, "checks"));
 	}
 
 	@Override
