@@ -56,7 +56,8 @@ final class RedisIntegration implements AppIntegration.Cases {
 				+ "masters that were let through (they had spent their permits: each one admitted failed open); "
 				+ "`script-calls-other-masters`, the decision script calls those masters received meanwhile "
 				+ "(`INFO commandstats`; at least one per request when Redis decides them, a few more for the "
-				+ "limiter's own probes); `admitted-killed-master`, the requests of clients on the killed master's "
+				+ "limiter's own probes; far fewer when this instance decides them by its own limits instead); "
+				+ "`admitted-killed-master`, the requests of clients on the killed master's "
 				+ "slots that were let through, as `allow` says for a master that is down.");
 	}
 
